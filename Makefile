@@ -1,0 +1,66 @@
+# ralph-lsp — every entry point a developer or CI needs.
+# Each target sets up what it needs by itself (virtualenv, npm packages, Debian packages).
+
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+CACHE := $(CURDIR)/.cache
+export PIP_DISABLE_PIP_VERSION_CHECK := 1
+
+.PHONY: help venv demo test lint typecheck pytest client client-test e2e vsix bench clean
+
+help:
+	@echo "make demo       run the bundled demo agent over examples/hello (a scratch copy)"
+	@echo "make test       every check: lint, types, Python tests, client tests, real VS Code e2e"
+	@echo "make lint       ruff"
+	@echo "make typecheck  mypy --strict on ralph_lsp, tsc on the client"
+	@echo "make pytest     Python unit, engine, fault and LSP tests"
+	@echo "make client-test  editor-client unit tests (node --test)"
+	@echo "make e2e        the extension in a real VS Code (code-server + chromium)"
+	@echo "make vsix       package the extension into editor-client/*.vsix"
+	@echo "make bench      benchmarks; prints a table and writes bench/results.json"
+
+$(STAMP): pyproject.toml
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV) || { \
+	  echo "python3 -m venv failed; installing python3-venv"; \
+	  apt-get update -qq && apt-get install -y -qq python3-venv && $(PYTHON) -m venv $(VENV); }
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e '.[dev]'
+	@touch $(STAMP)
+
+venv: $(STAMP)
+
+demo: $(STAMP)
+	@bash scripts/demo.sh
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check ralph_lsp tests bench
+	$(VENV)/bin/ruff format --check ralph_lsp tests bench
+
+typecheck: $(STAMP)
+	$(VENV)/bin/mypy
+
+pytest: $(STAMP)
+	$(VENV)/bin/pytest -q
+
+client: 
+	@bash editor-client/scripts/build.sh
+
+client-test:
+	@bash editor-client/scripts/unit-test.sh
+
+e2e: $(STAMP)
+	@bash editor-client/scripts/e2e.sh
+
+vsix:
+	@bash editor-client/scripts/build.sh --vsix
+
+test: lint typecheck pytest client-test e2e
+
+bench: $(STAMP)
+	$(PY) -m bench
+
+clean:
+	rm -rf $(VENV) editor-client/node_modules editor-client/dist test-results

@@ -1,0 +1,3 @@
+from ralph_lsp.cli import main
+
+raise SystemExit(main())
