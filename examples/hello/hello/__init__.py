@@ -1,0 +1,2 @@
+def greet(name: str) -> str:
+    return f"Hello, {name}!"

@@ -1,0 +1,109 @@
+"""The prompt each iteration's agent gets (SPEC §1).
+
+Workers have context, not history: the prompt is built from the change's files, the settings and
+the operator's queued guidance only. It never carries iteration numbers, earlier failures or
+statuses, so the same tasks.md with no guidance gives a byte-identical prompt.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from ralph_lsp.tasks import Story, TasksDoc
+from ralph_lsp.workspace import Change
+
+# Markers the bundled demo agent reads; keep them stable.
+TASKS_FILE_MARKER = "Tasks file: "
+STORY_MARKER = "Story in scope: "
+
+_INFERRED = (
+    (("pyproject.toml", "setup.py", "setup.cfg"), "pytest"),
+    (("package.json",), "npm test"),
+    (("Cargo.toml",), "cargo test"),
+    (("go.mod",), "go test ./..."),
+)
+
+
+def infer_verify_commands(project: Path) -> list[str]:
+    """Verification commands guessed from the project's build files."""
+    commands = []
+    for names, command in _INFERRED:
+        if any((project / n).is_file() for n in names):
+            commands.append(command)
+    return commands
+
+
+def scope_story(doc: TasksDoc, scope: str) -> Story | None:
+    """The story an iteration works on: the first with unchecked tasks (scope ``story``)."""
+    return doc.first_open_story() if scope == "story" else None
+
+
+def build_prompt(
+    change: Change,
+    doc: TasksDoc,
+    *,
+    scope: str,
+    verify_commands: Sequence[str],
+    guidance: Sequence[str] = (),
+) -> str:
+    folder = change.folder
+    other_files = [p for p in (folder / "proposal.md", folder / "design.md") if p.is_file()]
+    specs = sorted(folder.glob("specs/**/spec.md"))
+    out: list[str] = []
+    add = out.append
+    add(
+        f'You are implementing the OpenSpec change "{change.name}" in the project at {change.root}.'
+    )
+    add("")
+    add(f"Change folder: {folder}")
+    add(f"{TASKS_FILE_MARKER}{change.tasks_path}")
+    if other_files or specs:
+        add("Read these files of the change first:")
+        for p in [*other_files, *specs]:
+            add(f"- {p}")
+    add("")
+    add("## Scope")
+    story = scope_story(doc, scope)
+    if story is not None:
+        add(f"{STORY_MARKER}{story.id}")
+        where = f"line {story.line + 1} of tasks.md" if story.line >= 0 else "the top of tasks.md"
+        add(f'Work on the story "{story.title}" ({where}) only. Its unchecked tasks:')
+        for t in story.tasks:
+            if not t.done:
+                add(f"- {t.text}")
+        add("Stop when every task of this story is checked; do not start tasks of other stories.")
+    else:
+        add("The whole change: work through the unchecked tasks of tasks.md in order.")
+    add("")
+    add("## Workflow")
+    add("1. Read the proposal, the design, the specs and tasks.md to understand the change.")
+    add("2. Implement the tasks in scope one at a time, in the order they are listed.")
+    add("3. Run the verification commands below and fix what fails.")
+    add(
+        "4. As soon as a task is implemented and verified, mark it done in tasks.md by"
+        " changing its `- [ ]` to `- [x]`. Edit nothing else in tasks.md."
+    )
+    add(
+        "5. Work without asking questions: nobody will answer during this session. Where"
+        " something is unclear, make the reasonable choice the proposal and design point to."
+    )
+    add("")
+    add("## Verification")
+    if verify_commands:
+        add(f"Run from {change.root}:")
+        for command in verify_commands:
+            add(f"- `{command}`")
+    else:
+        add("No verification commands are configured; run the project's own tests if it has any.")
+    if guidance:
+        add("")
+        add("## Guidance")
+        add("Direction from the operator for this work; follow it:")
+        for text in guidance:
+            lines = text.strip().splitlines() or [""]
+            add(f"- {lines[0]}")
+            for more in lines[1:]:
+                add(f"  {more}")
+    add("")
+    return "\n".join(out)

@@ -1,0 +1,118 @@
+"""OpenSpec roots and their active changes (SPEC §2). No LSP imports."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from ralph_lsp.tasks import TasksDoc, parse_tasks, read_tasks_text
+
+CHANGES = Path("openspec") / "changes"
+ARCHIVE = "archive"
+
+
+class UnknownChangeError(LookupError):
+    """A change name that is not an active change of the root."""
+
+    def __init__(self, name: str, known: list[str]) -> None:
+        self.name = name
+        self.known = known
+        listing = ", ".join(known) if known else "none"
+        super().__init__(f"unknown change {name!r} (known: {listing})")
+
+
+def find_root(start: Path) -> Path | None:
+    """The nearest folder, from ``start`` up, that holds ``openspec/changes/`` (as the CLI does)."""
+    try:
+        here = start.resolve()
+    except OSError:
+        return None
+    if here.is_file():
+        here = here.parent
+    for folder in (here, *here.parents):
+        if (folder / CHANGES).is_dir():
+            return folder
+    return None
+
+
+def find_roots(folders: list[Path]) -> list[Path]:
+    """The OpenSpec roots of several workspace folders, each once, in order."""
+    roots: list[Path] = []
+    for folder in folders:
+        root = find_root(folder)
+        if root is not None and root not in roots:
+            roots.append(root)
+    return roots
+
+
+def root_of_file(path: Path) -> Path | None:
+    """The OpenSpec root a ``…/openspec/changes/<name>/tasks.md`` belongs to, if it is one."""
+    parts = path.parts
+    if len(parts) < 5 or parts[-1] != "tasks.md":
+        return None
+    if parts[-4:-2] != ("openspec", "changes") or parts[-2] == ARCHIVE:
+        return None
+    return Path(*parts[:-4])
+
+
+def list_changes(root: Path) -> list[str]:
+    """Active change names, sorted: every real sub-folder of openspec/changes/ but ``archive``.
+
+    Like ``openspec list``, hidden folders count and symbolic links do not.
+    """
+    try:
+        entries = list(os.scandir(root / CHANGES))
+    except OSError:
+        return []
+    names = [e.name for e in entries if e.name != ARCHIVE and e.is_dir(follow_symlinks=False)]
+    return sorted(names)
+
+
+@dataclass(frozen=True)
+class Change:
+    root: Path
+    name: str
+
+    @property
+    def folder(self) -> Path:
+        return self.root / CHANGES / self.name
+
+    @property
+    def tasks_path(self) -> Path:
+        return self.folder / "tasks.md"
+
+    def read_doc(self) -> TasksDoc:
+        """Parse tasks.md from disk; a missing file is 0/0 tasks. Raises OSError if unreadable."""
+        text = read_tasks_text(self.tasks_path)
+        return parse_tasks(text or "")
+
+
+def resolve_change(root: Path, name: str) -> Change:
+    """The active change ``name`` of ``root``; a name is never a path (``../x`` is unknown)."""
+    known = list_changes(root)
+    if name not in known:
+        raise UnknownChangeError(name, known)
+    return Change(root=root, name=name)
+
+
+def change_json(change: Change, doc: TasksDoc, run: dict[str, object] | None) -> dict[str, object]:
+    """One entry of the ``ralph.changes`` result (SPEC §5)."""
+    return {
+        "name": change.name,
+        "root": change.root.as_uri(),
+        "tasksUri": change.tasks_path.as_uri(),
+        "completed": doc.completed,
+        "total": doc.total,
+        "stories": [
+            {
+                "id": s.id,
+                "title": s.title,
+                "line": s.line,
+                "completed": s.completed,
+                "total": s.total,
+            }
+            for s in doc.stories
+        ],
+        "run": run,
+    }
