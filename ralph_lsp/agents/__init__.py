@@ -1,0 +1,159 @@
+"""Agent presets: the argv to spawn for each agent, how the prompt reaches it, and the parser of
+its output (SPEC §4).
+
+========  ==============================================================================  ========
+preset    argv                                                                            parser
+========  ==============================================================================  ========
+claude    ``claude -p {prompt} --output-format stream-json --verbose`` + ``agent_args``   Claude
+codex     ``codex exec --json --sandbox workspace-write {prompt}``                        Codex
+gemini    ``gemini -p {prompt} -o stream-json --approval-mode auto_edit``                 Gemini
+demo      ``<python> -m ralph_lsp.demo_agent -p {prompt} --output-format stream-json``    Claude
+custom    ``agent_command``                                                               plain
+========  ==============================================================================  ========
+
+Nothing passes through a shell: the argv is executed as it is.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from ralph_lsp.agents.base import (
+    Activity,
+    AgentEvent,
+    AgentProblem,
+    LogLine,
+    OutputParser,
+    ResultInfo,
+)
+from ralph_lsp.agents.claude import ClaudeParser
+from ralph_lsp.agents.codex import CodexParser
+from ralph_lsp.agents.gemini import GeminiParser
+from ralph_lsp.agents.plain import PlainParser
+
+__all__ = [
+    "DEFAULT_AGENT_ARGS",
+    "PRESETS",
+    "Activity",
+    "AgentEvent",
+    "AgentProblem",
+    "Invocation",
+    "LogLine",
+    "OutputParser",
+    "ResultInfo",
+    "build_invocation",
+    "make_parser",
+]
+
+#: Every valid value of ``ralph.agent``.
+PRESETS: tuple[str, ...] = ("claude", "codex", "gemini", "demo", "custom")
+
+#: The default of ``ralph.agentArgs`` (applied to the ``claude`` preset only).
+DEFAULT_AGENT_ARGS: tuple[str, ...] = ("--permission-mode", "acceptEdits")
+
+_PYTHON = "{python}"  # stands for the interpreter in the demo preset's template
+_TEMPLATES: dict[str, tuple[str, ...]] = {
+    "claude": ("claude", "-p", "{prompt}", "--output-format", "stream-json", "--verbose"),
+    "codex": ("codex", "exec", "--json", "--sandbox", "workspace-write", "{prompt}"),
+    "gemini": ("gemini", "-p", "{prompt}", "-o", "stream-json", "--approval-mode", "auto_edit"),
+    "demo": (
+        _PYTHON,
+        "-m",
+        "ralph_lsp.demo_agent",
+        "-p",
+        "{prompt}",
+        "--output-format",
+        "stream-json",
+    ),
+}
+_PARSERS: dict[str, Callable[[str | None], OutputParser]] = {
+    "claude": ClaudeParser,
+    "codex": CodexParser,
+    "gemini": GeminiParser,
+    "demo": ClaudeParser,
+    "custom": PlainParser,
+}
+_PLACEHOLDER_RE = re.compile(r"\{prompt\}|\{promptFile\}")
+
+
+@dataclass(frozen=True)
+class Invocation:
+    """What to spawn: ``argv`` (no shell), the bytes for stdin (None: stdin is /dev/null) and a
+    fresh parser for this one process's output."""
+
+    argv: list[str]
+    stdin_data: bytes | None
+    parser: OutputParser
+
+
+def make_parser(agent: str, cwd: str | None = None) -> OutputParser:
+    """A fresh output parser for ``agent`` (``ValueError`` for an unknown preset)."""
+    _check_agent(agent)
+    return _PARSERS[agent](cwd)
+
+
+def _check_agent(agent: str) -> None:
+    if agent not in _PARSERS:
+        raise ValueError(f"unknown agent {agent!r} (known: {', '.join(PRESETS)})")
+
+
+def build_invocation(
+    agent: str,
+    agent_command: list[str] | None,
+    agent_args: list[str],
+    prompt: str,
+    prompt_file: Path,
+    python: str = sys.executable,
+    *,
+    cwd: Path | None = None,
+) -> Invocation:
+    """The argv, stdin and parser for one iteration of ``agent``.
+
+    - ``agent`` is one of :data:`PRESETS`; ``custom`` needs a non-empty ``agent_command``
+      (``ValueError`` otherwise, as for an unknown agent).
+    - ``agent_command``, when given (non-empty), replaces the preset's argv but keeps the
+      preset's parser; ``agent_args`` are not added to it.
+    - ``agent_args`` (``ralph.agentArgs``, default ``["--permission-mode", "acceptEdits"]``) are
+      appended to the ``claude`` preset only; the other presets ignore them.
+    - In every argv element, ``{prompt}`` becomes the prompt and ``{promptFile}`` becomes
+      ``str(prompt_file)`` (in one pass: a prompt that itself contains ``{promptFile}`` is left
+      alone). The caller writes the prompt to ``prompt_file`` before spawning. When either
+      placeholder was used, ``stdin_data`` is None (stdin is /dev/null); otherwise the prompt
+      goes to stdin as UTF-8.
+    - ``python`` is the interpreter the ``demo`` preset runs; ``cwd`` (the agent's working
+      directory) only helps the parsers show paths relative to it.
+    """
+    _check_agent(agent)
+    if agent_command is not None and not all(isinstance(a, str) for a in agent_command):
+        raise ValueError("agentCommand must be a list of strings")
+    if agent_command:
+        template: list[str] = list(agent_command)
+    elif agent == "custom":
+        raise ValueError(
+            "agent 'custom' needs ralph.agentCommand: an argv list such as "
+            '["my-agent", "--prompt", "{prompt}"] (or --agent-command on the command line)'
+        )
+    else:
+        template = [python if part == _PYTHON else part for part in _TEMPLATES[agent]]
+        if agent == "claude":
+            template += [str(a) for a in agent_args]
+
+    used = False
+    prompt_file_text = str(prompt_file)
+
+    def substitute(m: re.Match[str]) -> str:
+        nonlocal used
+        used = True
+        return prompt if m.group(0) == "{prompt}" else prompt_file_text
+
+    argv = [_PLACEHOLDER_RE.sub(substitute, part) for part in template]
+    stdin_data = None if used else prompt.encode("utf-8", errors="replace")
+    return Invocation(argv=argv, stdin_data=stdin_data, parser=make_parser(agent, _cwd(cwd)))
+
+
+def _cwd(cwd: Path | None) -> str | None:
+    return str(cwd) if cwd is not None else None
