@@ -1,0 +1,45 @@
+# Shared helpers for the editor-client scripts. Source it; do not run it.
+# Everything that is downloaded is cached under <repo>/.cache (git-ignored) so a second run is fast.
+set -euo pipefail
+
+CLIENT_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+REPO_ROOT=$(cd "$CLIENT_DIR/.." && pwd)
+CACHE_DIR=${RALPH_CACHE_DIR:-$REPO_ROOT/.cache}
+export npm_config_cache="$CACHE_DIR/npm"
+export npm_config_update_notifier=false npm_config_fund=false npm_config_audit=false
+
+# Versions of the end-to-end tooling (the client's own packages are pinned in package.json).
+CODE_SERVER_VERSION=4.139.1
+NODE24_VERSION=24.21.0
+
+log() { printf '[%s] %s\n' "$(basename "$0" .sh)" "$*" >&2; }
+die() { log "error: $*"; exit 1; }
+
+# npm ci, skipped when node_modules already matches package-lock.json.
+ensure_node_modules() {
+  local stamp="$CLIENT_DIR/node_modules/.ralph-lock-sha"
+  local want
+  want=$(sha256sum "$CLIENT_DIR/package-lock.json" | cut -d' ' -f1)
+  if [[ -f "$stamp" && "$(cat "$stamp")" == "$want" ]]; then
+    return 0
+  fi
+  log "npm ci (cache: ${npm_config_cache#"$REPO_ROOT"/})"
+  (cd "$CLIENT_DIR" && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error)
+  echo "$want" >"$stamp"
+}
+
+# Debian packages, installed only when one is missing (apt-get update runs once, first).
+ensure_apt_packages() {
+  local missing=() p
+  for p in "$@"; do
+    if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed'; then
+      missing+=("$p")
+    fi
+  done
+  ((${#missing[@]} == 0)) && return 0
+  log "apt-get install ${missing[*]}"
+  local sudo=()
+  [[ $(id -u) -ne 0 ]] && sudo=(sudo)
+  "${sudo[@]}" apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+}

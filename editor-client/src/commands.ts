@@ -1,0 +1,216 @@
+// The palette commands. Each is a factory over the context; `registerCommands` wires them once.
+// Their ids differ from the server's own commands (ralph.run, ralph.stop, …), which the language
+// client registers by itself.
+import * as path from "node:path";
+import * as vscode from "vscode";
+import { Ctx, UserFacingError } from "./ctx";
+import { formatHistory } from "./history";
+import { changePick, runPickItems, activeChangeIndex } from "./picks";
+import { changeRefFrom, type ChangeInfo, type ChangeRef, type RunStatus } from "./protocol";
+
+type Handler = (...args: unknown[]) => Promise<void> | void;
+
+const HISTORY_SCHEME = "ralph-history";
+
+function uriToPath(uri: string): string | undefined {
+  try {
+    const u = vscode.Uri.parse(uri, true);
+    return u.scheme === "file" ? u.fsPath : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function activePath(): string | undefined {
+  const uri = vscode.window.activeTextEditor?.document.uri;
+  return uri?.scheme === "file" ? uri.fsPath : undefined;
+}
+
+/** A quick pick with one item made active (showQuickPick cannot preselect in single-pick mode). */
+function pickOne<T extends vscode.QuickPickItem>(items: T[], active: number, title: string, placeholder: string): Promise<T | undefined> {
+  return new Promise((resolve) => {
+    const qp = vscode.window.createQuickPick<T>();
+    qp.title = title;
+    qp.placeholder = placeholder;
+    qp.matchOnDescription = true;
+    qp.items = items;
+    const preselected = items[active];
+    if (preselected) {
+      qp.activeItems = [preselected];
+    }
+    let picked: T | undefined;
+    qp.onDidAccept(() => {
+      picked = qp.selectedItems[0] ?? qp.activeItems[0];
+      qp.hide();
+    });
+    qp.onDidHide(() => {
+      qp.dispose();
+      resolve(picked);
+    });
+    qp.show();
+  });
+}
+
+async function pickChange(ctx: Ctx, title: string): Promise<ChangeInfo | undefined> {
+  const { changes } = await ctx.execute("ralph.changes", {});
+  if (changes.length === 0) {
+    void vscode.window.showInformationMessage(
+      "Ralph: this workspace has no active OpenSpec change (a folder openspec/changes/<name>/ with a tasks.md).",
+    );
+    return undefined;
+  }
+  const pick = changePick(changes, uriToPath, activePath());
+  const item = await pickOne(pick.items, pick.active, title, "Pick a change (progress: checked/total tasks)");
+  return item?.change;
+}
+
+/** The running run to act on: the one given, the only one, or one the user picks. */
+async function pickRunning(ctx: Ctx, title: string): Promise<RunStatus | ChangeRef | undefined> {
+  const { runs } = await ctx.execute("ralph.status", {});
+  const running = runs.filter((r) => r.state === "running");
+  if (running.length === 0) {
+    void vscode.window.showInformationMessage("Ralph: no run is active.");
+    return undefined;
+  }
+  if (running.length === 1) {
+    return running[0];
+  }
+  const items = runPickItems(running);
+  const active = activeChangeIndex(
+    running.map((r) => {
+      const root = uriToPath(r.root);
+      return { tasksPath: root === undefined ? undefined : path.join(root, "openspec", "changes", r.change, "tasks.md") };
+    }),
+    activePath(),
+  );
+  const item = await pickOne(items, active, title, "Pick a running change");
+  return item?.run;
+}
+
+function runChange(ctx: Ctx): Handler {
+  return async (arg) => {
+    if (!ctx.trusted) {
+      const choice = await vscode.window.showWarningMessage(
+        "Ralph: running a change spawns a coding agent, so it needs a trusted workspace.",
+        "Manage Workspace Trust",
+      );
+      if (choice) {
+        await vscode.commands.executeCommand("workbench.trust.manage");
+      }
+      return;
+    }
+    const target = changeRefFrom(arg) ?? (await pickChange(ctx, "Ralph: Run change"));
+    if (!target) {
+      return;
+    }
+    const ref = "name" in target ? { change: target.name, root: target.root } : target;
+    const result = await ctx.execute("ralph.run", ref);
+    ctx.output.info(`Run ${result.runId} of ${result.change} started.`);
+  };
+}
+
+function stopRun(ctx: Ctx): Handler {
+  return async (arg) => {
+    const target = changeRefFrom(arg) ?? (await pickRunning(ctx, "Ralph: Stop run"));
+    if (!target) {
+      return;
+    }
+    const ref: ChangeRef = target.root ? { change: target.change, root: target.root } : { change: target.change };
+    const status = await vscode.window.withProgress(
+      { location: vscode.ProgressLocation.Notification, title: `Ralph: stopping ${ref.change}…` },
+      () => ctx.execute("ralph.stop", ref),
+    );
+    ctx.onRunStatus(status);
+  };
+}
+
+function sendGuidance(ctx: Ctx): Handler {
+  return async (arg) => {
+    const target = changeRefFrom(arg) ?? (await pickRunning(ctx, "Ralph: Send guidance"));
+    if (!target) {
+      return;
+    }
+    const text = await vscode.window.showInputBox({
+      title: `Ralph: guidance for ${target.change}`,
+      prompt: "A directive for the next iteration's agent (it gets it once, as current direction).",
+      placeHolder: "e.g. Use the existing date helpers in utils.py instead of adding new ones",
+      ignoreFocusOut: true,
+      validateInput: (v) => (v.trim() === "" ? "Type the guidance, or press Escape to cancel." : undefined),
+    });
+    if (text === undefined || text.trim() === "") {
+      return;
+    }
+    const ref: ChangeRef = target.root ? { change: target.change, root: target.root } : { change: target.change };
+    await ctx.execute("ralph.guide", { ...ref, text: text.trim() });
+    void vscode.window.showInformationMessage(`Ralph: guidance queued for the next iteration of ${target.change}.`);
+  };
+}
+
+function showOutput(ctx: Ctx): Handler {
+  return () => ctx.output.show(true);
+}
+
+/** Read-only documents `ralph-history:/<change> runs.md?<n>` holding a rendered history. */
+class HistoryDocuments implements vscode.TextDocumentContentProvider {
+  private readonly docs = new Map<string, string>();
+  private seq = 0;
+  private readonly changed = new vscode.EventEmitter<vscode.Uri>();
+  readonly onDidChange = this.changed.event;
+
+  add(change: string, markdown: string): vscode.Uri {
+    const uri = vscode.Uri.from({ scheme: HISTORY_SCHEME, path: `/${change} runs.md`, query: String(++this.seq) });
+    this.docs.set(uri.toString(), markdown);
+    return uri;
+  }
+
+  provideTextDocumentContent(uri: vscode.Uri): string {
+    return this.docs.get(uri.toString()) ?? "This history is no longer available: run “Ralph: Show run history” again.";
+  }
+}
+
+function showHistory(ctx: Ctx, docs: HistoryDocuments): Handler {
+  return async (arg) => {
+    let target: ChangeRef | undefined = changeRefFrom(arg);
+    if (!target) {
+      const change = await pickChange(ctx, "Ralph: Show run history");
+      target = change ? { change: change.name, root: change.root } : undefined;
+    }
+    if (!target) {
+      return;
+    }
+    const { runs } = await ctx.execute("ralph.history", target);
+    const uri = docs.add(target.change, formatHistory(target.change, runs ?? []));
+    const doc = await vscode.workspace.openTextDocument(uri);
+    await vscode.languages.setTextDocumentLanguage(doc, "markdown");
+    await vscode.window.showTextDocument(doc, { preview: true });
+  };
+}
+
+function restartServer(ctx: Ctx): Handler {
+  return () => ctx.restart();
+}
+
+export function registerCommands(ctx: Ctx): vscode.Disposable[] {
+  const docs = new HistoryDocuments();
+  const table: Record<string, Handler> = {
+    "ralph.runChange": runChange(ctx),
+    "ralph.stopRun": stopRun(ctx),
+    "ralph.sendGuidance": sendGuidance(ctx),
+    "ralph.showOutput": showOutput(ctx),
+    "ralph.showHistory": showHistory(ctx, docs),
+    "ralph.restartServer": restartServer(ctx),
+  };
+  const disposables: vscode.Disposable[] = [vscode.workspace.registerTextDocumentContentProvider(HISTORY_SCHEME, docs)];
+  for (const [id, handler] of Object.entries(table)) {
+    disposables.push(
+      vscode.commands.registerCommand(id, async (...args: unknown[]) => {
+        try {
+          await handler(...args);
+        } catch (err) {
+          await ctx.showError(err instanceof UserFacingError ? err.message : err, id);
+        }
+      }),
+    );
+  }
+  return disposables;
+}

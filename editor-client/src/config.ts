@@ -1,0 +1,66 @@
+// The `ralph.*` settings as the server receives them (SPEC §5). Pure: callers pass in anything with
+// a `get(key)` (a `vscode.WorkspaceConfiguration` for the section "ralph" fits).
+
+export interface SettingsSource {
+  get(key: string): unknown;
+}
+
+/** The settings the server reads, in the order of SPEC §5 (the client's own live under `server.`). */
+export const SERVER_SETTING_KEYS = [
+  "agent",
+  "agentCommand",
+  "agentArgs",
+  "maxIterations",
+  "maxCostUsd",
+  "stuckAfter",
+  "iterationScope",
+  "verifyCommands",
+  "stopGraceSeconds",
+  "iterationTimeoutSeconds",
+  "env",
+] as const;
+export type ServerSettingKey = (typeof SERVER_SETTING_KEYS)[number];
+
+/** Settings of the client itself that only take effect when the server restarts. */
+export const RESTART_SETTINGS = ["ralph.server.pythonPath"] as const;
+
+export type ServerSettings = Partial<Record<ServerSettingKey, unknown>>;
+
+/**
+ * The server's settings: every key VS Code knows a value for (its defaults mirror the server's),
+ * except an empty `agentCommand`, which means "use the preset" and is left out so that it cannot
+ * be read as an override. Values pass through as they are: the server checks their types and
+ * reports a wrong one once.
+ */
+export function serverSettings(source: SettingsSource): ServerSettings {
+  const out: ServerSettings = {};
+  for (const key of SERVER_SETTING_KEYS) {
+    const value = source.get(key);
+    if (value === undefined) {
+      continue;
+    }
+    if (key === "agentCommand" && Array.isArray(value) && value.length === 0) {
+      continue;
+    }
+    out[key] = value;
+  }
+  return out;
+}
+
+/** `initializationOptions`: the settings plus the workspace's trust. */
+export function initializationOptions(source: SettingsSource, trusted: boolean): ServerSettings & { trusted: boolean } {
+  return { ...serverSettings(source), trusted };
+}
+
+/** `workspace/didChangeConfiguration` params: the section "ralph", trust included. */
+export function didChangeConfigurationParams(
+  source: SettingsSource,
+  trusted: boolean,
+): { settings: { ralph: ServerSettings & { trusted: boolean } } } {
+  return { settings: { ralph: initializationOptions(source, trusted) } };
+}
+
+export function pythonPathSetting(source: SettingsSource): string {
+  const v = source.get("server.pythonPath");
+  return typeof v === "string" ? v : "";
+}

@@ -1,0 +1,408 @@
+// The extension's state: the output channel, the status bar item, the language client and the
+// server's lifecycle. Commands live in commands.ts and reach the server through `execute`.
+import * as fs from "node:fs";
+import * as path from "node:path";
+import * as vscode from "vscode";
+import {
+  CloseAction,
+  ErrorAction,
+  ExecuteCommandRequest,
+  LanguageClient,
+  RevealOutputChannelOn,
+  State,
+  type CloseHandlerResult,
+  type ErrorHandler,
+  type ErrorHandlerResult,
+  type LanguageClientOptions,
+  type ServerOptions,
+} from "vscode-languageclient/node";
+import { didChangeConfigurationParams, initializationOptions, pythonPathSetting, serverSettings } from "./config";
+import { checkImport, chooseInterpreter, installCommand, type ImportCheck, type Interpreter } from "./interpreter";
+import { RUN_STATUS_NOTIFICATION, isRunStatus, type RunStatus, type ServerCommand, type ServerCommands } from "./protocol";
+import { RestartPolicy } from "./restarts";
+import { StatusBoard, type StatusView } from "./status";
+
+/** An error whose message is meant for the user as it is (the server's text, or ours). */
+export class UserFacingError extends Error {}
+
+const ralphConfig = (scope?: vscode.ConfigurationScope): vscode.WorkspaceConfiguration =>
+  vscode.workspace.getConfiguration("ralph", scope);
+
+export class Ctx implements vscode.Disposable {
+  readonly output: vscode.LogOutputChannel;
+  readonly board = new StatusBoard();
+  private readonly statusItem: vscode.StatusBarItem;
+  private readonly disposables: vscode.Disposable[] = [];
+  private client: LanguageClient | undefined;
+  private clientDisposables: vscode.Disposable[] = [];
+  private interpreter: Interpreter | undefined;
+  /** Why the server is not running, when it could not be started. */
+  private problem: string | undefined;
+  private starting: Promise<void> | undefined;
+  private readonly restarts = new RestartPolicy();
+
+  constructor(readonly extension: vscode.ExtensionContext) {
+    this.output = vscode.window.createOutputChannel("Ralph", { log: true });
+    this.statusItem = vscode.window.createStatusBarItem("ralph.status", vscode.StatusBarAlignment.Left, 10);
+    this.statusItem.name = "Ralph";
+    this.statusItem.command = "ralph.showOutput";
+    this.disposables.push(
+      this.output,
+      this.statusItem,
+      vscode.workspace.onDidChangeConfiguration((e) => this.onConfigurationChanged(e)),
+      vscode.workspace.onDidGrantWorkspaceTrust(() => this.onTrustGranted()),
+    );
+    this.renderStatus();
+    this.statusItem.show();
+  }
+
+  get trusted(): boolean {
+    return vscode.workspace.isTrusted;
+  }
+
+  // ---- server lifecycle ---------------------------------------------------------------------
+
+  /** Starts the server unless it is running or starting. Never throws: problems are reported. */
+  start(): Promise<void> {
+    this.starting ??= this.doStart().finally(() => {
+      this.starting = undefined;
+    });
+    return this.starting;
+  }
+
+  async stop(): Promise<void> {
+    const client = this.client;
+    this.client = undefined;
+    for (const d of this.clientDisposables.splice(0)) {
+      d.dispose();
+    }
+    if (client) {
+      try {
+        if (client.state !== State.Stopped) {
+          await client.stop(5_000);
+        }
+      } catch (err) {
+        this.output.warn(`Stopping the server: ${messageOf(err)}`);
+      }
+    }
+    this.forgetRunning();
+  }
+
+  /** Restarts the server (the palette's "Restart server", a new interpreter, trust granted). */
+  async restart(): Promise<void> {
+    await this.starting;
+    await this.stop();
+    this.restarts.reset();
+    await this.start();
+  }
+
+  private workspaceFolders(): string[] {
+    return (vscode.workspace.workspaceFolders ?? []).filter((f) => f.uri.scheme === "file").map((f) => f.uri.fsPath);
+  }
+
+  private pickInterpreter(): Interpreter {
+    return chooseInterpreter({
+      setting: pythonPathSetting(ralphConfig()),
+      folders: this.workspaceFolders(),
+      trusted: this.trusted,
+      isFile: (p) => {
+        try {
+          return fs.statSync(p).isFile();
+        } catch {
+          return false;
+        }
+      },
+    });
+  }
+
+  private async doStart(): Promise<void> {
+    if (this.client) {
+      if (this.client.state !== State.Stopped) {
+        return;
+      }
+      await this.stop();
+    }
+    this.problem = undefined;
+    this.renderStatus();
+    const folders = this.workspaceFolders();
+    const cwd = folders[0];
+    const interpreter = this.pickInterpreter();
+    this.interpreter = interpreter;
+    this.output.info(`Server: ${interpreter.command} -m ralph_lsp (interpreter ${interpreter.origin})`);
+    const check = await checkImport(interpreter.command, cwd);
+    if (!check.ok) {
+      this.reportUnstartable(interpreter, check, folders);
+      return;
+    }
+
+    const serverOptions: ServerOptions = {
+      command: interpreter.command,
+      args: ["-m", "ralph_lsp"],
+      options: { cwd, env: { ...process.env, PYTHONUNBUFFERED: "1" } },
+    };
+    const clientOptions: LanguageClientOptions = {
+      documentSelector: [{ scheme: "file", pattern: "**/tasks.md" }],
+      outputChannel: this.output,
+      revealOutputChannelOn: RevealOutputChannelOn.Never,
+      initializationOptions: () => initializationOptions(ralphConfig(), this.trusted),
+      initializationFailedHandler: (error: unknown) => {
+        this.fail(`the server failed to initialize: ${messageOf(error)}`);
+        return false;
+      },
+      errorHandler: this.errorHandler(),
+      connectionOptions: { maxRestartCount: this.restarts.max },
+      middleware: {
+        workspace: {
+          // A server that pulls its settings gets the same shape as the pushed ones, trust included.
+          configuration: async (params, token, next) => {
+            const result = await next(params, token);
+            if (!Array.isArray(result)) {
+              return result;
+            }
+            return params.items.map((item, i) => {
+              if (item.section !== "ralph") {
+                return result[i];
+              }
+              const scope = item.scopeUri ? vscode.Uri.parse(item.scopeUri) : undefined;
+              return initializationOptions(ralphConfig(scope), this.trusted);
+            });
+          },
+        },
+        // Commands run from code lenses: show the server's error text instead of a generic one.
+        executeCommand: async (command, args, next) => {
+          try {
+            return await next(command, args);
+          } catch (err) {
+            void this.showError(err, command);
+            return undefined;
+          }
+        },
+      },
+    };
+
+    const client = new LanguageClient("ralph", "Ralph", serverOptions, clientOptions);
+    this.clientDisposables.push(
+      client.onNotification(RUN_STATUS_NOTIFICATION, (status: unknown) => {
+        if (isRunStatus(status)) {
+          this.onRunStatus(status);
+        } else {
+          this.output.warn(`Ignored a malformed ${RUN_STATUS_NOTIFICATION}: ${JSON.stringify(status)}`);
+        }
+      }),
+      client.onDidChangeState((e) => {
+        if (e.newState === State.Stopped) {
+          this.forgetRunning();
+        }
+        this.renderStatus();
+      }),
+    );
+    this.client = client;
+    try {
+      await client.start();
+    } catch (err) {
+      if (this.client === client) {
+        this.client = undefined;
+      }
+      this.fail(`the server did not start: ${messageOf(err)}`);
+      return;
+    }
+    this.output.info("Server started.");
+    this.renderStatus();
+    await this.seedStatus();
+  }
+
+  private errorHandler(): ErrorHandler {
+    return {
+      error: (_error, _message, count): ErrorHandlerResult => ({
+        action: (count ?? 0) <= 3 ? ErrorAction.Continue : ErrorAction.Shutdown,
+      }),
+      closed: (): CloseHandlerResult => {
+        this.forgetRunning();
+        if (this.restarts.allow()) {
+          this.output.warn("The server stopped; restarting it.");
+          return { action: CloseAction.Restart, handled: true };
+        }
+        const message = `the server stopped ${this.restarts.max + 1} times within ${
+          this.restarts.windowMs / 60_000
+        } minutes and will not be restarted. See the output, then run "Ralph: Restart server".`;
+        this.fail(message);
+        return { action: CloseAction.DoNotRestart, message: `Ralph: ${message}`, handled: true };
+      },
+    };
+  }
+
+  private reportUnstartable(interpreter: Interpreter, check: Exclude<ImportCheck, { ok: true }>, folders: string[]): void {
+    const checkout = folders.find(
+      (f) => fs.existsSync(path.join(f, "ralph_lsp", "__init__.py")) && fs.existsSync(path.join(f, "pyproject.toml")),
+    );
+    const install = installCommand(interpreter.command, checkout);
+    let message: string;
+    switch (check.reason) {
+      case "not-found":
+        message = `cannot start the server: the Python interpreter "${interpreter.command}" (${interpreter.origin}) was not found. Set "ralph.server.pythonPath" to a Python 3.10+ interpreter that has ralph-lsp installed.`;
+        break;
+      case "not-installed":
+        message = `the Python package ralph-lsp is not installed for ${interpreter.command} (${interpreter.origin}). Install it with: ${install}`;
+        break;
+      default:
+        message = `cannot start the server with ${interpreter.command}: ${check.detail.split("\n").pop() ?? ""}`;
+    }
+    if (check.detail) {
+      this.output.error(check.detail);
+    }
+    this.fail(message, check.reason === "not-installed" ? install : undefined);
+  }
+
+  /** Records why the server is down and says it ONCE (no restart loop, no repeated pop-ups). */
+  private fail(message: string, installCommandLine?: string): void {
+    this.problem = message;
+    this.output.error(message);
+    this.renderStatus();
+    const actions = installCommandLine ? ["Copy Install Command", "Retry", "Show Output"] : ["Open Settings", "Retry", "Show Output"];
+    void vscode.window.showErrorMessage(`Ralph: ${message}`, ...actions).then(async (choice) => {
+      if (choice === "Copy Install Command" && installCommandLine) {
+        await vscode.env.clipboard.writeText(installCommandLine);
+      } else if (choice === "Open Settings") {
+        await vscode.commands.executeCommand("workbench.action.openSettings", "ralph.server.pythonPath");
+      } else if (choice === "Retry") {
+        await this.restart();
+      } else if (choice === "Show Output") {
+        this.output.show(true);
+      }
+    });
+  }
+
+  // ---- settings and trust ---------------------------------------------------------------------
+
+  private onConfigurationChanged(e: vscode.ConfigurationChangeEvent): void {
+    if (!e.affectsConfiguration("ralph")) {
+      return;
+    }
+    if (e.affectsConfiguration("ralph.server.pythonPath")) {
+      this.output.info("ralph.server.pythonPath changed: restarting the server.");
+      void this.restart();
+      return;
+    }
+    this.pushSettings();
+  }
+
+  private onTrustGranted(): void {
+    this.output.info("The workspace is now trusted.");
+    const next = this.pickInterpreter();
+    if (!this.client || next.command !== this.interpreter?.command) {
+      void this.restart(); // e.g. the workspace's .venv may be used now
+      return;
+    }
+    this.pushSettings();
+  }
+
+  private pushSettings(): void {
+    const client = this.client;
+    if (!client || client.state !== State.Running) {
+      return;
+    }
+    const params = didChangeConfigurationParams(ralphConfig(), this.trusted);
+    client.sendNotification("workspace/didChangeConfiguration", params).catch((err: unknown) => {
+      this.output.warn(`Sending settings: ${messageOf(err)}`);
+    });
+  }
+
+  /** The settings as the server gets them (for the output and tests). */
+  currentSettings(): ReturnType<typeof serverSettings> {
+    return serverSettings(ralphConfig());
+  }
+
+  // ---- the server's commands ------------------------------------------------------------------
+
+  /** Runs one of the server's commands; rejects with a UserFacingError holding the server's text. */
+  async execute<K extends ServerCommand>(command: K, params: ServerCommands[K]["params"]): Promise<ServerCommands[K]["result"]> {
+    if (!this.client && !this.problem) {
+      await this.start();
+    }
+    const client = this.client;
+    if (!client || client.state === State.Stopped) {
+      throw new UserFacingError(`the Ralph server is not running: ${this.problem ?? "it did not start"}.`);
+    }
+    try {
+      const result: unknown = await client.sendRequest(ExecuteCommandRequest.type, { command, arguments: [params] });
+      return result as ServerCommands[K]["result"];
+    } catch (err) {
+      throw new UserFacingError(messageOf(err));
+    }
+  }
+
+  /** Shows an error from a command, with the server's text; offers trust when that is the cause. */
+  async showError(err: unknown, command?: string): Promise<void> {
+    const text = messageOf(err);
+    this.output.error(command ? `${command}: ${text}` : text);
+    const needsTrust = !this.trusted && (command === "ralph.run" || command === "ralph.runChange");
+    const actions = needsTrust ? ["Manage Workspace Trust", "Show Output"] : ["Show Output"];
+    const choice = await vscode.window.showErrorMessage(`Ralph: ${text}`, ...actions);
+    if (choice === "Manage Workspace Trust") {
+      await vscode.commands.executeCommand("workbench.trust.manage");
+    } else if (choice === "Show Output") {
+      this.output.show(true);
+    }
+  }
+
+  // ---- run status -----------------------------------------------------------------------------
+
+  onRunStatus(status: RunStatus): void {
+    if (this.board.update(status)) {
+      this.renderStatus();
+      void vscode.commands.executeCommand("setContext", "ralph.running", this.board.running().length > 0);
+    }
+  }
+
+  private async seedStatus(): Promise<void> {
+    try {
+      const { runs } = await this.execute("ralph.status", {});
+      for (const run of runs ?? []) {
+        if (isRunStatus(run)) {
+          this.onRunStatus(run);
+        }
+      }
+    } catch (err) {
+      this.output.warn(`ralph.status: ${messageOf(err)}`);
+    }
+  }
+
+  /** The server that ran them is gone (and its runs with it): running runs show as stopped. */
+  private forgetRunning(): void {
+    for (const run of this.board.running()) {
+      this.board.update({ ...run, state: "stopped", reason: "the server stopped" });
+    }
+    void vscode.commands.executeCommand("setContext", "ralph.running", false);
+    this.renderStatus();
+  }
+
+  private renderStatus(): void {
+    let view: StatusView = this.board.view();
+    if (this.problem) {
+      view = { text: "$(error) Ralph", tooltip: `Ralph: ${this.problem}\n\nClick to show the output.`, tone: "error" };
+    } else if (this.starting && !this.client) {
+      view = { ...view, tooltip: `Starting the Ralph server…\n\n${view.tooltip}` };
+    }
+    this.statusItem.text = view.text;
+    this.statusItem.tooltip = view.tooltip;
+    this.statusItem.backgroundColor =
+      view.tone === "error"
+        ? new vscode.ThemeColor("statusBarItem.errorBackground")
+        : view.tone === "warning"
+          ? new vscode.ThemeColor("statusBarItem.warningBackground")
+          : undefined;
+  }
+
+  dispose(): void {
+    for (const d of this.disposables.splice(0)) {
+      d.dispose();
+    }
+  }
+}
+
+export function messageOf(err: unknown): string {
+  if (err instanceof Error) {
+    return err.message;
+  }
+  return typeof err === "string" ? err : JSON.stringify(err);
+}

@@ -1,0 +1,133 @@
+// The server's custom protocol, mirrored once (SPEC §5). Nothing here imports `vscode`, so the
+// unit tests can load it.
+
+/** Final states a run can end in. */
+export const FINAL_STATES = ["succeeded", "stuck", "exhausted", "failed", "stopped"] as const;
+export type FinalState = (typeof FINAL_STATES)[number];
+export type RunState = "running" | FinalState;
+
+export function isFinalState(state: string): state is FinalState {
+  return (FINAL_STATES as readonly string[]).includes(state);
+}
+
+/** A run's status: the `ralph/runStatus` payload and the element of `ralph.status`. */
+export interface RunStatus {
+  runId: string;
+  change: string;
+  /** The OpenSpec root's URI. */
+  root: string;
+  state: RunState;
+  iteration: number;
+  maxIterations: number;
+  completed: number;
+  total: number;
+  reason: string | null;
+  startedAt: string;
+  updatedAt: string;
+  costUsd: number | null;
+}
+
+export interface Story {
+  id: string;
+  title: string;
+  line: number;
+  completed: number;
+  total: number;
+}
+
+export interface ChangeInfo {
+  name: string;
+  root: string;
+  tasksUri: string;
+  completed: number;
+  total: number;
+  stories: Story[];
+  run: RunStatus | null;
+}
+
+export interface HistoryTransition {
+  state: string;
+  at: string;
+  reason: string | null;
+}
+
+export interface HistoryIteration {
+  n: number;
+  startedAt: string;
+  endedAt: string | null;
+  exitCode: number | null;
+  tasksChecked: number | null;
+  costUsd: number | null;
+  numTurns: number | null;
+  usage: Record<string, unknown> | null;
+}
+
+export interface HistoryGuidance {
+  text: string;
+  at: string;
+  deliveredIn: number | null;
+}
+
+export interface HistoryRecord {
+  runId: string;
+  change: string;
+  root: string;
+  startedAt: string;
+  endedAt: string | null;
+  state: string;
+  reason: string | null;
+  transitions: HistoryTransition[];
+  iterations: HistoryIteration[];
+  guidance: HistoryGuidance[];
+}
+
+/** A change, as every command that targets one takes it. */
+export interface ChangeRef {
+  change: string;
+  /** Optional when only one OpenSpec root is open. */
+  root?: string;
+}
+
+/** `{change, root?}` from a code lens or another extension; undefined for a palette invocation. */
+export function changeRefFrom(arg: unknown): ChangeRef | undefined {
+  if (typeof arg !== "object" || arg === null) {
+    return undefined;
+  }
+  const { change, root } = arg as Record<string, unknown>;
+  if (typeof change !== "string" || change === "") {
+    return undefined;
+  }
+  return typeof root === "string" && root !== "" ? { change, root } : { change };
+}
+
+/** Each server command (`workspace/executeCommand`): its one argument and its result. */
+export interface ServerCommands {
+  "ralph.changes": { params: Record<string, never>; result: { changes: ChangeInfo[] } };
+  "ralph.run": {
+    params: ChangeRef & { maxIterations?: number; iterationScope?: "story" | "change" };
+    result: { runId: string; change: string; state: "running" };
+  };
+  "ralph.stop": { params: ChangeRef; result: RunStatus };
+  "ralph.guide": { params: ChangeRef & { text: string }; result: { queued: boolean } };
+  "ralph.status": { params: { change?: string; root?: string }; result: { runs: RunStatus[] } };
+  "ralph.history": { params: ChangeRef; result: { runs: HistoryRecord[] } };
+}
+export type ServerCommand = keyof ServerCommands;
+
+/** The custom notification carrying a run's status on every change of it. */
+export const RUN_STATUS_NOTIFICATION = "ralph/runStatus";
+
+/** Loose check of an incoming status (the server is another program: trust, but verify). */
+export function isRunStatus(value: unknown): value is RunStatus {
+  if (typeof value !== "object" || value === null) {
+    return false;
+  }
+  const v = value as Record<string, unknown>;
+  return (
+    typeof v.change === "string" &&
+    typeof v.root === "string" &&
+    typeof v.state === "string" &&
+    typeof v.completed === "number" &&
+    typeof v.total === "number"
+  );
+}

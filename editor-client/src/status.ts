@@ -1,0 +1,129 @@
+// What the status bar item says, from the runs' statuses. Pure: no `vscode` import.
+import { isFinalState, type RunStatus } from "./protocol";
+
+export type StatusTone = "normal" | "warning" | "error";
+
+export interface StatusView {
+  text: string;
+  tooltip: string;
+  tone: StatusTone;
+}
+
+const FINAL_ICON: Record<string, string> = {
+  succeeded: "$(check)",
+  stopped: "$(debug-stop)",
+  stuck: "$(warning)",
+  exhausted: "$(warning)",
+  failed: "$(error)",
+};
+
+function progress(status: RunStatus): string {
+  return `${status.completed}/${status.total}`;
+}
+
+function cost(status: RunStatus): string {
+  return typeof status.costUsd === "number" && status.costUsd > 0 ? ` · $${status.costUsd.toFixed(2)}` : "";
+}
+
+/** One status as the status bar shows it, e.g. `$(sync~spin) Ralph: add-x · it 2 · 3/10`. */
+export function formatStatusText(status: RunStatus): string {
+  if (status.state === "running") {
+    return `$(sync~spin) Ralph: ${status.change} · it ${status.iteration} · ${progress(status)}`;
+  }
+  const icon = FINAL_ICON[status.state] ?? "$(info)";
+  return `${icon} Ralph: ${status.change} ${status.state} ${progress(status)}`;
+}
+
+/** One status as a line of the tooltip. */
+export function describeStatus(status: RunStatus): string {
+  const iterations =
+    status.maxIterations > 0 ? `iteration ${status.iteration}/${status.maxIterations}` : `iteration ${status.iteration}`;
+  const head = `${status.change}: ${status.state} · ${iterations} · ${progress(status)} tasks${cost(status)}`;
+  return status.reason ? `${head}\n${status.reason}` : head;
+}
+
+export function toneOf(status: RunStatus): StatusTone {
+  switch (status.state) {
+    case "running":
+    case "succeeded":
+    case "stopped":
+      return "normal";
+    case "stuck":
+    case "exhausted":
+      return "warning";
+    default:
+      return "error";
+  }
+}
+
+export const IDLE_VIEW: StatusView = {
+  text: "$(checklist) Ralph",
+  tooltip: "Ralph: no run yet. Click to show the output.",
+  tone: "normal",
+};
+
+const keyOf = (s: Pick<RunStatus, "root" | "change">): string => `${s.root}\u0000${s.change}`;
+
+/**
+ * Keeps the latest status of each change's run and decides what the single status bar item shows:
+ * the most recently updated running run (with a count of the others), else the last run that ended.
+ */
+export class StatusBoard {
+  private readonly runs = new Map<string, RunStatus>();
+  private seq = 0;
+  private readonly order = new Map<string, number>();
+
+  /** Records a status; returns false when it is older than the one already held for its run. */
+  update(status: RunStatus): boolean {
+    const key = keyOf(status);
+    const held = this.runs.get(key);
+    if (held && held.runId === status.runId && isFinalState(held.state) && status.state === "running") {
+      return false; // a late "running" after the run ended
+    }
+    this.runs.set(key, status);
+    this.order.set(key, ++this.seq);
+    return true;
+  }
+
+  clear(): void {
+    this.runs.clear();
+    this.order.clear();
+  }
+
+  running(): RunStatus[] {
+    return this.sorted().filter((s) => s.state === "running");
+  }
+
+  get(change: string, root?: string): RunStatus | undefined {
+    if (root !== undefined) {
+      return this.runs.get(keyOf({ change, root }));
+    }
+    return this.sorted().find((s) => s.change === change);
+  }
+
+  /** Newest first. */
+  private sorted(): RunStatus[] {
+    return [...this.runs.entries()]
+      .sort((a, b) => (this.order.get(b[0]) ?? 0) - (this.order.get(a[0]) ?? 0))
+      .map(([, s]) => s);
+  }
+
+  view(): StatusView {
+    const all = this.sorted();
+    const running = all.filter((s) => s.state === "running");
+    const shown = running[0] ?? all[0];
+    if (!shown) {
+      return IDLE_VIEW;
+    }
+    let text = formatStatusText(shown);
+    if (running.length > 1) {
+      text += ` (+${running.length - 1})`;
+    }
+    const lines = (running.length > 0 ? running : [shown]).map(describeStatus);
+    return {
+      text,
+      tooltip: `${lines.join("\n\n")}\n\nClick to show the output.`,
+      tone: toneOf(shown),
+    };
+  }
+}

@@ -1,0 +1,48 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { cell, formatHistory, totalCost } from "../../src/history";
+import type { HistoryRecord } from "../../src/protocol";
+
+const record: HistoryRecord = {
+  runId: "r-7",
+  change: "add-x",
+  root: "file:///ws",
+  startedAt: "2025-01-01T10:00:00Z",
+  endedAt: "2025-01-01T10:02:05Z",
+  state: "stuck",
+  reason: "no task checked in 3 iterations",
+  transitions: [
+    { state: "running", at: "2025-01-01T10:00:00Z", reason: null },
+    { state: "stuck", at: "2025-01-01T10:02:05Z", reason: "no task checked in 3 iterations" },
+  ],
+  iterations: [
+    { n: 1, startedAt: "2025-01-01T10:00:00Z", endedAt: "2025-01-01T10:00:40Z", exitCode: 0, tasksChecked: 2, costUsd: 0.25, numTurns: 7, usage: null },
+    { n: 2, startedAt: "2025-01-01T10:00:40Z", endedAt: null, exitCode: null, tasksChecked: null, costUsd: null, numTurns: null, usage: null },
+  ],
+  guidance: [{ text: "use | pipes", at: "2025-01-01T10:01:00Z", deliveredIn: 2 }],
+};
+
+describe("formatHistory", () => {
+  it("says when there is no run", () => {
+    assert.match(formatHistory("add-x", []), /No run yet/);
+  });
+
+  it("lists runs with state, reason, times, iterations and cost", () => {
+    const md = formatHistory("add-x", [record]);
+    assert.ok(md.includes("| r-7 | stuck | no task checked in 3 iterations | 2025-01-01 10:00:00 UTC | 2025-01-01 10:02:05 UTC | 2 | $0.25 |"), md);
+    assert.ok(md.includes("(2 min 5 s)"));
+    assert.ok(md.includes("| 1 | 2025-01-01 10:00:00 UTC | 40 s | 0 | 2 | 7 | $0.25 |"));
+    assert.ok(md.includes("| 2 | 2025-01-01 10:00:40 UTC | — | — | — | — | — |"));
+    assert.ok(md.includes("delivered in iteration 2): use \\| pipes"));
+  });
+
+  it("sums the reported cost", () => {
+    assert.equal(totalCost(record), 0.25);
+    assert.equal(totalCost({ ...record, iterations: [] }), null);
+  });
+
+  it("escapes table-breaking text", () => {
+    assert.equal(cell("a|b\nc *d*"), "a\\|b c \\*d\\*");
+    assert.equal(cell(null), "—");
+  });
+});

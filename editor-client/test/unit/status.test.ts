@@ -1,0 +1,89 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { IDLE_VIEW, StatusBoard, describeStatus, formatStatusText, toneOf } from "../../src/status";
+import { status } from "./fixtures";
+
+describe("formatStatusText", () => {
+  it("shows a running run with a spinner, its iteration and progress", () => {
+    assert.equal(formatStatusText(status()), "$(sync~spin) Ralph: add-x · it 2 · 3/10");
+  });
+
+  it("shows success with a check", () => {
+    assert.equal(
+      formatStatusText(status({ state: "succeeded", completed: 10, total: 10 })),
+      "$(check) Ralph: add-x succeeded 10/10",
+    );
+  });
+
+  it("gives each final state its icon", () => {
+    assert.equal(formatStatusText(status({ state: "stopped" })), "$(debug-stop) Ralph: add-x stopped 3/10");
+    assert.equal(formatStatusText(status({ state: "stuck" })), "$(warning) Ralph: add-x stuck 3/10");
+    assert.equal(formatStatusText(status({ state: "exhausted" })), "$(warning) Ralph: add-x exhausted 3/10");
+    assert.equal(formatStatusText(status({ state: "failed" })), "$(error) Ralph: add-x failed 3/10");
+  });
+
+  it("maps states to tones", () => {
+    assert.equal(toneOf(status()), "normal");
+    assert.equal(toneOf(status({ state: "succeeded" })), "normal");
+    assert.equal(toneOf(status({ state: "stuck" })), "warning");
+    assert.equal(toneOf(status({ state: "failed" })), "error");
+  });
+});
+
+describe("describeStatus", () => {
+  it("includes the reason and a reported cost", () => {
+    const text = describeStatus(
+      status({ state: "stuck", reason: "no task checked in 3 iterations", costUsd: 0.4567 }),
+    );
+    assert.equal(text, "add-x: stuck · iteration 2/20 · 3/10 tasks · $0.46\nno task checked in 3 iterations");
+  });
+});
+
+describe("StatusBoard", () => {
+  it("is idle before any status", () => {
+    assert.deepEqual(new StatusBoard().view(), IDLE_VIEW);
+  });
+
+  it("shows the latest running run, counting the others", () => {
+    const board = new StatusBoard();
+    board.update(status({ change: "a", runId: "r-1" }));
+    board.update(status({ change: "b", runId: "r-2", iteration: 5 }));
+    assert.equal(board.view().text, "$(sync~spin) Ralph: b · it 5 · 3/10 (+1)");
+    assert.match(board.view().tooltip, /^b: running/);
+    assert.match(board.view().tooltip, /\n\na: running/);
+  });
+
+  it("prefers a running run over a newer finished one", () => {
+    const board = new StatusBoard();
+    board.update(status({ change: "a" }));
+    board.update(status({ change: "b", runId: "r-2", state: "succeeded", completed: 10 }));
+    assert.equal(board.view().text, "$(sync~spin) Ralph: a · it 2 · 3/10");
+  });
+
+  it("shows the last final state once nothing runs", () => {
+    const board = new StatusBoard();
+    board.update(status());
+    board.update(status({ state: "succeeded", completed: 10, iteration: 4 }));
+    assert.equal(board.view().text, "$(check) Ralph: add-x succeeded 10/10");
+    assert.equal(board.running().length, 0);
+  });
+
+  it("ignores a late running status of a run that already ended", () => {
+    const board = new StatusBoard();
+    board.update(status({ state: "stopped" }));
+    assert.equal(board.update(status({ state: "running" })), false);
+    assert.equal(board.view().text, "$(debug-stop) Ralph: add-x stopped 3/10");
+    // a new run of the same change is not late
+    assert.equal(board.update(status({ runId: "r-2" })), true);
+    assert.equal(board.running().length, 1);
+  });
+
+  it("keeps changes of different roots apart", () => {
+    const board = new StatusBoard();
+    board.update(status({ root: "file:///a" }));
+    board.update(status({ root: "file:///b", runId: "r-2" }));
+    assert.equal(board.running().length, 2);
+    assert.equal(board.get("add-x", "file:///a")?.runId, "r-1");
+    assert.equal(board.get("add-x")?.runId, "r-2");
+  });
+});
