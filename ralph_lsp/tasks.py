@@ -175,6 +175,8 @@ def parse_tasks(text: str) -> TasksDoc:
                 title = h.group(1).strip()
                 num_m = _STORY_NUM_RE.match(title)
                 number = num_m.group(1) if num_m else None
+                if num_m is not None and title[num_m.end() :].strip():
+                    title = title[num_m.end() :].strip()
                 sid = number if number is not None else str(heading_count)
                 if any(s.id == sid for s in stories):
                     sid = f"{sid}#{heading_count}"

@@ -1,0 +1,402 @@
+"""``ralph-lsp``: the headless command line (SPEC §7) and the entry point of the server.
+
+The CLI drives the same engine as the language server and renders its events to a terminal:
+a live status line on a TTY, plain lines otherwise. The last line of standard output of
+``run`` is always ``<state>: <reason>``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import shlex
+import signal
+import sys
+from pathlib import Path
+from typing import Any, NoReturn, TextIO
+
+from ralph_lsp import __version__
+from ralph_lsp.settings import PRESETS, Settings, settings_from_dict
+from ralph_lsp.workspace import Change, UnknownChangeError, change_json, find_root, list_changes
+
+EXIT_CODES = {"succeeded": 0, "failed": 1, "stuck": 3, "exhausted": 4, "stopped": 5}
+
+
+class CliError(Exception):
+    """A user error: one line on stderr, exit code 2."""
+
+
+def _root(arg: str | None) -> Path:
+    start = Path(arg) if arg else Path.cwd()
+    if not start.exists():
+        raise CliError(f"{start} does not exist")
+    root = find_root(start)
+    if root is None:
+        raise CliError(
+            f"no OpenSpec project at or above {start.resolve()}"
+            " (looked for a folder holding openspec/changes/); pass --root DIR"
+        )
+    return root
+
+
+def _change(root: Path, name: str) -> Change:
+    known = list_changes(root)
+    if name not in known:
+        raise CliError(str(UnknownChangeError(name, known)))
+    return Change(root, name)
+
+
+def _bar(done: int, total: int, width: int = 20) -> str:
+    filled = round(width * done / total) if total else width
+    return "[" + "#" * filled + "." * (width - filled) + "]"
+
+
+# -- changes -------------------------------------------------------------------------------
+def cmd_changes(args: argparse.Namespace, out: TextIO) -> int:
+    root = _root(args.root)
+    items = []
+    for name in list_changes(root):
+        change = Change(root, name)
+        try:
+            doc = change.read_doc()
+        except OSError as exc:
+            print(f"warning: {change.tasks_path}: {exc.strerror or exc}", file=sys.stderr)
+            from ralph_lsp.tasks import parse_tasks
+
+            doc = parse_tasks("")
+        items.append((change, doc))
+    if args.json:
+        json.dump({"changes": [change_json(c, d, None) for c, d in items]}, out, indent=2)
+        out.write("\n")
+        return 0
+    if not items:
+        print(f"no active changes in {root / 'openspec' / 'changes'}", file=out)
+        return 0
+    width = max(len(c.name) for c, _ in items)
+    print(f"{'CHANGE':<{width}}  {'PROGRESS':<22}  TASKS", file=out)
+    for c, d in items:
+        tasks = "no tasks" if d.total == 0 else f"{d.completed}/{d.total}"
+        if d.total and d.completed == d.total:
+            tasks += "  ✓ complete"
+        print(f"{c.name:<{width}}  {_bar(d.completed, d.total)}  {tasks}", file=out)
+    return 0
+
+
+# -- prompt --------------------------------------------------------------------------------
+def cmd_prompt(args: argparse.Namespace, out: TextIO) -> int:
+    from ralph_lsp.prompt import build_prompt, infer_verify_commands
+
+    root = _root(args.root)
+    change = _change(root, args.change)
+    settings = _settings_from_args(args)
+    doc = change.read_doc()
+    verify = list(settings.verify_commands) or infer_verify_commands(root)
+    out.write(
+        build_prompt(
+            change,
+            doc,
+            scope=settings.iteration_scope,
+            verify_commands=verify,
+            guidance=args.guidance or [],
+        )
+    )
+    return 0
+
+
+# -- history -------------------------------------------------------------------------------
+def cmd_history(args: argparse.Namespace, out: TextIO) -> int:
+    from ralph_lsp.history import load_records
+
+    root = _root(args.root)
+    known = list_changes(root)
+    records = load_records(root, args.change)
+    if args.change not in known and not records:
+        raise CliError(str(UnknownChangeError(args.change, known)))
+    if args.json:
+        json.dump({"runs": records}, out, indent=2)
+        out.write("\n")
+        return 0
+    if not records:
+        print(f"no runs of {args.change} yet", file=out)
+        return 0
+    for r in records:
+        its = r.get("iterations") or []
+        cost = sum(i.get("costUsd") or 0 for i in its)
+        print(
+            f"{r['runId']}  {r.get('state') or '?':<9}  {r.get('startedAt')} → "
+            f"{r.get('endedAt') or '(running)'}  {len(its)} iteration(s)"
+            + (f"  ${cost:.4f}" if cost else ""),
+            file=out,
+        )
+        print(f"    {r.get('reason')}", file=out)
+    return 0
+
+
+# -- run -----------------------------------------------------------------------------------
+def _settings_from_args(args: argparse.Namespace) -> Settings:
+    raw: dict[str, Any] = {}
+    if getattr(args, "agent", None):
+        raw["agent"] = args.agent
+    if getattr(args, "agent_command", None):
+        try:
+            argv = shlex.split(args.agent_command)
+        except ValueError as exc:
+            raise CliError(f"--agent-command: {exc}") from exc
+        if not argv:
+            raise CliError("--agent-command is empty")
+        raw["agentCommand"] = argv
+        raw.setdefault("agent", "custom")
+    if getattr(args, "agent_args", None) is not None:
+        try:
+            raw["agentArgs"] = shlex.split(args.agent_args)
+        except ValueError as exc:
+            raise CliError(f"--agent-args: {exc}") from exc
+    for flag, key in (
+        ("max_iterations", "maxIterations"),
+        ("max_cost", "maxCostUsd"),
+        ("stuck_after", "stuckAfter"),
+        ("scope", "iterationScope"),
+        ("iteration_timeout", "iterationTimeoutSeconds"),
+        ("stop_grace", "stopGraceSeconds"),
+    ):
+        value = getattr(args, flag, None)
+        if value is not None:
+            raw[key] = value
+    if getattr(args, "verify", None):
+        raw["verifyCommands"] = args.verify
+    env: dict[str, str] = {}
+    for item in getattr(args, "env", None) or []:
+        name, sep, value = item.partition("=")
+        if not sep or not name:
+            raise CliError(f"--env expects NAME=VALUE, got {item!r}")
+        env[name] = value
+    if env:
+        raw["env"] = env
+    settings, warnings = settings_from_dict(raw)
+    if warnings:
+        raise CliError(warnings[0].replace("; using the default", " (default"))
+    return settings
+
+
+class _Renderer:
+    """Engine events → a terminal: log lines scroll, a status line stays at the bottom."""
+
+    def __init__(self, out: TextIO) -> None:
+        self.out = out
+        self.tty = out.isatty()
+        self.status_line = ""
+
+    def _clear(self) -> None:
+        if self.tty and self.status_line:
+            self.out.write("\r\x1b[2K")
+
+    def _draw(self) -> None:
+        if self.tty and self.status_line:
+            self.out.write(self.status_line)
+        self.out.flush()
+
+    def line(self, text: str) -> None:
+        self._clear()
+        self.out.write(text + "\n")
+        self._draw()
+
+    def status(self, st: Any) -> None:
+        from ralph_lsp.engine import RunStatus
+
+        assert isinstance(st, RunStatus)
+        text = (
+            f"{_bar(st.completed, st.total)} {st.completed}/{st.total} tasks"
+            f" · iteration {st.iteration}/{st.max_iterations} · {st.state}"
+        )
+        if st.cost_usd:
+            text += f" · ${st.cost_usd:.4f}"
+        if self.tty:
+            self._clear()
+            self.status_line = text
+            self._draw()
+        elif text != self.status_line:
+            self.status_line = text
+            self.out.write(f"[ralph] {text}\n")
+            self.out.flush()
+
+    def done(self) -> None:
+        self._clear()
+        self.status_line = ""
+        self.out.flush()
+
+
+def cmd_run(args: argparse.Namespace, out: TextIO) -> int:
+    root = _root(args.root)
+    change = _change(root, args.change)
+    settings = _settings_from_args(args)
+    return asyncio.run(_run(change, settings, args.guidance or [], out))
+
+
+async def _run(change: Change, settings: Settings, guidance: list[str], out: TextIO) -> int:
+    from ralph_lsp.engine import Engine, EngineEvent, LogEvent, StatusEvent
+
+    renderer = _Renderer(out)
+
+    def on_event(event: EngineEvent) -> None:
+        if isinstance(event, LogEvent):
+            renderer.line(event.text)
+        elif isinstance(event, StatusEvent):
+            renderer.status(event.status)
+
+    engine = Engine(on_event)
+    loop = asyncio.get_running_loop()
+    signals = 0
+    stopping: list[asyncio.Task[None]] = []
+
+    def on_signal(signame: str) -> None:
+        nonlocal signals
+        signals += 1
+        if signals == 1:
+            renderer.line(f"{signame}: stopping the run (again to kill at once)")
+            stopping.append(loop.create_task(engine.shutdown()))
+        else:
+            engine.shutdown_now()
+
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, on_signal, sig.name)
+    try:
+        await engine.start(change.root, change.name, settings, guidance=guidance)
+        status = await engine.wait(change.root, change.name)
+    finally:
+        engine.shutdown_now()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.remove_signal_handler(sig)
+    renderer.done()
+    out.write(f"{status.state}: {status.reason}\n")
+    out.flush()
+    return EXIT_CODES.get(status.state, 1)
+
+
+# -- parser --------------------------------------------------------------------------------
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="ralph-lsp",
+        description=(
+            "Run a Ralph loop over an OpenSpec change: spawn a coding agent again and again,"
+            " each time fresh, until every task in the change's tasks.md is checked."
+            " With no command (or `serve`), speak the Language Server Protocol on stdio."
+        ),
+        epilog=(
+            "exit codes of `run`: 0 succeeded, 1 failed, 3 stuck, 4 exhausted, 5 stopped;"
+            " 2 for a usage error in any command"
+        ),
+    )
+    p.add_argument("--version", action="version", version=f"ralph-lsp {__version__}")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND")
+
+    sub.add_parser("serve", help="serve LSP on stdio (the default)")
+
+    def with_root(sp: argparse.ArgumentParser) -> None:
+        sp.add_argument(
+            "--root",
+            metavar="DIR",
+            help="a folder in the OpenSpec project (default: the current folder; its"
+            " ancestors are searched for openspec/changes/)",
+        )
+
+    sp = sub.add_parser("changes", help="list the active changes with their task progress")
+    with_root(sp)
+    sp.add_argument("--json", action="store_true", help="print the ralph.changes object")
+
+    sp = sub.add_parser("run", help="run the loop over CHANGE until its tasks are checked")
+    sp.add_argument("change", metavar="CHANGE")
+    with_root(sp)
+    sp.add_argument("--agent", choices=PRESETS, help="agent preset (default: claude)")
+    sp.add_argument(
+        "--agent-command",
+        metavar="CMD",
+        help="the agent's command line, split like a shell would but never run by one;"
+        " may hold {prompt} or {promptFile} (without either the prompt goes to stdin)",
+    )
+    sp.add_argument(
+        "--agent-args",
+        metavar="ARGS",
+        help="extra arguments of the claude preset, split like a shell would"
+        " (default: '--permission-mode acceptEdits')",
+    )
+    sp.add_argument("--max-iterations", type=int, metavar="N", help="default 20")
+    sp.add_argument(
+        "--max-cost", type=float, metavar="USD", help="stop when reported cost reaches this"
+    )
+    sp.add_argument(
+        "--stuck-after", type=int, metavar="N", help="iterations without progress (default 3)"
+    )
+    sp.add_argument("--scope", choices=("story", "change"), help="iteration scope (default story)")
+    sp.add_argument(
+        "--iteration-timeout", type=float, metavar="S", help="end an iteration after S seconds"
+    )
+    sp.add_argument(
+        "--stop-grace",
+        type=float,
+        metavar="S",
+        help="seconds between SIGTERM and SIGKILL on stop (default 5)",
+    )
+    sp.add_argument(
+        "--guidance",
+        action="append",
+        metavar="TEXT",
+        help="a directive for the first iteration's prompt (repeatable)",
+    )
+    sp.add_argument(
+        "--verify",
+        action="append",
+        metavar="CMD",
+        help="a verification command for the prompt (repeatable; default: inferred)",
+    )
+    sp.add_argument(
+        "--env",
+        action="append",
+        metavar="NAME=VALUE",
+        help="extra environment for the agent (repeatable)",
+    )
+
+    sp = sub.add_parser("prompt", help="print the prompt the next iteration would get")
+    sp.add_argument("change", metavar="CHANGE")
+    with_root(sp)
+    sp.add_argument("--scope", choices=("story", "change"))
+    sp.add_argument("--guidance", action="append", metavar="TEXT")
+    sp.add_argument("--verify", action="append", metavar="CMD")
+
+    sp = sub.add_parser("history", help="the operator's record of CHANGE's runs")
+    sp.add_argument("change", metavar="CHANGE")
+    with_root(sp)
+    sp.add_argument("--json", action="store_true", help="print the ralph.history object")
+    return p
+
+
+def _fail(message: str) -> NoReturn:
+    print(f"ralph-lsp: error: {message}", file=sys.stderr)
+    raise SystemExit(2)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    if args.command in (None, "serve"):
+        from ralph_lsp.server import serve
+
+        serve()
+        return 0
+    handlers = {
+        "changes": cmd_changes,
+        "run": cmd_run,
+        "prompt": cmd_prompt,
+        "history": cmd_history,
+    }
+    try:
+        return handlers[args.command](args, sys.stdout)
+    except CliError as exc:
+        _fail(str(exc))
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        return 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

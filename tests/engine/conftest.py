@@ -1,0 +1,56 @@
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import EXAMPLE
+
+FAKES = Path(__file__).resolve().parents[1] / "fake_agents"
+CHANGE = "add-greeting-cli"
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    root = tmp_path / "hello"
+    shutil.copytree(EXAMPLE, root)
+    return root
+
+
+def fake(name: str, *args: str) -> list[str]:
+    """An agentCommand running one of the fake agents with this Python."""
+    return [sys.executable, str(FAKES / name), *args]
+
+
+@pytest.fixture
+def spawn_log(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    log = tmp_path / "spawns.jsonl"
+    monkeypatch.setenv("FAKE_AGENT_LOG", str(log))
+    yield log
+
+
+def spawns(log: Path) -> list[dict[str, object]]:
+    if not log.exists():
+        return []
+    return [json.loads(line) for line in log.read_text().splitlines()]
+
+
+def alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().split(") ", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def assert_gone(pids: list[int]) -> None:
+    left = [p for p in pids if alive(p)]
+    assert left == [], f"processes still alive: {left}"
+
+
+os.environ.setdefault("RALPH_DEMO_DELAY", "0")

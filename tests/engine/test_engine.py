@@ -1,0 +1,236 @@
+"""The run loop through real processes: outcomes, spawn counts, prompts, history, stop."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from pathlib import Path
+
+import pytest
+
+from ralph_lsp.engine import Engine, EngineError, EngineEvent, LogEvent, StatusEvent
+from ralph_lsp.history import load_records
+from ralph_lsp.settings import Settings
+from ralph_lsp.workspace import UnknownChangeError
+from tests.conftest import shared_path
+from tests.engine.conftest import CHANGE, assert_gone, fake, spawns
+
+
+class Recorder:
+    def __init__(self) -> None:
+        self.events: list[EngineEvent] = []
+
+    def __call__(self, event: EngineEvent) -> None:
+        self.events.append(event)
+
+    @property
+    def states(self) -> list[str]:
+        return [e.status.state for e in self.events if isinstance(e, StatusEvent)]
+
+    @property
+    def logs(self) -> list[str]:
+        return [e.text for e in self.events if isinstance(e, LogEvent)]
+
+
+async def run_to_end(project: Path, settings: Settings, **kw: object) -> tuple[Recorder, object]:
+    rec = Recorder()
+    engine = Engine(rec)
+    await engine.start(project, CHANGE, settings, **kw)  # type: ignore[arg-type]
+    status = await asyncio.wait_for(engine.wait(project, CHANGE), 60)
+    return rec, status
+
+
+def tasks_text(project: Path) -> str:
+    return (project / "openspec/changes" / CHANGE / "tasks.md").read_text()
+
+
+async def test_one_task_per_spawn_succeeds_with_story_scope(project: Path, spawn_log: Path) -> None:
+    settings = Settings(agent="custom", agent_command=tuple(fake("check_one.py")))
+    rec, status = await run_to_end(project, settings)
+    assert status.state == "succeeded", status.reason  # type: ignore[attr-defined]
+    runs = spawns(spawn_log)
+    assert len(runs) == 8
+    assert "[ ]" not in tasks_text(project)
+    # the story in scope moves on as stories finish
+    stories = [p["prompt"].split("Story in scope: ")[1].split("\n")[0] for p in runs]  # type: ignore[union-attr]
+    assert stories == ["1", "1", "1", "2", "2", "3", "3", "3"]
+    record = load_records(project, CHANGE)[0]
+    assert record["state"] == "succeeded"
+    assert [i["tasksChecked"] for i in record["iterations"]] == [1] * 8
+    assert record["transitions"][0]["state"] == "running"
+    assert record["transitions"][-1]["state"] == "succeeded"
+    assert (project / ".ralph" / ".gitignore").read_text() == "*\n"
+    assert rec.states[0] == "running" and rec.states[-1] == "succeeded"
+
+
+async def test_prompt_has_no_history_and_is_byte_identical(project: Path, spawn_log: Path) -> None:
+    settings = Settings(agent="custom", agent_command=tuple(fake("no_progress.py")), stuck_after=3)
+    _, status = await run_to_end(project, settings)
+    assert status.state == "stuck"  # type: ignore[attr-defined]
+    prompts = [p["prompt"] for p in spawns(spawn_log)]
+    assert len(prompts) == 3
+    assert prompts[0] == prompts[1] == prompts[2]
+    lowered = prompts[0].lower()
+    for word in ("iteration", "attempt", "previous", "tried", "failed", "stuck"):
+        assert word not in lowered, word
+
+
+async def test_stuck_after_n_iterations_without_progress(project: Path, spawn_log: Path) -> None:
+    settings = Settings(agent="custom", agent_command=tuple(fake("no_progress.py")), stuck_after=2)
+    _, status = await run_to_end(project, settings)
+    assert status.state == "stuck"  # type: ignore[attr-defined]
+    assert status.reason == "no task checked in 2 iterations"  # type: ignore[attr-defined]
+    assert len(spawns(spawn_log)) == 2
+
+
+async def test_exhausted_at_max_iterations(project: Path, spawn_log: Path) -> None:
+    settings = Settings(agent="custom", agent_command=tuple(fake("check_one.py")))
+    _, status = await run_to_end(project, settings, max_iterations=3)
+    assert status.state == "exhausted"  # type: ignore[attr-defined]
+    assert "5 of 8 tasks remain" in status.reason  # type: ignore[attr-defined]
+    assert len(spawns(spawn_log)) == 3
+
+
+async def test_guidance_is_delivered_once_and_recorded(project: Path, spawn_log: Path) -> None:
+    settings = Settings(agent="custom", agent_command=tuple(fake("check_one.py")))
+    await run_to_end(
+        project, settings, max_iterations=2, guidance=["Use `$(rm -rf /)` literally"]
+    )
+    prompts = [p["prompt"] for p in spawns(spawn_log)]
+    assert "## Guidance" in prompts[0] and "$(rm -rf /)" in prompts[0]
+    assert "## Guidance" not in prompts[1]
+    record = load_records(project, CHANGE)[0]
+    assert record["guidance"][0]["deliveredIn"] == 1
+
+
+async def test_nothing_to_do_succeeds_without_spawning(project: Path, spawn_log: Path) -> None:
+    tasks = project / "openspec/changes" / CHANGE / "tasks.md"
+    tasks.write_text(tasks.read_text().replace("[ ]", "[x]"))
+    settings = Settings(agent="custom", agent_command=tuple(fake("check_one.py")))
+    _, status = await run_to_end(project, settings)
+    assert status.state == "succeeded"  # type: ignore[attr-defined]
+    assert spawns(spawn_log) == []
+
+
+async def test_missing_binary_fails_after_one_spawn_attempt(project: Path) -> None:
+    settings = Settings(agent="custom", agent_command=("no-such-agent-binary-xyz", "{prompt}"))
+    _, status = await run_to_end(project, settings)
+    assert status.state == "failed"  # type: ignore[attr-defined]
+    assert "no-such-agent-binary-xyz" in status.reason  # type: ignore[attr-defined]
+    assert "not found" in status.reason  # type: ignore[attr-defined]
+
+
+async def test_not_logged_in_claude_fails_with_auth_reason(project: Path, spawn_log: Path) -> None:
+    rec_dir = shared_path("fixtures", "recorded")
+    cmd = fake("replay.py", str(rec_dir / "run1.stdout"), str(rec_dir / "run1.stderr"), "1")
+    settings = Settings(agent="custom", agent_command=tuple(cmd))
+    _, status = await run_to_end(project, settings)
+    assert status.state == "failed"  # type: ignore[attr-defined]
+    assert "authenticate" in status.reason and "Not logged in" in status.reason  # type: ignore[attr-defined]
+    assert len(spawns(spawn_log)) <= 2
+
+
+async def test_same_startup_error_twice_fails(
+    project: Path, spawn_log: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("FAKE_EXIT", "7")
+    settings = Settings(agent="custom", agent_command=tuple(fake("no_progress.py")), stuck_after=5)
+    _, status = await run_to_end(project, settings)
+    assert status.state == "failed"  # type: ignore[attr-defined]
+    assert "twice" in status.reason  # type: ignore[attr-defined]
+    assert len(spawns(spawn_log)) == 2
+
+
+async def test_iteration_timeout_counts_as_no_progress(project: Path) -> None:
+    settings = Settings(
+        agent="custom",
+        agent_command=tuple(fake("sleep_forever.py")),
+        iteration_timeout_seconds=0.5,
+        stuck_after=2,
+        stop_grace_seconds=0.5,
+    )
+    t0 = time.monotonic()
+    rec, status = await run_to_end(project, settings)
+    assert status.state == "stuck"  # type: ignore[attr-defined]
+    assert time.monotonic() - t0 < 15
+    assert any("timed out" in line for line in rec.logs)
+
+
+async def test_stop_kills_the_whole_tree(
+    project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pidfile = tmp_path / "pids.txt"
+    monkeypatch.setenv("FAKE_AGENT_PID_FILE", str(pidfile))
+    settings = Settings(
+        agent="custom",
+        agent_command=tuple(fake("ignore_sigterm_with_children.py")),
+        stop_grace_seconds=0.5,
+    )
+    rec = Recorder()
+    engine = Engine(rec)
+    await engine.start(project, CHANGE, settings)
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        if pidfile.exists() and len(pidfile.read_text().split()) >= 3:
+            break
+        await asyncio.sleep(0.05)
+    pids = [int(p) for p in pidfile.read_text().split()]
+    assert len(pids) >= 3
+    with pytest.raises(EngineError, match="already running"):
+        await engine.start(project, CHANGE, settings)
+    status = await asyncio.wait_for(engine.stop(project, CHANGE), 10)
+    assert status.state == "stopped"
+    assert_gone(pids)
+    with pytest.raises(EngineError, match="is not running"):
+        await engine.stop(project, CHANGE)
+    record = load_records(project, CHANGE)[0]
+    assert record["state"] == "stopped"
+
+
+async def test_unknown_change_and_path_names_are_refused(project: Path) -> None:
+    engine = Engine()
+    for name in ("nope", "../hello", "archive", ""):
+        with pytest.raises(UnknownChangeError, match="known: add-greeting-cli"):
+            await engine.start(project, name, Settings())
+
+
+async def test_tasks_md_removed_mid_run_fails_clearly(project: Path, tmp_path: Path) -> None:
+    tasks = project / "openspec/changes" / CHANGE / "tasks.md"
+    script = tmp_path / "remover.py"
+    script.write_text(f"import os\nos.remove({str(tasks)!r})\nprint('removed')\n")
+    settings = Settings(agent="custom", agent_command=(__import__("sys").executable, str(script)))
+    _, status = await run_to_end(project, settings)
+    assert status.state == "failed"  # type: ignore[attr-defined]
+    assert "missing" in status.reason  # type: ignore[attr-defined]
+
+
+async def test_history_record_is_valid_json_with_spec_fields(project: Path) -> None:
+    settings = Settings(agent="custom", agent_command=tuple(fake("check_one.py")))
+    await run_to_end(project, settings, max_iterations=1)
+    folder = next((project / ".ralph" / "runs").iterdir())
+    record = json.loads((folder / "record.json").read_text())
+    assert set(record) >= {
+        "runId",
+        "change",
+        "root",
+        "startedAt",
+        "endedAt",
+        "state",
+        "reason",
+        "transitions",
+        "iterations",
+        "guidance",
+    }
+    it = record["iterations"][0]
+    assert set(it) == {
+        "n",
+        "startedAt",
+        "endedAt",
+        "exitCode",
+        "tasksChecked",
+        "costUsd",
+        "numTurns",
+        "usage",
+    }
+    assert (folder / "iteration-1.log").read_bytes().startswith(b"checked one task")
