@@ -1,0 +1,147 @@
+"""The headless command line, run as a real process the way a user runs it."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import EXAMPLE
+from tests.engine.conftest import CHANGE, FAKES, assert_gone
+
+CLI = [sys.executable, "-m", "ralph_lsp"]
+
+
+def ralph(
+    *args: str, cwd: Path | None = None, env: dict[str, str] | None = None, timeout: float = 60
+) -> subprocess.CompletedProcess[str]:
+    full_env = {**os.environ, "RALPH_DEMO_DELAY": "0", **(env or {})}
+    return subprocess.run(
+        [*CLI, *args], cwd=cwd, env=full_env, capture_output=True, text=True, timeout=timeout
+    )
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    root = tmp_path / "hello"
+    shutil.copytree(EXAMPLE, root)
+    return root
+
+
+def test_help_and_version() -> None:
+    out = ralph("--help")
+    assert out.returncode == 0 and "changes" in out.stdout and "run" in out.stdout
+    run_help = ralph("run", "--help").stdout
+    for flag in (
+        "--root",
+        "--agent",
+        "--agent-command",
+        "--max-iterations",
+        "--max-cost",
+        "--stuck-after",
+        "--scope",
+        "--iteration-timeout",
+        "--stop-grace",
+        "--guidance",
+    ):
+        assert flag in run_help
+    assert ralph("--version").stdout.startswith("ralph-lsp ")
+
+
+def test_changes_json_and_table(project: Path) -> None:
+    out = ralph("changes", "--json", "--root", str(project))
+    data = json.loads(out.stdout)
+    (change,) = data["changes"]
+    assert change["name"] == CHANGE and change["completed"] == 0 and change["total"] == 8
+    assert change["run"] is None
+    assert change["tasksUri"].startswith("file://") and change["tasksUri"].endswith("tasks.md")
+    assert [s["id"] for s in change["stories"]] == ["1", "2", "3"]
+    table = ralph("changes", cwd=project / "openspec" / "changes").stdout  # ancestors searched
+    assert CHANGE in table and "0/8" in table
+
+
+def test_no_openspec_root_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    out = ralph("changes", "--root", str(tmp_path))
+    assert out.returncode == 2
+    assert out.stderr.count("\n") == 1 and "openspec/changes" in out.stderr
+    assert "Traceback" not in out.stderr
+
+
+def test_unknown_change_lists_known(project: Path) -> None:
+    out = ralph("run", "../etc", "--root", str(project))
+    assert out.returncode == 2
+    assert "unknown change '../etc' (known: add-greeting-cli)" in out.stderr
+
+
+def test_run_demo_succeeds_and_last_line_is_state(project: Path) -> None:
+    out = ralph("run", CHANGE, "--root", str(project), "--agent", "demo")
+    assert out.returncode == 0, out.stdout + out.stderr
+    lines = out.stdout.rstrip("\n").splitlines()
+    assert lines[-1] == "succeeded: every task is checked (8/8)"
+    assert any(line.startswith("→ Edit ") for line in lines)
+    assert any("▶ iteration 1/20" in line for line in lines)
+    hist = json.loads(ralph("history", CHANGE, "--root", str(project), "--json").stdout)
+    assert hist["runs"][0]["state"] == "succeeded"
+    assert len(hist["runs"][0]["iterations"]) == 3
+
+
+def test_run_stuck_exit_code_and_last_line(project: Path) -> None:
+    cmd = f"{sys.executable} {FAKES / 'no_progress.py'}"
+    out = ralph("run", CHANGE, "--root", str(project), "--agent-command", cmd, "--stuck-after", "2")
+    assert out.returncode == 3
+    assert out.stdout.rstrip("\n").splitlines()[-1] == "stuck: no task checked in 2 iterations"
+
+
+def test_agent_command_is_never_run_through_a_shell(project: Path, tmp_path: Path) -> None:
+    marker = tmp_path / "pwned"
+    cmd = f"{sys.executable} {FAKES / 'no_progress.py'} '$(touch {marker})' `touch {marker}`"
+    ralph("run", CHANGE, "--root", str(project), "--agent-command", cmd, "--stuck-after", "1")
+    assert not marker.exists()
+
+
+def test_prompt_is_byte_identical_and_carries_guidance(project: Path) -> None:
+    a = ralph("prompt", CHANGE, "--root", str(project)).stdout
+    b = ralph("prompt", CHANGE, "--root", str(project)).stdout
+    assert a == b and "Story in scope: 1" in a and "`pytest`" in a
+    g = ralph("prompt", CHANGE, "--root", str(project), "--guidance", "Prefer click").stdout
+    assert "## Guidance" in g and "Prefer click" in g and "## Guidance" not in a
+
+
+def test_sigint_stops_the_run_and_its_tree(project: Path, tmp_path: Path) -> None:
+    pidfile = tmp_path / "pids"
+    env = {**os.environ, "FAKE_AGENT_PID_FILE": str(pidfile)}
+    cmd = f"{sys.executable} {FAKES / 'ignore_sigterm_with_children.py'}"
+    proc = subprocess.Popen(
+        [
+            *CLI,
+            "run",
+            CHANGE,
+            "--root",
+            str(project),
+            "--agent-command",
+            cmd,
+            "--stop-grace",
+            "0.5",
+        ],
+        env=env,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline and not (
+        pidfile.exists() and len(pidfile.read_text().split()) >= 3
+    ):
+        time.sleep(0.05)
+    pids = [int(p) for p in pidfile.read_text().split()]
+    proc.send_signal(signal.SIGINT)
+    out, _ = proc.communicate(timeout=20)
+    assert proc.returncode == 5
+    assert out.rstrip("\n").splitlines()[-1].startswith("stopped: ")
+    assert_gone(pids)
