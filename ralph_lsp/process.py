@@ -301,6 +301,9 @@ class AgentProcess:
                 # project's own json.py must not shadow the watchdog's.
                 cwd=_package_parent(),
                 env=spec.env,
+                # Its own group: a SIGKILL sent to the engine's whole process group must not
+                # take the watchdog along before it has ended the agent's tree.
+                start_new_session=True,
             )
         except OSError as err:
             for fd in (control_r, control_w, status_r, status_w, stdin_r, stdin_w):
@@ -364,6 +367,9 @@ class AgentProcess:
 
         Lines are decoded as UTF-8 with replacement, without their line ending, capped at
         ``line_cap`` bytes. One consumer only. Leaving the loop early discards the rest.
+
+        Read it to the end (or call ``aclose``): unread output is held back, so an agent that
+        writes much more than is read blocks on its full pipe, as it would under any reader.
         """
         if self._lines_taken:
             raise RuntimeError("AgentProcess.lines() may be iterated only once")
@@ -528,7 +534,8 @@ class AgentProcess:
     def __del__(self) -> None:
         # A dropped handle must not leave its agent running: EOF on the control pipe tells the
         # watchdog to end the tree.
-        self._close_control()
+        if getattr(self, "_control", None) is not None:
+            self._close_control()
 
 
 # -- helpers ---------------------------------------------------------------------------------

@@ -18,8 +18,10 @@ and makes sure that no process of the agent's tree outlives the iteration:
   the agent has exited (``-N`` for signal N), and ``{"done": true, "exit": code, "leftover":
   [...]}`` once no descendant is left. Then the watchdog exits.
 
-It ignores SIGINT (Ctrl-C in a terminal is the engine's to handle) and SIGHUP, and treats
-SIGTERM like ``stop``. Standard library only, and few imports: it starts once per iteration.
+The engine starts it in a session of its own, so a SIGKILL sent to the engine's whole process
+group still leaves the watchdog alive to end the tree. It ignores SIGINT (Ctrl-C in a terminal is
+the engine's to handle) and SIGHUP, and treats SIGTERM like ``stop``.
+Standard library only, and few imports: it starts once per iteration.
 
 Usage: ``python -m ralph_lsp.watchdog --control FD --status FD --cwd DIR --exe PATH -- ARGV...``
 """

@@ -11,6 +11,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
 from proc_helpers import alive, read_pids
 
 from ralph_lsp.process import AgentProcess, SpawnSpec, kill_all_now
@@ -151,12 +152,16 @@ async def test_watchdog_killed_outright(spec: Callable[..., SpawnSpec]) -> None:
     assert not alive(proc.pid)
 
 
-def test_sigkill_of_the_engine_leaves_nothing(agent_env: dict[str, str], pid_file: Path) -> None:
+@pytest.mark.parametrize("target", ["process", "process_group"])
+def test_sigkill_of_the_engine_leaves_nothing(
+    agent_env: dict[str, str], pid_file: Path, target: str
+) -> None:
     driver = subprocess.Popen(
         [sys.executable, str(Path(__file__).with_name("engine_driver.py"))],
         stdout=subprocess.PIPE,
         env=agent_env,
         cwd=pid_file.parent,
+        start_new_session=True,  # so that killing its group spares pytest
     )
     try:
         assert driver.stdout is not None
@@ -165,7 +170,10 @@ def test_sigkill_of_the_engine_leaves_nothing(agent_env: dict[str, str], pid_fil
         assert agent_pid in pids and len(pids) == 4
         assert all(alive(pid) for pid in pids)
     finally:
-        driver.kill()
+        if target == "process_group":  # as a terminal or a supervisor killing the whole job
+            os.killpg(driver.pid, signal.SIGKILL)
+        else:
+            driver.kill()
         driver.wait()
     killed = time.monotonic()
     while any(alive(pid) for pid in pids) and time.monotonic() - killed < 2.0:
