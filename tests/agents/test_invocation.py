@@ -1,0 +1,135 @@
+"""Preset argv building, placeholder substitution and the stdin rule (SPEC §4)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from ralph_lsp.agents import DEFAULT_AGENT_ARGS, PRESETS, Invocation, build_invocation, make_parser
+from ralph_lsp.agents.claude import ClaudeParser
+from ralph_lsp.agents.codex import CodexParser
+from ralph_lsp.agents.gemini import GeminiParser
+from ralph_lsp.agents.plain import PlainParser
+
+PROMPT = "Do the work.\nTasks file: /x/tasks.md"
+PFILE = Path("/x/run/prompt.md")
+ARGS = list(DEFAULT_AGENT_ARGS)
+
+
+def build(
+    agent: str, command: list[str] | None = None, args: list[str] | None = None
+) -> Invocation:
+    return build_invocation(
+        agent, command, ARGS if args is None else args, PROMPT, PFILE, python="/py"
+    )
+
+
+def test_presets_are_the_spec_list() -> None:
+    assert PRESETS == ("claude", "codex", "gemini", "demo", "custom")
+    assert DEFAULT_AGENT_ARGS == ("--permission-mode", "acceptEdits")
+
+
+def test_claude_preset_with_agent_args() -> None:
+    inv = build("claude")
+    assert inv.argv == [
+        "claude", "-p", PROMPT, "--output-format", "stream-json", "--verbose",
+        "--permission-mode", "acceptEdits",
+    ]  # fmt: skip
+    assert inv.stdin_data is None and isinstance(inv.parser, ClaudeParser)
+    assert build("claude", args=[]).argv[-1] == "--verbose"
+
+
+@pytest.mark.parametrize(
+    ("agent", "argv", "parser"),
+    [
+        ("codex", ["codex", "exec", "--json", "--sandbox", "workspace-write", PROMPT], CodexParser),
+        (
+            "gemini",
+            ["gemini", "-p", PROMPT, "-o", "stream-json", "--approval-mode", "auto_edit"],
+            GeminiParser,
+        ),
+        (
+            "demo",
+            ["/py", "-m", "ralph_lsp.demo_agent", "-p", PROMPT, "--output-format", "stream-json"],
+            ClaudeParser,
+        ),
+    ],
+)
+def test_other_presets_ignore_agent_args(agent: str, argv: list[str], parser: type) -> None:
+    inv = build(agent, args=["--permission-mode", "plan", "--weird"])
+    assert inv.argv == argv
+    assert inv.stdin_data is None
+    assert isinstance(inv.parser, parser)
+
+
+def test_demo_defaults_to_this_interpreter() -> None:
+    inv = build_invocation("demo", None, [], "p", PFILE)
+    assert inv.argv[0] == sys.executable
+
+
+def test_custom_needs_a_command() -> None:
+    commands: list[list[str] | None] = [None, []]
+    for command in commands:
+        with pytest.raises(ValueError, match="agentCommand"):
+            build("custom", command)
+
+
+def test_unknown_agent_is_refused_with_the_known_names() -> None:
+    with pytest.raises(ValueError, match=r"unknown agent 'nope' \(known: claude, codex"):
+        build("nope")
+    with pytest.raises(ValueError):
+        make_parser("nope")
+
+
+def test_custom_without_placeholder_sends_the_prompt_on_stdin() -> None:
+    inv = build("custom", ["my-agent", "--fast"])
+    assert inv.argv == ["my-agent", "--fast"]
+    assert inv.stdin_data == PROMPT.encode()
+    assert isinstance(inv.parser, PlainParser)
+
+
+def test_prompt_file_placeholder() -> None:
+    inv = build("custom", ["wrap", "--file={promptFile}", "x"])
+    assert inv.argv == ["wrap", f"--file={PFILE}", "x"]
+    assert inv.stdin_data is None
+
+
+def test_prompt_placeholder_inside_an_element() -> None:
+    inv = build("custom", ["wrap", "--prompt={prompt}"])
+    assert inv.argv == ["wrap", f"--prompt={PROMPT}"]
+    assert inv.stdin_data is None
+
+
+def test_command_overrides_a_preset_but_keeps_its_parser() -> None:
+    inv = build("claude", ["/opt/bin/claude-wrapper", "{prompt}"])
+    assert inv.argv == ["/opt/bin/claude-wrapper", PROMPT]  # no agent_args added
+    assert isinstance(inv.parser, ClaudeParser)
+    inv = build("codex", ["codex-nightly", "exec"])
+    assert inv.stdin_data == PROMPT.encode() and isinstance(inv.parser, CodexParser)
+
+
+def test_substitution_is_one_pass_and_literal() -> None:
+    prompt = "use {promptFile} and {prompt} and \\1 and $HOME"
+    inv = build_invocation("custom", ["a", "{prompt}", "{promptFile}{prompt}"], [], prompt, PFILE)
+    assert inv.argv == ["a", prompt, f"{PFILE}{prompt}"]
+
+
+def test_no_shell_ever() -> None:
+    inv = build("custom", ["echo", "$(rm -rf /)", "; ls"])
+    assert inv.argv == ["echo", "$(rm -rf /)", "; ls"]
+
+
+def test_each_invocation_gets_a_fresh_parser() -> None:
+    assert build("claude").parser is not build("claude").parser
+
+
+def test_command_must_hold_strings() -> None:
+    with pytest.raises(ValueError):
+        build("custom", ["ok", 5])  # type: ignore[list-item]
+
+
+def test_non_utf8_safe_stdin() -> None:
+    inv = build_invocation("custom", ["x"], [], "caf\u00e9 \ud800", PFILE)
+    assert inv.stdin_data == "caf\u00e9 ?".encode()
