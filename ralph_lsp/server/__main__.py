@@ -1,0 +1,3 @@
+from ralph_lsp.server import serve
+
+serve()

@@ -1,0 +1,121 @@
+"""Checking a command's one JSON object argument (SPEC §5), with messages that say what to send.
+
+pygls ignores parameter defaults and would answer a palette invocation (no arguments) with
+"Expected 1 arguments, got 0", so commands take the raw argument list and check it here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+from urllib.parse import unquote, urlparse
+
+from ralph_lsp.server.errors import InvalidArguments
+
+# The fields each command accepts; anything else is refused so that a typo is not ignored.
+FIELDS: dict[str, tuple[str, ...]] = {
+    "ralph.changes": ("root",),
+    "ralph.run": ("change", "root", "maxIterations", "iterationScope"),
+    "ralph.stop": ("change", "root"),
+    "ralph.guide": ("change", "text", "root"),
+    "ralph.status": ("change", "root"),
+    "ralph.history": ("change", "root"),
+}
+
+
+def _shape(command: str) -> str:
+    fields = FIELDS[command]
+    return "{" + ", ".join(f'"{f}"' for f in fields) + "}"
+
+
+def one_object(command: str, args: Sequence[object]) -> dict[str, Any]:
+    """The command's argument: none is ``{}``; several, or a non-object, are refused."""
+    if len(args) == 0 or (len(args) == 1 and args[0] is None):
+        return {}
+    if len(args) > 1:
+        raise InvalidArguments(
+            f"{command} takes one JSON object argument, got {len(args)} arguments;"
+            f" send [{_shape(command)}]"
+        )
+    arg = args[0]
+    if not isinstance(arg, Mapping):
+        raise InvalidArguments(
+            f"{command} takes one JSON object argument, got {_kind(arg)}; send {_shape(command)}"
+        )
+    unknown = sorted(str(k) for k in arg if k not in FIELDS[command])
+    if unknown:
+        raise InvalidArguments(
+            f"{command}: unknown field {', '.join(repr(k) for k in unknown)};"
+            f" it accepts {_shape(command)}"
+        )
+    return dict(arg)
+
+
+def _kind(value: object) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, (list, tuple)):
+        return "an array"
+    if isinstance(value, Mapping):
+        return "an object"
+    return type(value).__name__
+
+
+def string(command: str, obj: Mapping[str, Any], key: str, *, required: bool) -> str | None:
+    """A string field; ``None`` when absent (or null) and not required."""
+    value = obj.get(key)
+    if value is None:
+        if required:
+            raise InvalidArguments(f'{command} needs "{key}" (a string); send {_shape(command)}')
+        return None
+    if not isinstance(value, str) or not value:
+        raise InvalidArguments(f'{command}: "{key}" must be a non-empty string, got {_kind(value)}')
+    return value
+
+
+def positive_int(command: str, obj: Mapping[str, Any], key: str) -> int | None:
+    value = obj.get(key)
+    if value is None:
+        return None
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (int, float))
+        or value != int(value)
+        or value < 1
+    ):
+        raise InvalidArguments(
+            f'{command}: "{key}" must be a whole number of at least 1, got {value!r}'
+        )
+    return int(value)
+
+
+def choice(command: str, obj: Mapping[str, Any], key: str, options: Sequence[str]) -> str | None:
+    value = obj.get(key)
+    if value is None:
+        return None
+    if not isinstance(value, str) or value not in options:
+        listing = " or ".join(f'"{o}"' for o in options)
+        raise InvalidArguments(f'{command}: "{key}" must be {listing}, got {value!r}')
+    return value
+
+
+def path_of_uri(command: str, uri: str) -> Path:
+    """The local path of a ``file:`` URI (a plain absolute path is accepted too)."""
+    if uri.startswith("file:"):
+        parsed = urlparse(uri)
+        if parsed.netloc not in ("", "localhost"):
+            raise InvalidArguments(f'{command}: "root" must be a local file: URI, got {uri!r}')
+        return Path(unquote(parsed.path))
+    if "://" in uri or not Path(uri).is_absolute():
+        raise InvalidArguments(
+            f'{command}: "root" must be the file: URI of an OpenSpec root'
+            f" (a folder holding openspec/changes/), got {uri!r}"
+        )
+    return Path(uri)

@@ -1,0 +1,125 @@
+"""The ``ralph.*`` commands (SPEC §5): check the argument, call the domain or the engine, answer.
+
+Each takes the command's one JSON object (already checked to be an object by ``args``) and
+returns a JSON object; refusals are :class:`~ralph_lsp.server.errors.CommandError` s.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from ralph_lsp.engine import EngineError
+from ralph_lsp.history import load_records
+from ralph_lsp.server import args
+from ralph_lsp.server.errors import InvalidArguments, RequestFailed
+from ralph_lsp.server.server import RalphLanguageServer
+from ralph_lsp.settings import SCOPES
+from ralph_lsp.workspace import (
+    Change,
+    UnknownChangeError,
+    change_json,
+    list_changes,
+    resolve_change,
+)
+
+Obj = dict[str, Any]
+Handler = Callable[[RalphLanguageServer, Obj], Awaitable[Obj]]
+
+UNTRUSTED = (
+    "this workspace is not trusted, and running a change starts a coding agent that edits its"
+    " files; trust the workspace (Manage Workspace Trust) and run again"
+)
+
+
+async def changes(ls: RalphLanguageServer, obj: Obj) -> Obj:
+    root_arg = args.string("ralph.changes", obj, "root", required=False)
+    roots = [ls.resolve_root("ralph.changes", root_arg)] if root_arg else ls.roots
+    out = []
+    for root in roots:
+        for name in list_changes(root):
+            change = Change(root, name)
+            status = ls.status_of(root, name)
+            doc = ls.docs.get(change.tasks_path).doc
+            out.append(change_json(change, doc, status.to_json() if status else None))
+    return {"changes": out}
+
+
+async def run(ls: RalphLanguageServer, obj: Obj) -> Obj:
+    cmd = "ralph.run"
+    name = args.string(cmd, obj, "change", required=True)
+    assert name is not None
+    root = ls.resolve_root(cmd, args.string(cmd, obj, "root", required=False))
+    max_iterations = args.positive_int(cmd, obj, "maxIterations")
+    scope = args.choice(cmd, obj, "iterationScope", SCOPES)
+    resolve_change(root, name)
+    settings = await ls.pull_settings(root)  # may carry a change of trust too
+    if not ls.config.trusted:
+        raise RequestFailed(UNTRUSTED)
+    status = await ls.engine.start(root, name, settings, max_iterations=max_iterations, scope=scope)
+    return {"runId": status.run_id, "change": status.change, "state": status.state}
+
+
+async def stop(ls: RalphLanguageServer, obj: Obj) -> Obj:
+    cmd = "ralph.stop"
+    name = args.string(cmd, obj, "change", required=True)
+    assert name is not None
+    root = ls.resolve_root(cmd, args.string(cmd, obj, "root", required=False))
+    try:
+        status = await ls.engine.stop(root, name)
+    except EngineError:
+        resolve_change(root, name)  # an unknown name says so, with the known ones
+        raise
+    return status.to_json()
+
+
+async def guide(ls: RalphLanguageServer, obj: Obj) -> Obj:
+    cmd = "ralph.guide"
+    name = args.string(cmd, obj, "change", required=True)
+    text = args.string(cmd, obj, "text", required=True)
+    assert name is not None and text is not None
+    if not text.strip():
+        raise InvalidArguments(f'{cmd}: "text" is blank; send the guidance to give the agent')
+    root = ls.resolve_root(cmd, args.string(cmd, obj, "root", required=False))
+    try:
+        ls.engine.guide(root, name, text)
+    except EngineError:
+        resolve_change(root, name)
+        raise
+    return {"queued": True}
+
+
+async def status(ls: RalphLanguageServer, obj: Obj) -> Obj:
+    cmd = "ralph.status"
+    name = args.string(cmd, obj, "change", required=False)
+    root_arg = args.string(cmd, obj, "root", required=False)
+    root = ls.resolve_root(cmd, root_arg) if root_arg else None
+    runs = ls.engine.statuses(root, name)
+    if name is not None and not runs:
+        roots = [root] if root is not None else ls.roots
+        known = sorted({c for r in roots for c in list_changes(r)})
+        if name not in known:
+            raise UnknownChangeError(name, known)
+    return {"runs": [s.to_json() for s in runs]}
+
+
+async def history(ls: RalphLanguageServer, obj: Obj) -> Obj:
+    cmd = "ralph.history"
+    name = args.string(cmd, obj, "change", required=True)
+    assert name is not None
+    root = ls.resolve_root(cmd, args.string(cmd, obj, "root", required=False))
+    records = await asyncio.to_thread(load_records, root, name)
+    if not records:
+        resolve_change(root, name)  # nothing recorded: say so if the name is unknown
+    return {"runs": records}
+
+
+COMMANDS: dict[str, Handler] = {
+    "ralph.changes": changes,
+    "ralph.run": run,
+    "ralph.stop": stop,
+    "ralph.guide": guide,
+    "ralph.status": status,
+    "ralph.history": history,
+}

@@ -1,0 +1,84 @@
+"""Wiring LSP methods and commands to the server, once. Each handler is a line or two."""
+
+# No `from __future__ import annotations` here: pygls reads the handlers' annotations at run
+# time to decide whether to pass the server in, and must find real objects.
+
+import logging
+from typing import Any
+
+from lsprotocol import types
+
+from ralph_lsp.engine import EngineError
+from ralph_lsp.server.args import one_object
+from ralph_lsp.server.commands import COMMANDS, Handler
+from ralph_lsp.server.errors import CommandError, RequestFailed
+from ralph_lsp.server.server import RalphLanguageServer
+from ralph_lsp.workspace import UnknownChangeError
+
+log = logging.getLogger(__name__)
+
+
+def _register_command(server: RalphLanguageServer, name: str, handler: Handler) -> None:
+    # pygls unpacks the arguments into positional parameters and ignores defaults; taking
+    # them as *args lets a palette call with none, or a malformed call, get a clear answer.
+    async def command(ls: RalphLanguageServer, *arguments: Any) -> dict[str, Any]:
+        obj = one_object(name, arguments)
+        try:
+            return await handler(ls, obj)
+        except CommandError:
+            raise
+        except (UnknownChangeError, EngineError) as exc:
+            raise RequestFailed(str(exc)) from None
+        except Exception as exc:
+            log.exception("%s failed", name)
+            raise RequestFailed(
+                f"{name} failed: {exc!r}; this is a bug in ralph-lsp (details in its log)"
+            ) from None
+
+    command.__name__ = name.replace(".", "_")
+    server.command(name)(command)
+
+
+def register(server: RalphLanguageServer) -> None:
+    for name, handler in COMMANDS.items():
+        _register_command(server, name, handler)
+
+    @server.feature(types.INITIALIZE)
+    def initialize(params: types.InitializeParams) -> None:
+        server.on_initialize(params)
+
+    @server.feature(types.INITIALIZED)
+    async def initialized(params: types.InitializedParams) -> None:
+        await server.on_initialized()
+
+    @server.feature(types.SHUTDOWN)
+    async def shutdown(params: None) -> None:
+        await server.on_shutdown()
+
+    @server.feature(types.EXIT)
+    def exit_(params: None) -> None:
+        server.on_exit()
+
+    @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
+    async def did_change_configuration(params: types.DidChangeConfigurationParams) -> None:
+        await server.on_settings_pushed(params.settings)
+
+    @server.feature(types.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)
+    def did_change_folders(params: types.DidChangeWorkspaceFoldersParams) -> None:
+        server.update_roots()
+
+    @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
+    def did_open(params: types.DidOpenTextDocumentParams) -> None:
+        server.on_open(params.text_document.uri)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
+    def did_change(params: types.DidChangeTextDocumentParams) -> None:
+        server.on_edit(params.text_document.uri)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
+    def did_close(params: types.DidCloseTextDocumentParams) -> None:
+        server.on_close(params.text_document.uri)
+
+    @server.feature(types.TEXT_DOCUMENT_CODE_LENS)
+    def code_lens(params: types.CodeLensParams) -> list[types.CodeLens]:
+        return server.code_lenses(params.text_document.uri)

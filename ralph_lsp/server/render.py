@@ -1,0 +1,135 @@
+"""tasks.md + a run's status → code lenses and diagnostics (SPEC §5). Pure: no I/O, no state."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from lsprotocol import types
+
+from ralph_lsp.engine import RunStatus
+from ralph_lsp.server.documents import DocState
+
+SOURCE = "ralph"
+# The client's own command: it asks for the guidance text, then calls ralph.guide.
+SEND_GUIDANCE = "ralph.sendGuidance"
+ENDED_BADLY = ("stuck", "exhausted", "failed")
+
+
+def column(text: str, index: int, encoding: str | None) -> int:
+    """A Python string index as a column in the client's position encoding (UTF-16 by default)."""
+    index = max(0, min(index, len(text)))
+    if encoding == types.PositionEncodingKind.Utf32:
+        return index
+    if encoding == types.PositionEncodingKind.Utf8:
+        return len(text[:index].encode("utf-8", errors="surrogatepass"))
+    prefix = text[:index]
+    return index + sum(1 for c in prefix if ord(c) > 0xFFFF)
+
+
+def _range(state: DocState, line: int, start: int, end: int, enc: str | None) -> types.Range:
+    text = state.line(line)
+    return types.Range(
+        start=types.Position(line=line, character=column(text, start, enc)),
+        end=types.Position(line=line, character=column(text, end, enc)),
+    )
+
+
+def _line_range(state: DocState, line: int, enc: str | None) -> types.Range:
+    text = state.line(line)
+    start = len(text) - len(text.lstrip())
+    return _range(state, line, start, len(text), enc)
+
+
+def is_running(status: RunStatus | None) -> bool:
+    return status is not None and status.state == "running"
+
+
+def code_lenses(
+    state: DocState, root: Path, change: str, status: RunStatus | None
+) -> list[types.CodeLens]:
+    doc = state.doc
+    ref = [{"change": change, "root": root.as_uri()}]
+    counts = f"{doc.completed}/{doc.total} tasks"
+    lenses: list[types.CodeLens] = []
+
+    def lens(line: int, title: str, command: str = "", arguments: list[Any] | None = None) -> None:
+        pos = types.Position(line=line, character=0)
+        lenses.append(
+            types.CodeLens(
+                range=types.Range(start=pos, end=pos),
+                command=types.Command(title=title, command=command, arguments=arguments),
+            )
+        )
+
+    running = is_running(status)
+    if status is not None and running:
+        lens(0, f"■ Stop · iteration {status.iteration} · {counts}", "ralph.stop", list(ref))
+        lens(0, "✎ Guide", SEND_GUIDANCE, list(ref))
+    else:
+        lens(0, f"▶ Run change · {counts}", "ralph.run", list(ref))
+
+    working = status.story if status is not None and running else None
+    for story in doc.stories:
+        if story.line < 0:
+            continue  # tasks before the first heading: no heading to put a lens on
+        if story.total and story.done:
+            lens(story.line, "✓ done")
+        else:
+            lens(story.line, f"{story.completed}/{story.total} done")
+    for task in doc.tasks:
+        if task.done:
+            lens(task.line, "✓ done")
+        elif working is not None and task.story_id == working:
+            lens(task.line, "● in progress")
+        else:
+            lens(task.line, "○ pending")
+    return lenses
+
+
+def diagnostics(
+    state: DocState, status: RunStatus | None, encoding: str | None
+) -> list[types.Diagnostic]:
+    doc = state.doc
+    out: list[types.Diagnostic] = []
+    for f in doc.findings:
+        out.append(
+            types.Diagnostic(
+                range=_range(state, f.line, f.start, f.end, encoding),
+                message=f.message,
+                severity=types.DiagnosticSeverity.Warning,
+                source=SOURCE,
+                code=f.code,
+            )
+        )
+    if status is not None and is_running(status) and status.story is not None:
+        story = doc.story(status.story)
+        if story is not None and story.line >= 0:
+            out.append(
+                types.Diagnostic(
+                    range=_line_range(state, story.line, encoding),
+                    message=(
+                        f"Ralph is working on this story"
+                        f" (run {status.run_id}, iteration {status.iteration})"
+                    ),
+                    severity=types.DiagnosticSeverity.Information,
+                    source=SOURCE,
+                    code="in-progress",
+                )
+            )
+    if status is not None and status.state in ENDED_BADLY:
+        reason = f": {status.reason}" if status.reason else ""
+        for task in doc.tasks:
+            if task.done:
+                continue
+            out.append(
+                types.Diagnostic(
+                    range=_line_range(state, task.line, encoding),
+                    message=f"not done when run {status.run_id} ended {status.state}{reason}",
+                    severity=types.DiagnosticSeverity.Warning,
+                    source=SOURCE,
+                    code=f"run-{status.state}",
+                )
+            )
+    out.sort(key=lambda d: (d.range.start.line, d.range.start.character))
+    return out
