@@ -1,0 +1,190 @@
+"""Helpers of the fault matrix: running the CLI as a user does, reading what the fake agents
+recorded, the history record, and the process table."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ralph_lsp.history import load_records
+
+TAG = "RALPH_FAULT_TAG"
+FAULT_AGENT = Path(__file__).resolve().parents[1] / "fake_agents" / "fault_agent.py"
+CLI = [sys.executable, "-m", "ralph_lsp"]
+FINAL_STATES = ("succeeded", "stuck", "exhausted", "failed", "stopped")
+
+
+def tagged_processes(tag: str) -> list[int]:
+    """Live processes (zombies excluded) whose environment carries ``TAG=tag``."""
+    needle = f"{TAG}={tag}".encode()
+    found = []
+    for name in os.listdir("/proc"):
+        if not name.isdigit() or int(name) == os.getpid():
+            continue
+        try:
+            with open(f"/proc/{name}/environ", "rb") as f:
+                if needle not in f.read().split(b"\0"):
+                    continue
+        except OSError:
+            continue
+        if alive(int(name)):
+            found.append(int(name))
+    return found
+
+
+def alive(pid: int) -> bool:
+    """True while ``pid`` exists and is not a zombie."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            data = f.read()
+    except OSError:
+        return False
+    return data[data.rfind(b")") + 2 :].split()[0] != b"Z"
+
+
+def wait_until(predicate: Callable[[], Any], timeout: float, what: str) -> Any:
+    """Poll ``predicate`` until it is truthy; fail after ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout}s waiting for {what}")
+        time.sleep(0.02)
+
+
+def gone_within(pids: list[int], timeout: float) -> list[int]:
+    """The pids still alive after ``timeout`` seconds (empty when all went in time)."""
+    deadline = time.monotonic() + timeout
+    while (left := [p for p in pids if alive(p)]) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    return left
+
+
+def check_tasks(data: bytes, k: int) -> bytes:
+    """``data`` with its first ``k`` unchecked tasks checked, as the fault agent edits it."""
+    for _ in range(k):
+        data = re.sub(rb"^(\s*[-*+] )\[ \]", rb"\1[x]", data, count=1, flags=re.M)
+    return data
+
+
+@dataclass
+class CliResult:
+    returncode: int
+    stdout: str
+    stderr: str
+    elapsed: float
+
+    @property
+    def last_line(self) -> str:
+        lines = self.stdout.rstrip("\n").split("\n")
+        return lines[-1] if lines else ""
+
+
+@dataclass
+class FaultEnv:
+    root: Path
+    logs: Path
+    tmp: Path
+    env: dict[str, str]
+    tag: str
+
+    # -- the agent -----------------------------------------------------------------------------
+    def agent(self, *args: str) -> list[str]:
+        """The argv of the fault agent in ``args``' mode."""
+        return [sys.executable, str(FAULT_AGENT), *args]
+
+    def agent_command(self, *args: str) -> str:
+        return shlex.join(self.agent(*args))
+
+    def pids(self) -> list[int]:
+        path = self.logs / "pids.txt"
+        return [int(w) for w in path.read_text().split()] if path.exists() else []
+
+    def spawns(self) -> list[dict[str, Any]]:
+        path = self.logs / "spawns.jsonl"
+        if not path.exists():
+            return []
+        return [json.loads(line) for line in path.read_text().splitlines()]
+
+    # -- the project ---------------------------------------------------------------------------
+    def tasks(self, change: str = "alpha") -> Path:
+        return self.root / "openspec" / "changes" / change / "tasks.md"
+
+    def record(self, change: str = "alpha") -> dict[str, Any]:
+        """The one history record of ``change`` (exactly one run is expected)."""
+        records = load_records(self.root, change)
+        assert len(records) == 1, f"expected one record of {change}, found {len(records)}"
+        return records[0]
+
+    # -- the CLI -------------------------------------------------------------------------------
+    def cli_argv(self, change: str, *extra: str) -> list[str]:
+        return [*CLI, "run", change, "--root", str(self.root), *extra]
+
+    def start_cli(self, change: str, *extra: str, name: str = "cli") -> subprocess.Popen[bytes]:
+        """Start ``ralph-lsp run`` with stdout/stderr going to files in the log folder."""
+        out = open(self.logs / f"{name}.stdout", "wb")  # noqa: SIM115
+        err = open(self.logs / f"{name}.stderr", "wb")  # noqa: SIM115
+        try:
+            return subprocess.Popen(
+                self.cli_argv(change, *extra),
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=err,
+                env=self.env,
+                cwd=self.root,
+            )
+        finally:
+            out.close()
+            err.close()
+
+    def cli_output(self, name: str = "cli") -> tuple[str, str]:
+        read = lambda s: (self.logs / f"{name}.{s}").read_bytes().decode("utf-8", "replace")  # noqa: E731
+        return read("stdout"), read("stderr")
+
+    def run_cli(
+        self, change: str, *extra: str, timeout: float = 60, name: str = "cli"
+    ) -> CliResult:
+        started = time.monotonic()
+        proc = self.start_cli(change, *extra, name=name)
+        try:
+            code = proc.wait(timeout)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+        out, err = self.cli_output(name)
+        return CliResult(code, out, err, time.monotonic() - started)
+
+
+EXIT_CODES = {"succeeded": 0, "failed": 1, "stuck": 3, "exhausted": 4, "stopped": 5}
+
+
+def assert_outcome(
+    fx: FaultEnv,
+    result: CliResult,
+    state: str,
+    reason: str,
+    change: str = "alpha",
+) -> dict[str, Any]:
+    """The CLI, the record and the process table agree on the end of the one run of ``change``."""
+    record = fx.record(change)
+    assert result.last_line == f"{state}: {record['reason']}", result.stdout[-2000:]
+    assert reason in str(record["reason"]), record["reason"]
+    assert result.returncode == EXIT_CODES[state], result.stderr[-2000:]
+    assert record["state"] == state
+    assert record["endedAt"] is not None
+    assert record["transitions"][-1]["state"] == state  # type: ignore[index]
+    # The engine waits for the whole tree before it ends a run: nothing is left at this point.
+    assert gone_within(fx.pids(), 0) == []
+    return record
