@@ -1,0 +1,113 @@
+"""Agents that crash, get killed, hang, or refuse to die — through ``ralph-lsp run``.
+
+Each case checks what the user sees (exit code, last line ``<state>: <reason>``), the history
+record, that tasks.md holds exactly the agent's edits, and that every process is gone.
+"""
+
+from __future__ import annotations
+
+import signal
+import time
+
+import pytest
+
+from tests.faults.conftest import TASKS
+from tests.faults.helpers import (
+    CliResult,
+    FaultEnv,
+    assert_outcome,
+    check_tasks,
+    gone_within,
+    wait_until,
+)
+
+
+@pytest.mark.parametrize("code", [1, 3])
+def test_nonzero_exit_after_checking_a_task_keeps_going(fx: FaultEnv, code: int) -> None:
+    result = fx.run_cli("alpha", "--agent-command", fx.agent_command("check", str(code)))
+    record = assert_outcome(fx, result, "succeeded", "every task is checked (3/3)")
+    assert len(fx.spawns()) == 3
+    assert [(i["exitCode"], i["tasksChecked"]) for i in record["iterations"]] == [(code, 1)] * 3  # type: ignore[attr-defined]
+    assert fx.tasks().read_bytes() == check_tasks(TASKS.encode(), 3)
+
+
+@pytest.mark.parametrize("signum", [signal.SIGKILL, signal.SIGSEGV, signal.SIGTERM])
+def test_killed_by_a_signal_after_checking_a_task_keeps_going(fx: FaultEnv, signum: int) -> None:
+    result = fx.run_cli("alpha", "--agent-command", fx.agent_command("check-signal", str(signum)))
+    record = assert_outcome(fx, result, "succeeded", "every task is checked (3/3)")
+    assert [(i["exitCode"], i["tasksChecked"]) for i in record["iterations"]] == [(-signum, 1)] * 3  # type: ignore[attr-defined]
+    assert f"exit {-signum}" in result.stdout
+    assert fx.tasks().read_bytes() == check_tasks(TASKS.encode(), 3)
+
+
+def test_killed_by_a_signal_before_any_work_fails_after_two_spawns(fx: FaultEnv) -> None:
+    result = fx.run_cli("alpha", "--agent-command", fx.agent_command("signal", "9"))
+    record = assert_outcome(fx, result, "failed", "the agent failed the same way twice")
+    assert "-9" in str(record["reason"])
+    assert len(fx.spawns()) == 2
+    assert fx.tasks().read_bytes() == TASKS.encode()
+
+
+def test_silent_hang_is_ended_by_the_iteration_timeout(fx: FaultEnv) -> None:
+    result = fx.run_cli(
+        "alpha",
+        "--agent-command",
+        fx.agent_command("hang"),
+        "--iteration-timeout",
+        "0.5",
+        "--stuck-after",
+        "2",
+        "--stop-grace",
+        "0.5",
+    )
+    record = assert_outcome(fx, result, "stuck", "no task checked in 2 iterations")
+    assert len(fx.spawns()) == 2
+    assert result.stdout.count("iteration timed out after 0.5s") == 2
+    assert [i["exitCode"] for i in record["iterations"]] == [-signal.SIGTERM] * 2  # type: ignore[attr-defined]
+    assert fx.tasks().read_bytes() == TASKS.encode()
+    assert result.elapsed < 20
+
+
+def test_stubborn_tree_is_killed_by_the_iteration_timeout(fx: FaultEnv) -> None:
+    """The agent ignores SIGTERM and leaves a child and a ``setsid`` grandchild that do too."""
+    result = fx.run_cli(
+        "alpha",
+        "--agent-command",
+        fx.agent_command("stubborn"),
+        "--iteration-timeout",
+        "2",
+        "--stuck-after",
+        "1",
+        "--stop-grace",
+        "0.3",
+    )
+    record = assert_outcome(fx, result, "stuck", "no task checked in 1 iterations")
+    assert len(fx.pids()) == 3, "the agent, its child and its setsid grandchild"
+    assert "ready" in result.stdout
+    assert [i["exitCode"] for i in record["iterations"]] == [-signal.SIGKILL]  # type: ignore[attr-defined]
+    assert fx.tasks().read_bytes() == TASKS.encode()
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_stop_kills_a_stubborn_tree(fx: FaultEnv, signum: int) -> None:
+    """Ctrl-C (or SIGTERM) on the CLI stops the run as ``stop`` does: the whole tree goes."""
+    cli = fx.start_cli(
+        "alpha", "--agent-command", fx.agent_command("stubborn"), "--stop-grace", "0.5"
+    )
+    try:
+        wait_until(lambda: len(fx.pids()) == 3, 20, "the stubborn agent and its offspring")
+        assert all(gone_within([p], 0) for p in fx.pids())  # all three are alive
+        sent = time.monotonic()
+        cli.send_signal(signum)
+        code = cli.wait(20)
+        elapsed = time.monotonic() - sent
+    finally:
+        if cli.poll() is None:
+            cli.kill()
+            cli.wait()
+    out, err = fx.cli_output()
+    result = CliResult(code, out, err, elapsed)
+    assert_outcome(fx, result, "stopped", "stopped by the user")
+    assert f"{signal.Signals(signum).name}: stopping the run" in out
+    assert 0.4 < elapsed < 10, elapsed  # the grace is honoured, then SIGKILL
+    assert fx.tasks().read_bytes() == TASKS.encode()

@@ -1,0 +1,84 @@
+"""Agents that cannot run or cannot work end the run ``failed`` with a reason the user can act
+on, after at most two spawns, and never touch tasks.md."""
+
+from __future__ import annotations
+
+import stat
+import uuid
+
+import pytest
+
+from tests.conftest import shared_path
+from tests.faults.conftest import TASKS
+from tests.faults.helpers import FaultEnv, assert_outcome
+
+
+def run_failing(fx: FaultEnv, *extra: str) -> dict[str, object]:
+    result = fx.run_cli("alpha", "--max-iterations", "5", "--stuck-after", "5", *extra)
+    return assert_outcome(fx, result, "failed", "")
+
+
+def test_not_logged_in_replay_fails_with_the_agents_message(fx: FaultEnv) -> None:
+    rec = shared_path("fixtures", "recorded")
+    cmd = fx.agent_command(
+        "replay", str(rec / "run1.stdout"), str(rec / "run1.stderr"), str(rec / "run1.rc")
+    )
+    record = run_failing(fx, "--agent-command", cmd)
+    assert record["reason"] == "the agent cannot authenticate: Not logged in · Please run /login"
+    assert len(fx.spawns()) == 1
+    assert fx.tasks().read_bytes() == TASKS.encode()
+
+
+def test_permission_flag_refused_as_root_fails_with_the_agents_message(fx: FaultEnv) -> None:
+    rec = shared_path("fixtures", "recorded")
+    stderr = rec / "bypass.stderr"
+    cmd = fx.agent_command("replay", str(rec / "bypass.stdout"), str(stderr), "1")
+    record = run_failing(fx, "--agent-command", cmd)
+    reason = str(record["reason"])
+    assert reason.startswith("the agent cannot work: --dangerously-skip-permissions cannot be")
+    assert "root/sudo privileges" in reason
+    assert 1 <= len(fx.spawns()) <= 2
+    assert [i["exitCode"] for i in record["iterations"]] == [1] * len(fx.spawns())  # type: ignore[attr-defined]
+    assert fx.tasks().read_bytes() == TASKS.encode()
+
+
+def test_missing_binary_fails_without_spawning(fx: FaultEnv) -> None:
+    name = f"no-such-agent-{uuid.uuid4().hex[:8]}"
+    record = run_failing(fx, "--agent-command", f"{name} {{prompt}}")
+    reason = str(record["reason"])
+    assert f"agent program {name!r} was not found on PATH" in reason
+    assert "ralph.agentCommand" in reason
+    assert fx.spawns() == []
+    assert len(record["iterations"]) == 1  # type: ignore[arg-type]
+    assert fx.tasks().read_bytes() == TASKS.encode()
+
+
+def test_missing_claude_preset_says_how_to_install_it(fx: FaultEnv) -> None:
+    fx.env["PATH"] = str(fx.tmp)  # an empty folder: no claude anywhere
+    record = run_failing(fx, "--agent", "claude")
+    reason = str(record["reason"])
+    assert "agent program 'claude' was not found on PATH" in reason
+    assert "npm install -g @anthropic-ai/claude-code" in reason
+
+
+@pytest.mark.parametrize("kind", ["no_exec_bit", "directory", "not_a_program"])
+def test_non_executable_agent_fails_clearly(fx: FaultEnv, kind: str) -> None:
+    agent = fx.tmp / "my-agent"
+    if kind == "directory":
+        agent.mkdir()
+    elif kind == "no_exec_bit":
+        agent.write_text("#!/bin/sh\necho hi\n")
+        agent.chmod(stat.S_IRUSR | stat.S_IWUSR)
+    else:
+        agent.write_bytes(b"\x7fELF\x01garbage, not a program\n")
+        agent.chmod(0o755)
+    record = run_failing(fx, "--agent-command", f"{agent} {{prompt}}")
+    reason = str(record["reason"])
+    assert str(agent) in reason
+    expected = {
+        "no_exec_bit": "chmod +x",
+        "directory": "directory",
+        "not_a_program": "not a program this system can run",
+    }[kind]
+    assert expected in reason
+    assert fx.tasks().read_bytes() == TASKS.encode()
