@@ -13,7 +13,7 @@ def parse_object(line: str) -> dict[str, Any] | None:
     JSON, nesting too deep for the decoder, a number too long to convert…)."""
     if not isinstance(line, str):
         return None
-    text = line.strip()
+    text = line.strip().lstrip("\ufeff")  # a BOM may lead the first line
     if not (text.startswith("{") and text.endswith("}")):
         return None
     try:

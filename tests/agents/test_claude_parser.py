@@ -482,6 +482,7 @@ def test_text_thinking_and_unknowns() -> None:
     assert p.feed("stdout", "") == []
     assert p.feed("stdout", "plain words") == [LogLine("plain words", "raw")]
     assert p.feed("stdout", "[1, 2]") == [LogLine("[1, 2]", "raw")]
+    assert p.feed("stdout", '\ufeff{"type": "user"}') == []
     assert p.feed("stdout", '{"broken": ') == [LogLine('{"broken":', "raw")]
 
 
