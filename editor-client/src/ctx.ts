@@ -302,9 +302,10 @@ export class Ctx implements vscode.Disposable {
       return;
     }
     const params = didChangeConfigurationParams(ralphConfig(), this.trusted);
-    client.sendNotification("workspace/didChangeConfiguration", params).catch((err: unknown) => {
-      this.output.warn(`Sending settings: ${messageOf(err)}`);
-    });
+    client.sendNotification("workspace/didChangeConfiguration", params).then(
+      () => this.output.info("Settings changed: sent them to the server."),
+      (err: unknown) => this.output.warn(`Sending settings: ${messageOf(err)}`),
+    );
   }
 
   /** The settings as the server gets them (for the output and tests). */

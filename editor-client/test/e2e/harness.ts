@@ -1,0 +1,333 @@
+// Drives a real VS Code (code-server) in headless Chromium through playwright-core. Everything it
+// needs comes in through environment variables set by scripts/e2e.sh.
+import { spawn, execFileSync, type ChildProcess } from "node:child_process";
+import * as fs from "node:fs";
+import * as net from "node:net";
+import * as os from "node:os";
+import * as path from "node:path";
+import { chromium, type BrowserContext, type Locator, type Page } from "playwright-core";
+
+export const TIMEOUT = 60_000;
+
+export function env(name: string): string {
+  const v = process.env[name];
+  if (!v) {
+    throw new Error(`${name} is not set (run this test through scripts/e2e.sh)`);
+  }
+  return v;
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.once("error", reject);
+    srv.listen(0, "127.0.0.1", () => {
+      const addr = srv.address();
+      srv.close(() => (typeof addr === "object" && addr ? resolve(addr.port) : reject(new Error("no port"))));
+    });
+  });
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+export interface CodeServerOptions {
+  codeServer: string;
+  nodeBinDir: string;
+  vsix: string;
+  settings: Record<string, unknown>;
+  resultsDir: string;
+}
+
+/** One code-server in its own process group, with fresh user-data, extensions, HOME and XDG dirs. */
+export class CodeServer {
+  readonly tmp: string;
+  readonly userDataDir: string;
+  port = 0;
+  private proc: ChildProcess | undefined;
+
+  constructor(private readonly opts: CodeServerOptions) {
+    this.tmp = fs.mkdtempSync(path.join(os.tmpdir(), "ralph-e2e-"));
+    this.userDataDir = path.join(this.tmp, "user-data");
+  }
+
+  path(...parts: string[]): string {
+    return path.join(this.tmp, ...parts);
+  }
+
+  private env(): NodeJS.ProcessEnv {
+    const e: NodeJS.ProcessEnv = {
+      ...process.env,
+      PATH: `${this.opts.nodeBinDir}${path.delimiter}${process.env.PATH ?? ""}`,
+      HOME: this.path("home"),
+      XDG_CONFIG_HOME: this.path("home", ".config"),
+      XDG_DATA_HOME: this.path("home", ".local", "share"),
+      XDG_CACHE_HOME: this.path("home", ".cache"),
+    };
+    for (const k of Object.keys(e)) {
+      if (k.startsWith("VSCODE_") || k === "ELECTRON_RUN_AS_NODE") {
+        delete e[k];
+      }
+    }
+    return e;
+  }
+
+  private writeJson(file: string, value: unknown): void {
+    fs.mkdirSync(path.dirname(file), { recursive: true });
+    // Written atomically: VS Code watches these files.
+    fs.writeFileSync(`${file}.tmp`, JSON.stringify(value, null, 2));
+    fs.renameSync(`${file}.tmp`, file);
+  }
+
+  /**
+   * The extension's settings. code-server is a remote: settings of scope `machine-overridable`
+   * (the ones naming programs) are read from the remote's Machine settings, not the User ones.
+   */
+  writeSettings(extra: Record<string, unknown> = {}): void {
+    this.writeJson(path.join(this.userDataDir, "Machine", "settings.json"), { ...this.opts.settings, ...extra });
+  }
+
+  private writeUserSettings(): void {
+    this.writeJson(path.join(this.userDataDir, "User", "settings.json"), {
+      "security.workspace.trust.enabled": false,
+      "workbench.startupEditor": "none",
+      "workbench.secondarySideBar.defaultVisibility": "hidden",
+      "workbench.tips.enabled": false,
+      "workbench.enableExperiments": false,
+      "chat.disableAIFeatures": true,
+      "telemetry.telemetryLevel": "off",
+      "update.mode": "none",
+      "extensions.autoCheckUpdates": false,
+      "extensions.autoUpdate": false,
+      "git.enabled": false,
+      "editor.minimap.enabled": false,
+      "window.commandCenter": false,
+    });
+  }
+
+  async start(): Promise<void> {
+    for (const d of ["home/.config", "home/.local/share", "home/.cache", "extensions"]) {
+      fs.mkdirSync(this.path(d), { recursive: true });
+    }
+    this.writeUserSettings();
+    this.writeSettings();
+    const common = ["--user-data-dir", this.userDataDir, "--extensions-dir", this.path("extensions")];
+    execFileSync(this.opts.codeServer, [...common, "--install-extension", this.opts.vsix], {
+      env: this.env(),
+      stdio: ["ignore", "pipe", "pipe"],
+      timeout: TIMEOUT,
+    });
+    this.port = await freePort();
+    const log = fs.openSync(path.join(this.opts.resultsDir, "code-server.log"), "w");
+    this.proc = spawn(
+      this.opts.codeServer,
+      [
+        ...common,
+        "--bind-addr",
+        `127.0.0.1:${this.port}`,
+        "--auth",
+        "none",
+        "--disable-telemetry",
+        "--disable-update-check",
+        "--disable-workspace-trust",
+        "--disable-proxy",
+        "--disable-getting-started-override",
+        "--reconnection-grace-time",
+        "5",
+      ],
+      { env: this.env(), detached: true, stdio: ["ignore", log, log] },
+    );
+    fs.closeSync(log);
+    const deadline = Date.now() + TIMEOUT;
+    for (;;) {
+      if (this.proc.exitCode !== null) {
+        throw new Error(`code-server exited with ${this.proc.exitCode}: see code-server.log`);
+      }
+      try {
+        const res = await fetch(`http://127.0.0.1:${this.port}/healthz`);
+        if (res.ok) {
+          return;
+        }
+      } catch {
+        // not listening yet
+      }
+      if (Date.now() > deadline) {
+        throw new Error("code-server did not answer /healthz in time");
+      }
+      await sleep(200);
+    }
+  }
+
+  /** Stops the whole process group (code-server, its extension hosts, their language servers). */
+  async stop(): Promise<void> {
+    const proc = this.proc;
+    this.proc = undefined;
+    if (!proc?.pid) {
+      return;
+    }
+    const group = -proc.pid;
+    const alive = (): boolean => {
+      try {
+        process.kill(group, 0);
+        return true;
+      } catch {
+        return false;
+      }
+    };
+    try {
+      process.kill(group, "SIGTERM");
+    } catch {
+      return;
+    }
+    const deadline = Date.now() + 5_000;
+    while (alive() && Date.now() < deadline) {
+      await sleep(100);
+    }
+    if (alive()) {
+      process.kill(group, "SIGKILL");
+    }
+  }
+
+  /** Keeps VS Code's logs (the extension host log holds the language server's stderr). */
+  saveLogs(dest: string): void {
+    const logs = path.join(this.userDataDir, "logs");
+    if (fs.existsSync(logs)) {
+      fs.cpSync(logs, dest, { recursive: true });
+    }
+  }
+
+  cleanup(): void {
+    fs.rmSync(this.tmp, { recursive: true, force: true });
+  }
+}
+
+/** Chromium with every request that is not to 127.0.0.1 aborted. */
+export async function launchBrowser(profileDir: string, executablePath: string): Promise<BrowserContext> {
+  const context = await chromium.launchPersistentContext(profileDir, {
+    executablePath,
+    headless: true,
+    viewport: { width: 1400, height: 900 },
+    args: [
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-quic",
+      "--no-first-run",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+      "--disable-dev-shm-usage",
+    ],
+  });
+  await context.route("**/*", (route) => {
+    const host = new URL(route.request().url()).hostname;
+    return host === "127.0.0.1" ? route.continue() : route.abort();
+  });
+  return context;
+}
+
+/** The few things a person does in the workbench. */
+export class Workbench {
+  constructor(readonly page: Page) {
+    page.setDefaultTimeout(TIMEOUT);
+  }
+
+  async open(url: string): Promise<void> {
+    await this.page.goto(url);
+    await this.page.locator(".monaco-workbench").waitFor();
+    await this.page.locator(".part.statusbar").waitFor();
+  }
+
+  private get quickInput(): Locator {
+    return this.page.locator(".quick-input-widget");
+  }
+
+  /** Picks the row holding `text` in the open quick input (after typing `filter` into it). */
+  async quickPick(filter: string | undefined, text: string): Promise<void> {
+    const input = this.quickInput.locator("input").first();
+    await input.waitFor();
+    if (filter !== undefined) {
+      await input.fill(filter);
+    }
+    await this.quickInput.locator(".quick-input-list .monaco-list-row", { hasText: text }).first().waitFor();
+    await input.press("Enter");
+  }
+
+  /** Runs a command from the palette (F1), e.g. "Ralph: Run change". */
+  async command(title: string): Promise<void> {
+    await this.page.locator(".monaco-workbench").focus();
+    await this.page.keyboard.press("F1");
+    await this.quickPick(`>${title}`, title);
+  }
+
+  async openFile(name: string): Promise<void> {
+    await this.page.locator(".monaco-workbench").focus();
+    await this.page.keyboard.press("Control+P");
+    await this.quickPick(name, name);
+    await this.page.locator(".tabs-container .tab.active", { hasText: name }).waitFor();
+  }
+
+  /** The rows of the open quick pick once one holds `expect`, and the focused one. */
+  async quickPickRows(expect: string): Promise<{ rows: string[]; focused: string | undefined }> {
+    const list = this.quickInput.locator(".quick-input-list .monaco-list-row");
+    await list.filter({ hasText: expect }).first().waitFor();
+    const rows = (await list.allInnerTexts()).map(normalize);
+    const focusedRow = this.quickInput.locator(".quick-input-list .monaco-list-row.focused");
+    const focused = (await focusedRow.count()) > 0 ? normalize(await focusedRow.first().innerText()) : undefined;
+    return { rows, focused };
+  }
+
+  async lenses(): Promise<string[]> {
+    return (await this.page.locator(".monaco-editor .codelens-decoration").allInnerTexts()).map(normalize);
+  }
+
+  statusItem(id: string): Locator {
+    return this.page.locator(`.part.statusbar [id="${id}"]`);
+  }
+
+  async statusText(id: string): Promise<string> {
+    const item = this.statusItem(id);
+    return (await item.count()) > 0 ? normalize(await item.first().innerText()) : "";
+  }
+
+  /** The Output panel's visible text. */
+  async outputText(): Promise<string> {
+    const lines = this.page.locator(".part.panel .view-lines");
+    return (await lines.count()) > 0 ? normalize(await lines.first().innerText()) : "";
+  }
+
+  async notifications(): Promise<string[]> {
+    return (await this.page.locator(".notifications-toasts .notification-toast").allInnerTexts()).map(normalize);
+  }
+
+  /** Polls `probe` until it returns a truthy value; the error says what was last seen. */
+  async until<T>(what: string, probe: () => Promise<T | undefined | false>, timeout = TIMEOUT): Promise<T> {
+    const deadline = Date.now() + timeout;
+    let last: unknown;
+    for (;;) {
+      try {
+        const v = await probe();
+        if (v) {
+          return v;
+        }
+        last = v;
+      } catch (err) {
+        last = err;
+      }
+      if (Date.now() > deadline) {
+        const notes = await this.notifications().catch(() => []);
+        throw new Error(
+          `timed out after ${timeout / 1000} s waiting for ${what}; last probe: ${String(last)}` +
+            (notes.length ? `; notifications: ${JSON.stringify(notes)}` : ""),
+        );
+      }
+      await sleep(250);
+    }
+  }
+
+  async screenshot(file: string): Promise<void> {
+    await this.page.screenshot({ path: file }).catch(() => undefined);
+  }
+}
+
+export function normalize(text: string): string {
+  return text.replace(/\u00a0/g, " ");
+}
