@@ -24,6 +24,8 @@ from ralph_lsp.server.errors import CommandError
 
 LEVELS = {"error": MessageType.Error, "warning": MessageType.Warning, "info": MessageType.Info}
 MAX_LINE = 16 * 1024
+# pygls warnings that are no news to a user: a client's late answer after `shutdown`.
+PYGLS_NOISE = frozenset({"Server shutting down. No more requests!"})
 
 
 class LogBatcher:
@@ -151,6 +153,8 @@ class LspLogHandler(logging.Handler):
     def filter(self, record: logging.LogRecord) -> bool:
         if self.batcher.sending or self.batcher.closed:
             return False  # a failure while writing to the client: do not write about it
+        if record.name.startswith("pygls.") and record.msg in PYGLS_NOISE:
+            return False
         exc = record.exc_info[1] if record.exc_info else None
         # pygls logs every error a command answers with; those are answers, not failures.
         return not isinstance(exc, CommandError)

@@ -21,6 +21,9 @@ from ralph_lsp.workspace import CHANGES
 log = logging.getLogger(__name__)
 
 RETRY_SECONDS = 1.0
+# awatch gives no sign of when the OS watch is in place; an edit made before that would be
+# missed, so the stats of every tasks.md are compared once after this delay.
+SETTLE_SECONDS = 0.3
 
 
 def _is_tasks_md(_change: watchfiles.Change, path: str) -> bool:
@@ -39,14 +42,42 @@ class RootWatcher:
         self.root = root
         self._on_change = on_change
         self._stop = asyncio.Event()
+        self._reported = False
+        self._before = self._snapshot()
         self.task = run_task(self._run(), f"watch {root}")
 
     def stop(self) -> None:
         self._stop.set()
 
+    def _snapshot(self) -> dict[Path, tuple[int, int, int] | None]:
+        out: dict[Path, tuple[int, int, int] | None] = {}
+        for path in (self.root / CHANGES).glob("*/tasks.md"):
+            try:
+                st = path.stat()
+            except OSError:
+                out[path] = None
+            else:
+                out[path] = (st.st_mtime_ns, st.st_size, st.st_ino)
+        return out
+
+    async def _settle(self) -> None:
+        before = self._before
+        await self._sleep(SETTLE_SECONDS)
+        if self._stop.is_set():
+            return
+        after = self._snapshot()
+        changed = {p for p in before.keys() | after.keys() if before.get(p) != after.get(p)}
+        if changed:
+            self._on_change(changed)
+
     async def _run(self) -> None:
-        folder = self.root / CHANGES
-        reported = False
+        settle = asyncio.ensure_future(self._settle())
+        try:
+            await self._watch(self.root / CHANGES)
+        finally:
+            settle.cancel()
+
+    async def _watch(self, folder: Path) -> None:
         while not self._stop.is_set():
             if not folder.is_dir():
                 await self._sleep(RETRY_SECONDS)
@@ -64,8 +95,8 @@ class RootWatcher:
                 ):
                     self._on_change({Path(p) for _, p in changes})
             except Exception as exc:  # the folder vanished, too many watches, …
-                if not reported:
-                    reported = True
+                if not self._reported:
+                    self._reported = True
                     log.warning("watching %s failed (%s); retrying", folder, exc)
             if not self._stop.is_set():
                 # awatch returned without a stop: the folder went away. A change may have

@@ -1,0 +1,186 @@
+"""Code lenses and diagnostics of tasks.md, from the open buffer or the disk, kept live."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from pathlib import Path
+
+from lsprotocol import types
+
+from tests.lsp.conftest import CHANGE, Session, StartSession, wait_until
+
+SAMPLE = """\
+# Tasks
+
+## 1. Setup
+- [x] 1.1 Create the package
+- [ ] 1.2 Add the parser
+  - [ ] nested detail
+
+## 2. Feature
+- [x] 2.1 First
+- [X] 2.2 Second
+"""
+
+
+async def wait_until_lens(s: Session, title: str, timeout: float = 5) -> None:
+    deadline = time.monotonic() + timeout
+    while (await s.lenses())[0][1] != title:
+        assert time.monotonic() < deadline, f"the first lens never became {title!r}"
+        await asyncio.sleep(0.02)
+
+
+def ref(root: Path) -> list[dict[str, str]]:
+    return [{"change": CHANGE, "root": root.as_uri()}]
+
+
+async def test_lens_titles_and_commands(start_session: StartSession, workspace: Path) -> None:
+    s = await start_session(workspace)
+    s.tasks_md.write_text(SAMPLE)
+    assert await s.lenses() == [
+        (0, "▶ Run change · 3/5 tasks", "ralph.run", ref(workspace)),
+        (2, "1/3 done", "", None),
+        (3, "✓ done", "", None),
+        (4, "○ pending", "", None),
+        (5, "○ pending", "", None),
+        (7, "✓ done", "", None),
+        (8, "✓ done", "", None),
+        (9, "✓ done", "", None),
+    ]
+
+
+async def test_no_lenses_outside_a_change(start_session: StartSession, workspace: Path) -> None:
+    s = await start_session(workspace)
+    other = workspace / "tasks.md"
+    other.write_text(SAMPLE)
+    assert await s.lenses(other.as_uri()) == []
+
+
+def summary(diagnostics: list[types.Diagnostic]) -> list[tuple[int, int, int, str | None, str]]:
+    return [
+        (
+            d.range.start.line,
+            d.range.start.character,
+            d.range.end.character,
+            str(d.code) if d.code is not None else None,
+            d.message,
+        )
+        for d in diagnostics
+    ]
+
+
+async def test_diagnostics_for_suspicious_task_lines(
+    start_session: StartSession, workspace: Path
+) -> None:
+    s = await start_session(workspace)
+    s.tasks_md.write_text(
+        "## 1. One\n"
+        "- [] 1.1 empty box\n"
+        "- [~] 1.2 tilde box\n"
+        "- [ ] 1.2 duplicate id\n"
+        "- [ ] 2.1 wrong story\n"
+        "-[ ] 1.3 no space\n"
+    )
+    diags = await wait_until(lambda: s.diagnostics(), what="diagnostics of the edited file")
+    assert all(d.source == "ralph" for d in diags)
+    assert all(d.severity == types.DiagnosticSeverity.Warning for d in diags)
+    codes = [(line, code) for line, _, _, code, _ in summary(diags)]
+    assert codes == [
+        (1, "empty-box"),
+        (2, "odd-box"),
+        (3, "duplicate-id"),
+        (4, "story-mismatch"),
+        (5, "no-space"),
+    ]
+    _, start, end, _, message = summary(diags)[2]
+    assert (start, end) == (6, 9)  # the id itself
+    assert "also on line 3" in message
+
+
+async def test_columns_are_utf16(start_session: StartSession, workspace: Path) -> None:
+    s = await start_session(workspace)
+    s.tasks_md.write_text("## 1. 😀 One\n- [ ] 1.1 😀 a\n- [ ] 1.1 😀 dup\n")
+    diags = await wait_until(lambda: s.diagnostics(), what="diagnostics")
+    assert summary(diags)[0][:3] == (2, 6, 9)
+
+
+async def test_disk_edit_refreshes_lenses_and_diagnostics(
+    start_session: StartSession, workspace: Path
+) -> None:
+    s = await start_session(workspace)
+    before = len(s.refreshes)
+    start = time.monotonic()
+    text = s.tasks_md.read_text()
+    s.tasks_md.write_text(text.replace("- [ ] 1.1", "- [x] 1.1").replace("- [ ] 1.2", "- [~] 1.2"))
+    await wait_until(lambda: len(s.refreshes) > before, timeout=5, what="codeLens refresh")
+    await wait_until(lambda: s.diagnostics(), timeout=5, what="diagnostics after a disk edit")
+    assert time.monotonic() - start < 2
+    assert [d.code for d in s.diagnostics()] == ["odd-box"]
+    assert (await s.lenses())[0][1] == "▶ Run change · 1/8 tasks"
+
+
+async def test_atomic_rename_saves_are_seen_every_time(
+    start_session: StartSession, workspace: Path
+) -> None:
+    s = await start_session(workspace)
+    folder = s.tasks_md.parent
+    lines = s.tasks_md.read_text().split("\n")
+    task_lines = [i for i, line in enumerate(lines) if line.startswith("- [ ]")]
+    for n, i in enumerate(task_lines, start=1):
+        lines[i] = lines[i].replace("- [ ]", "- [x]", 1)
+        tmp = folder / f".tasks.md.tmp{n}"
+        tmp.write_text("\n".join(lines))
+        before = len(s.refreshes)
+        os.replace(tmp, s.tasks_md)
+        await wait_until(lambda b=before: len(s.refreshes) > b, timeout=5, what=f"save {n}")
+        await wait_until_lens(s, f"▶ Run change · {n}/8 tasks")
+
+
+async def test_the_open_buffer_wins_over_the_disk(
+    start_session: StartSession, workspace: Path
+) -> None:
+    s = await start_session(workspace)
+    disk = s.tasks_md.read_text()
+    s.open(disk.replace("- [ ] 1.1", "- [x] 1.1"), version=1)
+    assert (await s.lenses())[0][1] == "▶ Run change · 1/8 tasks"
+
+    # An unsaved edit with a problem: diagnostics follow the buffer.
+    s.edit(disk.replace("- [ ] 1.1", "- [x] 1.1").replace("- [ ] 2.1", "- [] 2.1"), version=2)
+    await wait_until(
+        lambda: [d.code for d in s.diagnostics()] == ["empty-box"], what="buffer diagnostics"
+    )
+    assert (await s.lenses())[0][1] == "▶ Run change · 1/8 tasks"
+
+    # The disk changes underneath: the buffer still wins while it is open.
+    s.tasks_md.write_text(disk.replace("- [ ]", "- [x]"))
+    await wait_until(lambda: s.refreshes, what="a refresh")
+    assert (await s.lenses())[0][1] == "▶ Run change · 1/8 tasks"
+    changes = await s.command("ralph.changes", {})
+    assert changes["changes"][0]["completed"] == 1
+
+    # Closed: the disk again.
+    s.close()
+    await wait_until(lambda: s.diagnostics() == [], what="disk diagnostics after close")
+    assert (await s.lenses())[0][1] == "▶ Run change · 8/8 tasks"
+
+
+async def test_odd_bytes_never_break_lenses(start_session: StartSession, workspace: Path) -> None:
+    s = await start_session(workspace)
+    s.tasks_md.write_bytes(
+        b"\xef\xbb\xbf# Tasks\r\n## 1. One\r\n- [x] 1.1 caf\xe9\r\n"
+        b"- [ ] 1.2 nul \x00 byte\r\n\xff\xfe\r\n"
+    )
+    lenses = await s.lenses()
+    assert lenses[0][1] == "▶ Run change · 1/2 tasks"
+    assert [title for _, title, _, _ in lenses[1:]] == ["1/2 done", "✓ done", "○ pending"]
+
+
+async def test_a_missing_tasks_md_has_no_tasks(
+    start_session: StartSession, workspace: Path
+) -> None:
+    s = await start_session(workspace)
+    s.tasks_md.unlink()
+    assert await s.lenses() == [(0, "▶ Run change · 0/0 tasks", "ralph.run", ref(workspace))]
+    assert (await s.command("ralph.changes", {}))["changes"][0]["total"] == 0
