@@ -476,8 +476,8 @@ class AgentProcess:
             transport.close()
 
     def _agent_group(self) -> tuple[int, ...]:
-        # The agent's group id stays reserved while the agent is unreaped or its group has
-        # members, and it is unreaped while the watchdog has not reported its exit.
+        # Only used without /proc. The agent may already be reaped (its exit not yet read
+        # here), so its pid could in theory be reused; without /proc there is no better guess.
         return (self.pid,) if self._exit_code is None else ()
 
     def _pids(self) -> tuple[int, int]:
@@ -513,23 +513,27 @@ class AgentProcess:
                     leftover = message.get("leftover")
                     if isinstance(leftover, list):
                         self.leftover = [pid for pid in leftover if isinstance(pid, int)]
-        finally:
-            # The watchdog closed the status pipe: it has exited or is exiting.
-            await _reap(self._popen)
-            if not done:
-                # The watchdog died before it could finish (someone killed it): end what is
-                # left of the agent's session ourselves.
-                log.error("watchdog %d of agent %d died unexpectedly", *self._pids())
-                _kill_session(self.pid)
-            if self.leftover:
-                log.error(
-                    "agent %d left processes that could not be killed: %s", self.pid, self.leftover
-                )
-            self._close_control()
-            _live.discard(self)
-            if not self._done.done():
-                code = self._exit_code if self._exit_code is not None else -signal.SIGKILL
-                self._done.set_result(code)
+        except asyncio.CancelledError:
+            # The event loop is going away (asyncio.run's teardown): leave the watchdog alone.
+            # It ends the tree when this process exits (atexit, or EOF on its control pipe).
+            raise
+        except Exception:
+            log.exception("lost the status pipe of watchdog %d; killing agent %d", *self._pids())
+            self.kill_now()
+        # The watchdog closed the status pipe: it has exited or is exiting.
+        await _reap(self._popen)
+        if not done:
+            # The watchdog died before it could finish (someone killed it): end what is left
+            # of the agent's session ourselves.
+            log.error("watchdog %d of agent %d died unexpectedly", *self._pids())
+            _kill_session(self.pid)
+        if self.leftover:
+            log.error("agent %d left processes it could not kill: %s", self.pid, self.leftover)
+        self._close_control()
+        _live.discard(self)
+        if not self._done.done():
+            code = self._exit_code if self._exit_code is not None else -signal.SIGKILL
+            self._done.set_result(code)
 
     def __del__(self) -> None:
         # A dropped handle must not leave its agent running: EOF on the control pipe tells the

@@ -127,17 +127,18 @@ def is_alive(pid: int) -> bool:
     return True
 
 
-def signal_tree(root: int, sig: int, extra_groups: tuple[int, ...] = ()) -> int:
+def signal_tree(root: int, sig: int, fallback_groups: tuple[int, ...] = ()) -> int:
     """Send ``sig`` to every descendant of ``root`` and to their process groups.
 
     Groups are signalled first: a group kill reaches every member at once, so a process forking
-    in the meantime cannot slip through. The caller's own group is never signalled. Returns the
+    in the meantime cannot slip through. The caller's own group is never signalled. Without
+    ``/proc`` nothing can be found, and only ``fallback_groups`` are signalled. Returns the
     number of descendants found.
     """
     table = process_table()
     pids = descendants(root, table)
     own_group = os.getpgrp()
-    groups = {table[pid][2] for pid in pids} | set(extra_groups)
+    groups = {table[pid][2] for pid in pids} if table else set(fallback_groups)
     for group in groups:
         if group > 1 and group != own_group:
             try:
@@ -209,8 +210,8 @@ class Watchdog:
         signal_tree(os.getpid(), signal.SIGKILL, self.agent_groups())
 
     def agent_groups(self) -> tuple[int, ...]:
-        # Without /proc the agent's own group is all we can name; while the agent is unreaped
-        # its pid is still its group's id, so this never reaches an unrelated group.
+        # Without /proc the agent's own group is all that can be named. While the agent is
+        # unreaped its pid cannot be reused, so this never reaches an unrelated group.
         return (self.agent_pid,) if self.exit_code is None and self.agent_pid else ()
 
     # -- the loop ----------------------------------------------------------------------------

@@ -1,8 +1,9 @@
 """A tiny stand-in for the engine, for the SIGKILL test.
 
-``python engine_driver.py`` starts the stubborn fake agent through ``ralph_lsp.process``, waits
-until it and its offspring run, prints ``<watchdog pid> <agent pid>`` and then waits forever, to
-be killed with SIGKILL by the test.
+``python engine_driver.py [wait|return]`` starts the stubborn fake agent through
+``ralph_lsp.process``, waits until it and its offspring run, prints ``<watchdog pid> <agent pid>``
+and then either waits forever, to be killed with SIGKILL by the test, or returns from its
+``asyncio.run`` without stopping the agent, as a careless program would.
 """
 
 import asyncio
@@ -22,7 +23,8 @@ async def main() -> None:
         if line == "ready":
             break
     print(proc.watchdog_pid, proc.pid, flush=True)
-    await asyncio.Event().wait()
+    if sys.argv[1:] != ["return"]:
+        await asyncio.Event().wait()
 
 
 asyncio.run(main())

@@ -41,7 +41,7 @@ async def test_flood_of_lines_keeps_the_loop_responsive(spec: Callable[..., Spaw
     assert lines[-1] == ("stdout", "line 99999 of the flood")
     assert [int(line.split()[1]) for _, line in lines] == list(range(100_000))
     assert elapsed < 20, elapsed
-    assert max(gaps) < 0.5, max(gaps)  # the loop was never blocked for long
+    assert max(gaps) < 1.0, max(gaps)  # the loop was never blocked for long (~10 ms here)
 
 
 async def test_ten_megabyte_line_is_capped(spec: Callable[..., SpawnSpec]) -> None:

@@ -179,3 +179,22 @@ def test_sigkill_of_the_engine_leaves_nothing(
     while any(alive(pid) for pid in pids) and time.monotonic() - killed < 2.0:
         time.sleep(0.02)
     assert_all_gone(pids)  # within 2 s of the SIGKILL (SPEC §3)
+
+
+def test_engine_exiting_without_stopping_leaves_nothing(
+    agent_env: dict[str, str], pid_file: Path
+) -> None:
+    driver = subprocess.Popen(
+        [sys.executable, str(Path(__file__).with_name("engine_driver.py")), "return"],
+        stdout=subprocess.PIPE,
+        env=agent_env,
+        cwd=pid_file.parent,
+    )
+    assert driver.stdout is not None
+    watchdog_pid, _agent_pid = map(int, driver.stdout.readline().split())
+    pids = [watchdog_pid, *read_pids(pid_file)]
+    assert driver.wait(timeout=10) == 0
+    ended = time.monotonic()
+    while any(alive(pid) for pid in pids) and time.monotonic() - ended < 2.0:
+        time.sleep(0.02)
+    assert_all_gone(pids)
