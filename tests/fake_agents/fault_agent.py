@@ -19,6 +19,8 @@ Modes (``check`` = check the first unchecked task, atomically, as a real agent's
   check one task;
 - ``replay`` STDOUT STDERR RC: write the two recorded files to stdout and stderr, exit with the
   number in the file RC (or RC itself when it is a number);
+- ``check-after-release``: wait until the file ``$FAULT_RELEASE`` exists (at most 60 s), then
+  check one task;
 - ``env``: write ``os.environ`` as JSON to ``$FAULT_LOG_DIR/env-<pid>.json``, check one task;
 - ``break-history``: replace ``.ralph/`` of its working folder (the OpenSpec root) with a regular
   file, then check one task;
@@ -183,6 +185,13 @@ def main() -> int:
         stubborn()
     if mode == "flood":
         flood(arg or "lines")
+        check_one(path)
+        return 0
+    if mode == "check-after-release":
+        release = os.environ["FAULT_RELEASE"]
+        deadline = time.monotonic() + 60
+        while not os.path.exists(release) and time.monotonic() < deadline:
+            time.sleep(0.01)
         check_one(path)
         return 0
     if mode == "flood-until":

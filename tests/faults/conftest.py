@@ -8,12 +8,14 @@ import os
 import signal
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from tests.faults.helpers import TAG, FaultEnv, tagged_processes
+from tests.faults.lsp_raw import RawLsp
 
 TASKS = """# Tasks
 
@@ -79,3 +81,33 @@ def fx(tmp_path: Path) -> Iterator[FaultEnv]:
         except OSError:
             pass
     assert not left, f"processes left running after the test: {left}"
+
+
+@pytest.fixture
+def start_lsp(fx: FaultEnv) -> Iterator[Callable[..., RawLsp]]:
+    """``start_lsp(settings={...}, init={...})`` → an initialized server over the project.
+
+    ``settings`` answer ``workspace/configuration`` and, unless ``init`` is given, are the
+    ``initializationOptions`` too. Every server is ended after the test.
+    """
+    servers: list[RawLsp] = []
+
+    def start(
+        settings: dict[str, Any] | None = None, init: Any = None, initialize: bool = True
+    ) -> RawLsp:
+        settings = settings or {}
+        server = RawLsp(
+            fx.root,
+            fx.env,
+            settings=settings,
+            init_options=settings if init is None else init,
+            stderr_path=fx.logs / f"server-{len(servers)}.stderr",
+        )
+        servers.append(server)
+        if initialize:
+            server.initialize()
+        return server
+
+    yield start
+    for server in servers:
+        server.end()

@@ -1,0 +1,121 @@
+"""No process of a run outlives the stop, the server's shutdown, the editor vanishing without
+``shutdown``, or (within 2 s) the server or the CLI being killed with SIGKILL (SPEC §3).
+
+The agent is the stubborn one: it ignores SIGTERM and leaves a child and a ``setsid``
+grandchild that ignore it too. Every process started carries the test's tag, so "gone" is
+checked over the whole tree, watchdog included, not only the pids the agent wrote down.
+"""
+
+from __future__ import annotations
+
+import signal
+import time
+from collections.abc import Callable
+
+from tests.faults.conftest import TASKS
+from tests.faults.helpers import FaultEnv, gone_within, tagged_processes, wait_until
+from tests.faults.lsp_raw import RawLsp
+
+StartLsp = Callable[..., RawLsp]
+
+
+def stubborn_settings(fx: FaultEnv, **more: object) -> dict[str, object]:
+    return {
+        "agent": "custom",
+        "agentCommand": fx.agent("stubborn"),
+        "stopGraceSeconds": 0.5,
+        **more,
+    }
+
+
+def wait_for_tree(fx: FaultEnv, exclude: int) -> list[int]:
+    """Wait for the agent, its child and grandchild; return every tagged process but ``exclude``
+    (the server or the CLI): watchdog, agent, child, grandchild."""
+    wait_until(lambda: len(fx.pids()) == 3, 20, "the stubborn agent and its offspring")
+    tree = [p for p in tagged_processes(fx.tag) if p != exclude]
+    assert set(fx.pids()) <= set(tree)
+    assert len(tree) == 4, f"expected watchdog + agent + child + grandchild, got {tree}"
+    return tree
+
+
+def test_stop_answers_once_the_stubborn_tree_is_gone(fx: FaultEnv, start_lsp: StartLsp) -> None:
+    server = start_lsp(stubborn_settings(fx))
+    assert "result" in server.command("ralph.run", {"change": "alpha"})
+    tree = wait_for_tree(fx, server.proc.pid)
+    t0 = time.monotonic()
+    answer = server.command("ralph.stop", {"change": "alpha"}, timeout=20)
+    elapsed = time.monotonic() - t0
+    assert answer["result"]["state"] == "stopped", answer
+    assert answer["result"]["reason"] == "stopped by the user"
+    assert gone_within(tree, 0) == [], "stop answered before the tree was gone"
+    assert 0.4 < elapsed < 10, elapsed
+    record = fx.record()
+    assert (record["state"], record["reason"]) == ("stopped", "stopped by the user")
+    assert fx.tasks().read_bytes() == TASKS.encode()
+    assert server.proc.poll() is None
+
+
+def test_iteration_timeout_kills_the_stubborn_tree_through_the_server(
+    fx: FaultEnv, start_lsp: StartLsp
+) -> None:
+    settings = stubborn_settings(fx, iterationTimeoutSeconds=2, stuckAfter=1, stopGraceSeconds=0.3)
+    server = start_lsp(settings)
+    assert "result" in server.command("ralph.run", {"change": "alpha"})
+    tree = wait_for_tree(fx, server.proc.pid)
+    final = server.wait_final("alpha", 30)
+    assert (final["state"], final["reason"]) == ("stuck", "no task checked in 1 iterations")
+    assert gone_within(tree, 0) == []
+    assert "iteration timed out after 2s" in server.logs()
+    assert fx.record()["state"] == "stuck"
+
+
+def test_shutdown_mid_run_leaves_nothing(fx: FaultEnv, start_lsp: StartLsp) -> None:
+    server = start_lsp(stubborn_settings(fx))
+    assert "result" in server.command("ralph.run", {"change": "alpha"})
+    tree = wait_for_tree(fx, server.proc.pid)
+    assert "error" not in server.request("shutdown", None, 20)
+    assert gone_within(tree, 0) == [], "shutdown answered before the tree was gone"
+    server.notify("exit")
+    assert server.proc.wait(10) == 0
+    assert fx.record()["state"] == "stopped"
+
+
+def test_editor_vanishes_without_shutdown(fx: FaultEnv, start_lsp: StartLsp) -> None:
+    """The editor closes the pipe (stdin EOF) without ``shutdown`` or ``exit``."""
+    server = start_lsp(stubborn_settings(fx))
+    assert "result" in server.command("ralph.run", {"change": "alpha"})
+    tree = wait_for_tree(fx, server.proc.pid)
+    server.close_stdin()
+    assert gone_within(tree, 2.0) == []
+    # The server itself must go too: an editor that reloads would otherwise leave one behind.
+    assert gone_within([server.proc.pid], 10.0) == [], "the server outlived its editor by 10 s"
+    assert server.proc.wait(1) == 0
+
+
+def test_server_killed_with_sigkill(fx: FaultEnv, start_lsp: StartLsp) -> None:
+    server = start_lsp(stubborn_settings(fx))
+    assert "result" in server.command("ralph.run", {"change": "alpha"})
+    tree = wait_for_tree(fx, server.proc.pid)
+    server.proc.send_signal(signal.SIGKILL)
+    killed = time.monotonic()
+    left = gone_within(tree, 2.0)
+    assert left == [], f"alive {time.monotonic() - killed:.2f}s after the SIGKILL: {left}"
+    # The record says the run was running: nobody was left to write its end.
+    assert fx.record()["state"] == "running"
+    assert fx.tasks().read_bytes() == TASKS.encode()
+
+
+def test_cli_killed_with_sigkill(fx: FaultEnv) -> None:
+    cli = fx.start_cli("alpha", "--agent-command", fx.agent_command("stubborn"))
+    try:
+        tree = wait_for_tree(fx, cli.pid)
+        cli.send_signal(signal.SIGKILL)
+        cli.wait(10)
+        killed = time.monotonic()
+        left = gone_within(tree, 2.0)
+        assert left == [], f"alive {time.monotonic() - killed:.2f}s after the SIGKILL: {left}"
+    finally:
+        if cli.poll() is None:
+            cli.kill()
+            cli.wait()
+    assert fx.tasks().read_bytes() == TASKS.encode()
