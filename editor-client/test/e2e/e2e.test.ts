@@ -5,7 +5,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { after, before, describe, it } from "node:test";
 import type { BrowserContext } from "playwright-core";
-import { CodeServer, Workbench, env, launchBrowser } from "./harness";
+import { CodeServer, Workbench, env, launchBrowser, normalize } from "./harness";
 
 const results = env("RALPH_E2E_RESULTS");
 const example = env("RALPH_E2E_EXAMPLE");
@@ -97,9 +97,14 @@ describe("Ralph in a real VS Code", () => {
 
     await step("run-succeeds", async () => {
       await wb.until("a running status", async () => /it \d+/.test(await wb.statusText(STATUS_ID)) || /succeeded/.test(await wb.statusText(STATUS_ID)));
+      // Every task line's lens is `✓ done` (story headings may say it too), none is pending.
       await wb.until(`${total} ✓ done lenses`, async () => {
         const lenses = await wb.lenses();
-        return lenses.filter((l) => l === "✓ done").length === total && lenses.some((l) => l.includes(`${total}/${total}`));
+        return (
+          lenses.filter((l) => l === "✓ done").length >= total &&
+          !lenses.some((l) => /pending|in progress/.test(l)) &&
+          lenses.some((l) => l.includes(`${total}/${total}`))
+        );
       });
       await wb.until("the success status", async () => {
         const text = await wb.statusText(STATUS_ID);
@@ -112,10 +117,11 @@ describe("Ralph in a real VS Code", () => {
       await wb.statusItem(STATUS_ID).click(); // opens the output
       const text = await wb.until("the agent's lines in the Ralph output", async () => {
         const out = await wb.outputText();
-        return out.includes("tasks.md") && out;
+        return out.includes("→ Edit") && out.includes("tasks.md") && out;
       });
       fs.writeFileSync(path.join(results, "output-run.txt"), text);
     });
+    await wb.page.mouse.move(700, 300); // no tooltip over the status bar in the picture
     await wb.screenshot(path.join(results, "01-run-succeeded.png"));
   });
 
@@ -139,6 +145,17 @@ describe("Ralph in a real VS Code", () => {
       await wb.until("the ■ Stop lens", async () => (await wb.lenses()).some((l) => l.includes("Stop")));
     });
 
+    await step("guide", async () => {
+      await wb.command("Ralph: Send guidance");
+      const input = wb.page.locator(".quick-input-widget input").first();
+      await input.waitFor();
+      await input.fill("Keep the greeting format unchanged");
+      await input.press("Enter");
+      await wb.until("the guidance confirmation", async () =>
+        (await wb.notifications()).find((n) => n.includes(`guidance queued for the next iteration of ${change}`)),
+      );
+    });
+
     await step("stop", async () => {
       await wb.command("Ralph: Stop run");
       await wb.until("the stopped status", async () => {
@@ -147,6 +164,22 @@ describe("Ralph in a real VS Code", () => {
       });
       await wb.until("the ▶ Run change lens again", async () => (await wb.lenses()).some((l) => l.includes("Run change")));
     });
+    await wb.page.mouse.move(700, 300);
     await wb.screenshot(path.join(results, "02-run-stopped.png"));
+  });
+
+  it("shows the run history", async () => {
+    await step("history", async () => {
+      await wb.command("Ralph: Show run history");
+      await wb.quickPickRows(change);
+      await wb.page.keyboard.press("Enter");
+      await wb.page.locator(".tabs-container .tab.active", { hasText: `${change} runs.md` }).waitFor();
+      const text = await wb.until("both runs in the history", async () => {
+        const lines = normalize(await wb.page.locator(".editor-group-container.active .view-lines").first().innerText());
+        return /\| stopped \|/.test(lines) && /\| succeeded \|/.test(lines) && lines;
+      });
+      fs.writeFileSync(path.join(results, "history.md"), text);
+    });
+    await wb.screenshot(path.join(results, "03-history.png"));
   });
 });
