@@ -254,6 +254,39 @@ class Watchdog:
                     grace = 0.0
                 self.request_stop(grace if grace == grace else 0.0)  # NaN → 0
 
+    def supervise(self, wake_r: int) -> list[int]:
+        """Run until no descendant is left; returns the pids that could not be killed."""
+        poller = select.poll()  # not select(): the engine's fd numbers may exceed FD_SETSIZE
+        poller.register(wake_r, select.POLLIN)
+        if self.control_fd is not None:
+            poller.register(self.control_fd, select.POLLIN)
+        while True:
+            if self.reap():
+                return []
+            now = time.monotonic()
+            if self.deadline is not None and now >= self.deadline:
+                if self.kill_started is not None and now - self.kill_started > KILL_CAP:
+                    return descendants(os.getpid())
+                self.kill_pass()
+                timeout = 0.01
+            elif self.deadline is not None:
+                timeout = self.deadline - now
+            else:
+                timeout = 1.0  # a missed SIGCHLD costs at most this long
+            ready = {fd for fd, _event in poller.poll(max(1, int(timeout * 1000 + 0.999)))}
+            if wake_r in ready:
+                try:
+                    signals = os.read(wake_r, 512)
+                except BlockingIOError:
+                    signals = b""
+                if signal.SIGTERM in signals:
+                    self.request_stop(SIGTERM_GRACE)
+            if self.control_fd is not None and self.control_fd in ready:
+                control_fd = self.control_fd
+                self.read_control()
+                if self.control_fd is None:  # end-of-file: closed, stop watching it
+                    poller.unregister(control_fd)
+
     def run(self) -> int:
         wake_r, wake_w = os.pipe()
         os.set_blocking(wake_r, False)
@@ -278,33 +311,15 @@ class Watchdog:
         if not started:
             return 127
 
-        leftover: list[int] = []
-        while True:
-            if self.reap():
-                break
-            now = time.monotonic()
-            if self.deadline is not None and now >= self.deadline:
-                if self.kill_started is not None and now - self.kill_started > KILL_CAP:
-                    leftover = descendants(os.getpid())
+        try:
+            leftover = self.supervise(wake_r)
+        except BaseException:
+            # A bug here must not orphan the tree: end it outright before going down.
+            for _ in range(100):
+                if not signal_tree(os.getpid(), signal.SIGKILL, self.agent_groups()):
                     break
-                self.kill_pass()
-                timeout = 0.01
-            elif self.deadline is not None:
-                timeout = self.deadline - now
-            else:
-                timeout = 1.0  # a missed SIGCHLD costs at most this long
-            readable = [wake_r] if self.control_fd is None else [wake_r, self.control_fd]
-            ready, _, _ = select.select(readable, [], [], timeout)
-            if wake_r in ready:
-                try:
-                    signals = os.read(wake_r, 512)
-                except BlockingIOError:
-                    signals = b""
-                if signal.SIGTERM in signals:
-                    self.request_stop(SIGTERM_GRACE)
-            if self.control_fd is not None and self.control_fd in ready:
-                self.read_control()
-
+                self.reap()
+            raise
         self.report({"done": True, "exit": self.exit_code, "leftover": leftover[:50]})
         return 0
 

@@ -198,3 +198,24 @@ def test_engine_exiting_without_stopping_leaves_nothing(
     while any(alive(pid) for pid in pids) and time.monotonic() - ended < 2.0:
         time.sleep(0.02)
     assert_all_gone(pids)
+
+
+async def test_engine_with_many_open_files(spec: Callable[..., SpawnSpec]) -> None:
+    # A long-running server may hold more than FD_SETSIZE (1024) descriptors; the pipes to the
+    # watchdog then get numbers select() cannot watch.
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard != resource.RLIM_INFINITY and hard < 1200:
+        pytest.skip("cannot open more than 1200 files here")
+    resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, 1200), hard))
+    padding = [os.open(os.devnull, os.O_RDONLY) for _ in range(1100)]
+    try:
+        proc = await AgentProcess.start(spec("sleep_forever.py"))
+    finally:
+        for fd in padding:
+            os.close(fd)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+    await asyncio.sleep(0.3)
+    assert alive(proc.watchdog_pid) and alive(proc.pid)
+    assert await proc.terminate(1.0) == -signal.SIGTERM
