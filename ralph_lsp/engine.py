@@ -41,6 +41,8 @@ Level = Literal["info", "warning", "error"]
 # First wait after a rate limit that names no reset time; doubled each time, capped.
 DEFAULT_BACKOFF_SECONDS = 30.0
 MAX_BACKOFF_SECONDS = 15 * 60.0
+# The prompt may travel as one argv element, which Linux caps at 128 KiB.
+MAX_GUIDANCE_CHARS = 16_000
 
 
 def now_iso() -> str:
@@ -388,7 +390,11 @@ class _Run:
             fatal = next((p for p in outcome.problems if p.kind == "fatal"), None)
             if fatal is not None and checked <= 0:
                 return "failed", f"the agent cannot work: {fatal.message}"
-            limited = next((p for p in outcome.problems if p.kind == "rate_limit"), None)
+            limits = [p for p in outcome.problems if p.kind == "rate_limit"]
+            # the problem that names a reset time wins; otherwise the latest one
+            limited = next((p for p in limits if p.retry_at is not None), None) or (
+                limits[-1] if limits else None
+            )
             if limited is not None and checked <= 0 and not outcome.timed_out:
                 # Not a no-progress iteration and not counted toward maxIterations.
                 wait = backoff
@@ -453,6 +459,7 @@ class _Run:
                 prompt,
                 prompt_file,
                 python=sys.executable,
+                cwd=self.change.root,
             )
         except ValueError as exc:
             out.start_error = AgentStartError("not_found", str(exc))
@@ -470,6 +477,7 @@ class _Run:
             return out
         self.process = proc
         parser = inv.parser
+        abort = asyncio.Event()
 
         def handle(events: list[AgentEvent]) -> None:
             for ev in events:
@@ -487,6 +495,9 @@ class _Run:
                 elif isinstance(ev, AgentProblem):
                     out.problems.append(ev)
                     out.last_error = ev.message
+                    if ev.kind == "auth":
+                        # An agent that cannot authenticate may retry for minutes: end it now.
+                        abort.set()
 
         async def pump() -> None:
             last_poll = 0.0
@@ -499,14 +510,20 @@ class _Run:
 
         pump_task = asyncio.ensure_future(pump())
         stop_task = asyncio.ensure_future(self.stop_event.wait())
+        abort_task = asyncio.ensure_future(abort.wait())
         wait_task = asyncio.ensure_future(proc.wait())
         try:
             done, _ = await asyncio.wait(
-                {wait_task, stop_task},
+                {wait_task, stop_task, abort_task},
                 timeout=s.iteration_timeout_seconds,
                 return_when=asyncio.FIRST_COMPLETED,
             )
-            if stop_task in done:
+            if wait_task in done:
+                pass
+            elif abort_task in done:
+                self.log("✗ the agent cannot authenticate: stopping it", "error")
+                await proc.terminate(min(s.stop_grace_seconds, 2.0))
+            elif stop_task in done:
                 out.stopped = True
                 await proc.terminate(s.stop_grace_seconds)
             elif not done:
@@ -525,6 +542,7 @@ class _Run:
             handle(parser.finish(out.exit_code))
         finally:
             stop_task.cancel()
+            abort_task.cancel()
             if not wait_task.done():
                 await proc.terminate(0.5)
             with contextlib.suppress(BaseException):
@@ -628,6 +646,10 @@ class Engine:
         run = self._find(root, change)
         if not text.strip():
             raise EngineError("guidance text is empty")
+        if len(text) > MAX_GUIDANCE_CHARS:
+            raise EngineError(
+                f"guidance is {len(text)} characters long; keep it under {MAX_GUIDANCE_CHARS}"
+            )
         run.guidance.append(_Guidance(text, now_iso()))
         run.save()
         run.log("✎ guidance queued for the next iteration")
