@@ -188,6 +188,7 @@ class Scenario:
     retries: int | None = 0  # CLAUDE_CODE_MAX_RETRIES (None: the CLI's default, 10)
     fail_count: int = 1
     retry_after: int | None = 1
+    api_key: bool = True  # False: no ANTHROPIC_API_KEY at all
     about: str = ""
 
 
@@ -204,5 +205,8 @@ SCENARIOS: dict[str, Scenario] = {
     ),
     "auth_retry": Scenario(
         "auth", retries=2, about="401 with CLAUDE_CODE_MAX_RETRIES=2: retried, then fails"
+    ),
+    "no_credentials": Scenario(
+        "normal", api_key=False, about="no ANTHROPIC_API_KEY: 'Not logged in', no request made"
     ),
 }

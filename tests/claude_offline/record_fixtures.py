@@ -52,6 +52,8 @@ def record(name: str, claude_bin: Path) -> None:
         project, home, folder = make_project(Path(tmp).resolve())
         with ScriptedModel(sc.mode, fail_count=sc.fail_count, retry_after=sc.retry_after) as srv:
             env = offline_env(claude_bin, srv.url, home, retries=sc.retries)
+            if not sc.api_key:
+                del env["ANTHROPIC_API_KEY"]
             run = run_claude(claude_bin, project, ralph_like_prompt(folder), env, timeout=300)
         FIXTURES.mkdir(parents=True, exist_ok=True)
         norm = lambda s: normalize(s, project=project, home=home)  # noqa: E731

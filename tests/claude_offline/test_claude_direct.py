@@ -190,3 +190,20 @@ def test_broken_stream_is_resent_without_streaming(
         (True, "done"),
     ]
     assert change.checked() == 1
+
+
+def test_no_credentials_at_all(
+    claude_bin: Path, scripted_model: ScriptedModel, claude_env: BuildEnv, make_change: MakeChange
+) -> None:
+    """Without any key the CLI makes no request and says it is not logged in."""
+    change = make_change(3)
+    env = claude_env(scripted_model)
+    del env["ANTHROPIC_API_KEY"]
+    run = _run(claude_bin, env, change)
+    assert run.returncode == 1
+    assert scripted_model.requests == []
+    assert run.events[0]["apiKeySource"] == "none"
+    assert run.events[1]["error"] == "authentication_failed"
+    assert run.result["is_error"] is True
+    assert run.result["result"].startswith("Not logged in")
+    _assert_matches_recording(run, "no_credentials")

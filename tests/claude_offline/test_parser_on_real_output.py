@@ -64,6 +64,7 @@ def test_success_is_read_fully() -> None:
         ("overloaded", "rate_limit"),
         ("auth", "auth"),
         ("auth_retry", "auth"),
+        ("no_credentials", "auth"),
     ],
 )
 def test_service_errors_are_classified(name: str, kind: str) -> None:
