@@ -30,7 +30,7 @@ INSTALLER = HERE / "install_claude.sh"
 def _registry_reachable() -> bool:
     npm = shutil.which("npm")
     if npm is None:
-        return False
+        return True  # not a network problem: let the install failure show
     try:
         proc = subprocess.run(
             [npm, "ping"],

@@ -20,7 +20,16 @@ if [[ -f "$STAMP" && -x "$BIN" ]]; then
   exit 0
 fi
 
-command -v npm >/dev/null || { echo "install_claude.sh: npm is not installed" >&2; exit 3; }
+if ! command -v npm >/dev/null; then
+  if [[ "$(id -u)" == 0 ]] && command -v apt-get >/dev/null; then
+    echo "install_claude.sh: npm is missing; installing the Debian package npm" >&2
+    apt-get update -qq >&2
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq npm >&2
+  else
+    echo "install_claude.sh: npm is missing: install Node.js and npm first" >&2
+    exit 3
+  fi
+fi
 
 mkdir -p "$PREFIX" "$CACHE/npm"
 # A package.json of its own keeps npm from walking up into the repository.
