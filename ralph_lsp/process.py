@@ -276,7 +276,7 @@ class AgentProcess:
         command = [
             sys.executable,
             "-E",  # the agent's PYTHON* variables are not the watchdog's business
-            "-s",
+            "-S",  # nor site-packages: stdlib only, found from its working folder (faster start)
             "-m",
             "ralph_lsp.watchdog",
             "--control",
