@@ -236,21 +236,21 @@ def test_bad_key_fails_with_an_authentication_reason(claude_bin: Path, tmp_path:
     assert "Invalid API key" in run.stdout  # the CLI's own words reach the operator
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="engine lets the CLI retry a 401 ten times (~3 min) although the parser reported an"
-    " auth problem on the first api_retry event; expected the agent stopped and the run failed",
-)
 def test_bad_key_with_the_clis_own_retries_fails_fast(claude_bin: Path, tmp_path: Path) -> None:
     """Without CLAUDE_CODE_MAX_RETRIES (a user's normal setup) the CLI retries a 401 ten times
     with back-off; its first `api_retry` event (error_status 401, error authentication_failed)
     already says the key is bad, so the run should fail within seconds, not minutes."""
     change = _project(tmp_path, 3)
     with ScriptedModel("auth") as server:
-        run = ralph_run(claude_bin, server, change, tmp_path, retries=None, timeout=12)
-    assert not run.timed_out, f"still running after 12 s:\n{run.stdout}"
+        run = ralph_run(claude_bin, server, change, tmp_path, retries=None, timeout=30)
+        requests = len(server.message_requests())
+    assert not run.timed_out, f"still running after 30 s:\n{run.stdout}"
+    assert run.returncode == 1
     assert run.last_line.startswith("failed:"), run.stdout
     assert "authenticat" in run.last_line.lower()
+    assert requests <= 4, f"the CLI was left retrying a bad key ({requests} requests)"
+    assert run.record["state"] == "failed"
+    assert len(run.record["iterations"]) == 1
 
 
 # ---- (c) rate limits and overload ------------------------------------------------------------
