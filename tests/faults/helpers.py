@@ -128,6 +128,18 @@ class FaultEnv:
         return records[0]
 
     # -- the CLI -------------------------------------------------------------------------------
+    def ralph(self, *args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+        """Any ``ralph-lsp`` subcommand, run to its end."""
+        return subprocess.run(
+            [*CLI, *args],
+            capture_output=True,
+            text=True,
+            env=self.env,
+            cwd=self.root,
+            stdin=subprocess.DEVNULL,
+            timeout=timeout,
+        )
+
     def cli_argv(self, change: str, *extra: str) -> list[str]:
         return [*CLI, "run", change, "--root", str(self.root), *extra]
 

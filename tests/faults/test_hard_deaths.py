@@ -89,7 +89,6 @@ def test_editor_vanishes_without_shutdown(fx: FaultEnv, start_lsp: StartLsp) -> 
     assert gone_within(tree, 2.0) == []
     # The server itself must go too: an editor that reloads would otherwise leave one behind.
     assert gone_within([server.proc.pid], 10.0) == [], "the server outlived its editor by 10 s"
-    assert server.proc.wait(1) == 0
 
 
 def test_server_killed_with_sigkill(fx: FaultEnv, start_lsp: StartLsp) -> None:
