@@ -80,7 +80,7 @@ async def test_zero_grace_kills_at_once(spec: Callable[..., SpawnSpec], pid_file
     proc = await start_stubborn(spec, pid_file)
     started = time.monotonic()
     await proc.terminate(0)
-    assert time.monotonic() - started < 1.0
+    assert time.monotonic() - started < 2.0  # ~15 ms here: no grace, straight to SIGKILL
     assert_all_gone(read_pids(pid_file))
 
 
