@@ -43,6 +43,9 @@ DEFAULT_BACKOFF_SECONDS = 30.0
 MAX_BACKOFF_SECONDS = 15 * 60.0
 # The prompt may travel as one argv element, which Linux caps at 128 KiB.
 MAX_GUIDANCE_CHARS = 16_000
+# One stream-json event can hold a whole file an agent read or edited: read lines this long
+# whole so they still parse (what is shown of them is capped by the parsers).
+AGENT_LINE_CAP = 16 * 1024 * 1024
 
 
 def now_iso() -> str:
@@ -469,7 +472,9 @@ class _Run:
         spec = SpawnSpec(argv=inv.argv, cwd=self.change.root, env=env, stdin_data=inv.stdin_data)
         self.history.open_iteration_log(n)
         try:
-            proc = await AgentProcess.start(spec, raw_sink=self.history.write_raw)
+            proc = await AgentProcess.start(
+                spec, raw_sink=self.history.write_raw, line_cap=AGENT_LINE_CAP
+            )
         except AgentStartError as exc:
             out.start_error = exc
             self.log(f"✗ {exc}", "error")

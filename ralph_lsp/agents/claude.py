@@ -77,6 +77,8 @@ _DETAIL_KEYS = {
 }
 
 # stderr texts that mean the CLI refused to start with these flags/arguments.
+# the marker the process reader puts after a line it had to cut
+_CUT_RE = re.compile(r"… \[\d+ more bytes\]$")
 _FATAL_STDERR_RE = re.compile(
     r"cannot be used with root/sudo privileges"
     r"|requires --verbose"
@@ -199,6 +201,11 @@ class ClaudeParser:
     def feed_stdout(self, line: str) -> list[AgentEvent]:
         obj = parse_object(line)
         if obj is None:
+            if line.startswith("{") and _CUT_RE.search(line[-80:]):
+                # a stream-json event longer than the reader keeps: never show it as raw JSON
+                return [
+                    LogLine(f"(a stream-json event of {len(line):,}+ characters was cut)", "info")
+                ]
             return [log_line(line, "raw")] if line.strip() else []
         return self.handle(obj)
 
