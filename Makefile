@@ -36,8 +36,8 @@ demo: $(STAMP)
 	@bash scripts/demo.sh
 
 lint: $(STAMP)
-	$(VENV)/bin/ruff check ralph_lsp tests bench
-	$(VENV)/bin/ruff format --check ralph_lsp tests bench
+	$(VENV)/bin/ruff check ralph_lsp tests $(wildcard bench)
+	$(VENV)/bin/ruff format --check ralph_lsp tests $(wildcard bench)
 
 typecheck: $(STAMP)
 	$(VENV)/bin/mypy
