@@ -94,9 +94,7 @@ async def test_exhausted_at_max_iterations(project: Path, spawn_log: Path) -> No
 
 async def test_guidance_is_delivered_once_and_recorded(project: Path, spawn_log: Path) -> None:
     settings = Settings(agent="custom", agent_command=tuple(fake("check_one.py")))
-    await run_to_end(
-        project, settings, max_iterations=2, guidance=["Use `$(rm -rf /)` literally"]
-    )
+    await run_to_end(project, settings, max_iterations=2, guidance=["Use `$(rm -rf /)` literally"])
     prompts = [p["prompt"] for p in spawns(spawn_log)]
     assert "## Guidance" in prompts[0] and "$(rm -rf /)" in prompts[0]
     assert "## Guidance" not in prompts[1]
