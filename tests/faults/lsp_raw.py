@@ -149,6 +149,12 @@ class RawLsp:
                 self._answered.wait(left)
             return self._answers.pop(rid)
 
+    def send_request(self, method: str, params: Any = None) -> int:
+        """Send a request without waiting for its answer; returns its id."""
+        rid = next(self._ids)
+        self._send({"id": rid, "method": method, "params": params})
+        return rid
+
     def result(self, method: str, params: Any = None, timeout: float = 15.0) -> Any:
         answer = self.request(method, params, timeout)
         assert "error" not in answer, answer["error"]
