@@ -9,12 +9,38 @@ from __future__ import annotations
 import os
 import signal
 import sys
+from collections.abc import Callable
 from types import FrameType
+from typing import BinaryIO, cast
 
 from ralph_lsp.server.features import register
 from ralph_lsp.server.server import RalphLanguageServer
 
 __all__ = ["RalphLanguageServer", "create_server", "serve"]
+
+
+class EofGuard:
+    """stdin for pygls that calls ``on_eof`` (from pygls's reader thread) before reporting EOF.
+
+    When the editor closes the pipe without ``shutdown``, pygls returns from its loop and
+    ``asyncio.run`` cancels every task; the agents must be killed before that, while the event
+    loop still runs.
+    """
+
+    def __init__(self, stream: BinaryIO, on_eof: Callable[[], None]) -> None:
+        self._stream = stream
+        self._on_eof = on_eof
+
+    def readline(self) -> bytes:
+        return self._check(self._stream.readline())
+
+    def read(self, n: int = -1) -> bytes:
+        return self._check(self._stream.read(n))
+
+    def _check(self, data: bytes) -> bytes:
+        if not data:
+            self._on_eof()
+        return data
 
 
 def create_server() -> RalphLanguageServer:
@@ -24,7 +50,11 @@ def create_server() -> RalphLanguageServer:
 
 
 def serve() -> None:
-    """Serve LSP on stdio (``ralph-lsp``, ``ralph-lsp serve``, ``python -m ralph_lsp``)."""
+    """Serve LSP on stdio (``ralph-lsp``, ``ralph-lsp serve``, ``python -m ralph_lsp``).
+
+    Returns after ``shutdown`` and ``exit``; raises ``SystemExit(1)`` when the client left
+    without ``shutdown`` (as LSP asks).
+    """
     server = create_server()
 
     def on_sigterm(signum: int, frame: FrameType | None) -> None:
@@ -35,8 +65,10 @@ def serve() -> None:
 
     previous = signal.signal(signal.SIGTERM, on_sigterm)
     try:
-        server.start_io()
+        server.start_io(stdin=cast(BinaryIO, EofGuard(sys.stdin.buffer, server.on_stdin_eof)))
     finally:
         # `exit`, or stdin closed without `shutdown`: the last chance to leave no agent behind.
         server.engine.shutdown_now()
         signal.signal(signal.SIGTERM, previous)
+    if not server.shutdown_requested:
+        raise SystemExit(1)  # LSP: exit (or a vanished client) without shutdown is an error

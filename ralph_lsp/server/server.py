@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import threading
 from collections.abc import Coroutine, Sequence
 from pathlib import Path
 from typing import Any
@@ -46,6 +47,8 @@ class RalphLanguageServer(LanguageServer):
         self.logs = LogBatcher(self._send_log)
         self.roots: list[Path] = []
         self.stopping = False
+        self.shutdown_requested = False
+        self.loop: asyncio.AbstractEventLoop | None = None
         self._log_handler: LspLogHandler | None = None
         self._watchers: dict[Path, RootWatcher] = {}
         self._tasks: set[asyncio.Task[Any]] = set()
@@ -100,7 +103,8 @@ class RalphLanguageServer(LanguageServer):
     # -- lifetime ------------------------------------------------------------------------------
 
     def on_initialize(self, params: types.InitializeParams) -> None:
-        self.logs.bind(asyncio.get_running_loop())
+        self.loop = asyncio.get_running_loop()
+        self.logs.bind(self.loop)
         if self._log_handler is None:
             self._log_handler = LspLogHandler(self.logs)
             root_logger = logging.getLogger()
@@ -137,6 +141,7 @@ class RalphLanguageServer(LanguageServer):
     async def on_shutdown(self) -> None:
         """Stop every run (each agent tree gone) and tell the client how they ended."""
         self.stopping = True
+        self.shutdown_requested = True
         for watcher in self._watchers.values():
             watcher.stop()
         await self.engine.shutdown()
@@ -151,6 +156,29 @@ class RalphLanguageServer(LanguageServer):
         self.engine.shutdown_now()
         self.logs.flush()
         self.logs.close()
+
+    def on_stdin_eof(self) -> None:
+        """The client closed the pipe (called from pygls's reader thread): kill every agent now,
+        on the event loop's thread, and return once that is done."""
+        loop = self.loop
+        if loop is None or loop.is_closed():
+            self.engine.shutdown_now()
+            return
+        done = threading.Event()
+
+        def kill() -> None:
+            try:
+                self.on_exit()
+            finally:
+                done.set()
+
+        try:
+            loop.call_soon_threadsafe(kill)
+        except RuntimeError:  # the loop is closing
+            self.engine.shutdown_now()
+            return
+        if not done.wait(CLIENT_TIMEOUT):
+            self.engine.shutdown_now()
 
     # -- settings ------------------------------------------------------------------------------
 

@@ -12,6 +12,7 @@ import asyncio
 import contextlib
 import os
 import shutil
+import signal
 import sys
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -154,7 +155,12 @@ async def start_session() -> AsyncIterator[StartSession]:
     ) -> Session:
         config = ClientServerConfig(
             server_command=SERVER,
-            server_env={**os.environ, "RALPH_DEMO_DELAY": "0.05", **(env or {})},
+            server_env={
+                **os.environ,
+                "RALPH_DEMO_DELAY": "0.05",
+                "PYTHONFAULTHANDLER": "1",  # SIGABRT dumps every thread's stack (see exited())
+                **(env or {}),
+            },
         )
         client = await config.start()
         session = Session(client, root)
@@ -214,6 +220,16 @@ async def _end(session: Session) -> None:
             server.kill()
     with contextlib.suppress(Exception):
         await asyncio.wait_for(client.stop(), 10)
+
+
+async def exited(session: Session, timeout: float = 10) -> int:
+    """The server's exit code; on a hang, its threads' stacks go to stderr before failing."""
+    try:
+        return await asyncio.wait_for(session.process.wait(), timeout)
+    except asyncio.TimeoutError:
+        session.process.send_signal(signal.SIGABRT)
+        await asyncio.sleep(1)
+        raise AssertionError(f"the server did not exit within {timeout}s") from None
 
 
 def pid_alive(pid: int) -> bool:
