@@ -22,8 +22,8 @@ mkdir -p "$results"
 
 out=$(mktemp -d "${TMPDIR:-/tmp}/ralph-client-e2e.XXXXXX")
 trap 'rm -rf "$out"' EXIT
-"$CLIENT_DIR/node_modules/.bin/esbuild" "$CLIENT_DIR/test/e2e/e2e.test.ts" --bundle --format=cjs \
-  --platform=node --target=node20 --external:playwright-core --outfile="$out/e2e.test.js" --log-level=warning
+"$CLIENT_DIR/node_modules/.bin/esbuild" "$CLIENT_DIR"/test/e2e/*.test.ts --bundle --format=cjs \
+  --platform=node --target=node20 --external:playwright-core --outdir="$out" --log-level=warning
 
 # One code-server at a time on this machine: wait for another e2e run to finish.
 exec 9>"$CACHE_DIR/e2e.lock"
@@ -38,6 +38,7 @@ export NODE_PATH="$CLIENT_DIR/node_modules"
 
 log "running (results: ${results#"$REPO_ROOT"/})"
 status=0
-node --test --test-reporter=spec --test-concurrency=1 "$out/e2e.test.js" || status=$?
+# The test files run one after the other (each starts its own code-server).
+node --test --test-reporter=spec --test-concurrency=1 "$out"/*.test.js || status=$?
 log "finished in $(($(date +%s) - started)) s with status $status"
 exit "$status"

@@ -15,17 +15,28 @@ NODE24_VERSION=24.21.0
 log() { printf '[%s] %s\n' "$(basename "$0" .sh)" "$*" >&2; }
 die() { log "error: $*"; exit 1; }
 
-# npm ci, skipped when node_modules already matches package-lock.json.
+# npm ci, skipped when node_modules already matches package-lock.json and has its tools.
+# Serialized with a lock: two scripts running at once must not both rewrite node_modules.
 ensure_node_modules() {
   local stamp="$CLIENT_DIR/node_modules/.ralph-lock-sha"
-  local want
+  local want tool
   want=$(sha256sum "$CLIENT_DIR/package-lock.json" | cut -d' ' -f1)
-  if [[ -f "$stamp" && "$(cat "$stamp")" == "$want" ]]; then
-    return 0
-  fi
-  log "npm ci (cache: ${npm_config_cache#"$REPO_ROOT"/})"
-  (cd "$CLIENT_DIR" && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error)
-  echo "$want" >"$stamp"
+  mkdir -p "$CACHE_DIR"
+  (
+    flock 8
+    if [[ -f "$stamp" && "$(cat "$stamp")" == "$want" ]]; then
+      for tool in tsc esbuild vsce; do
+        [[ -x "$CLIENT_DIR/node_modules/.bin/$tool" ]] || { rm -f "$stamp"; break; }
+      done
+      [[ -f "$stamp" ]] && exit 0
+    fi
+    log "npm ci (cache: ${npm_config_cache#"$REPO_ROOT"/})"
+    cd "$CLIENT_DIR"
+    # --ignore-scripts: nothing here needs an install script (esbuild finds its binary package
+    # without one; vsce's optional keytar is only for publishing).
+    npm ci --ignore-scripts --no-audit --no-fund --loglevel=error
+    echo "$want" >"$stamp"
+  ) 8>"$CACHE_DIR/npm-ci.lock"
 }
 
 # Debian packages, installed only when one is missing (apt-get update runs once, first).

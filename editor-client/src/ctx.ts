@@ -2,6 +2,7 @@
 // server's lifecycle. Commands live in commands.ts and reach the server through `execute`.
 import * as fs from "node:fs";
 import * as path from "node:path";
+import * as readline from "node:readline";
 import * as vscode from "vscode";
 import {
   CloseAction,
@@ -16,11 +17,27 @@ import {
   type LanguageClientOptions,
   type ServerOptions,
 } from "vscode-languageclient/node";
-import { didChangeConfigurationParams, initializationOptions, pythonPathSetting, serverSettings } from "./config";
+import { RESTART_SETTINGS, didChangeConfigurationParams, initializationOptions, pythonPathSetting, serverSettings } from "./config";
 import { checkImport, chooseInterpreter, installCommand, type ImportCheck, type Interpreter } from "./interpreter";
 import { RUN_STATUS_NOTIFICATION, isRunStatus, type RunStatus, type ServerCommand, type ServerCommands } from "./protocol";
 import { RestartPolicy } from "./restarts";
 import { StatusBoard, type StatusView } from "./status";
+
+/**
+ * The language client, minus its own error pop-ups ("couldn't create connection to server", …):
+ * they still go to the output, and the context reports each problem once, in its own words.
+ */
+class RalphLanguageClient extends LanguageClient {
+  override error(message: string, data?: unknown, _showNotification?: boolean | "force"): void {
+    super.error(message, data, false);
+  }
+}
+
+/** One start of the server: did it ever run, and the last lines it wrote to stderr. */
+interface StartAttempt {
+  running: boolean;
+  stderr: string[];
+}
 
 /** An error whose message is meant for the user as it is (the server's text, or ours). */
 export class UserFacingError extends Error {}
@@ -129,6 +146,7 @@ export class Ctx implements vscode.Disposable {
     const interpreter = this.pickInterpreter();
     this.interpreter = interpreter;
     this.output.info(`Server: ${interpreter.command} -m ralph_lsp (interpreter ${interpreter.origin})`);
+    const attempt: StartAttempt = { running: false, stderr: [] };
     const check = await checkImport(interpreter.command, cwd);
     if (!check.ok) {
       this.reportUnstartable(interpreter, check, folders);
@@ -145,11 +163,24 @@ export class Ctx implements vscode.Disposable {
       outputChannel: this.output,
       revealOutputChannelOn: RevealOutputChannelOn.Never,
       initializationOptions: () => initializationOptions(ralphConfig(), this.trusted),
-      initializationFailedHandler: (error: unknown) => {
-        this.fail(`the server failed to initialize: ${messageOf(error)}`);
-        return false;
+      // Never retried: the failure is reported once, from the rejected start below.
+      initializationFailedHandler: () => false,
+      errorHandler: this.errorHandler(attempt),
+      stdioOptions: {
+        stdout: (input) => {
+          readline.createInterface({ input, crlfDelay: Infinity, terminal: false }).on("line", (line) => this.output.info(line));
+        },
+        // The server's stderr goes to the output, and its last lines into start-up errors.
+        stderr: (input) => {
+          readline.createInterface({ input, crlfDelay: Infinity, terminal: false }).on("line", (line) => {
+            this.output.error(line);
+            if (line.trim() !== "") {
+              attempt.stderr.push(line.trim());
+              attempt.stderr.splice(0, attempt.stderr.length - 20);
+            }
+          });
+        },
       },
-      errorHandler: this.errorHandler(),
       connectionOptions: { maxRestartCount: this.restarts.max },
       middleware: {
         workspace: {
@@ -180,7 +211,7 @@ export class Ctx implements vscode.Disposable {
       },
     };
 
-    const client = new LanguageClient("ralph", "Ralph", serverOptions, clientOptions);
+    const client = new RalphLanguageClient("ralph", "Ralph", serverOptions, clientOptions);
     this.clientDisposables.push(
       client.onNotification(RUN_STATUS_NOTIFICATION, (status: unknown) => {
         if (isRunStatus(status)) {
@@ -190,6 +221,9 @@ export class Ctx implements vscode.Disposable {
         }
       }),
       client.onDidChangeState((e) => {
+        if (e.newState === State.Running) {
+          attempt.running = true;
+        }
         if (e.newState === State.Stopped) {
           this.forgetRunning();
         }
@@ -203,7 +237,13 @@ export class Ctx implements vscode.Disposable {
       if (this.client === client) {
         this.client = undefined;
       }
-      this.fail(`the server did not start: ${messageOf(err)}`);
+      await new Promise((r) => setTimeout(r, 300)); // the dying server's last stderr lines
+      const last = attempt.stderr[attempt.stderr.length - 1];
+      this.fail(
+        last !== undefined
+          ? `the server exited while starting: ${last}`
+          : `the server did not start: ${messageOf(err)}`,
+      );
       return;
     }
     this.output.info("Server started.");
@@ -211,13 +251,18 @@ export class Ctx implements vscode.Disposable {
     await this.seedStatus();
   }
 
-  private errorHandler(): ErrorHandler {
+  private errorHandler(attempt: StartAttempt): ErrorHandler {
     return {
       error: (_error, _message, count): ErrorHandlerResult => ({
         action: (count ?? 0) <= 3 ? ErrorAction.Continue : ErrorAction.Shutdown,
+        handled: true, // logged; a lasting problem surfaces through `closed` or the start
       }),
       closed: (): CloseHandlerResult => {
         this.forgetRunning();
+        if (!attempt.running) {
+          // It never came up: restarting would only fail the same way. `start` reports it.
+          return { action: CloseAction.DoNotRestart, handled: true };
+        }
         if (this.restarts.allow()) {
           this.output.warn("The server stopped; restarting it.");
           return { action: CloseAction.Restart, handled: true };
@@ -255,9 +300,13 @@ export class Ctx implements vscode.Disposable {
 
   /** Records why the server is down and says it ONCE (no restart loop, no repeated pop-ups). */
   private fail(message: string, installCommandLine?: string): void {
+    const first = this.problem === undefined;
     this.problem = message;
     this.output.error(message);
     this.renderStatus();
+    if (!first) {
+      return; // one start attempt, one message
+    }
     const actions = installCommandLine ? ["Copy Install Command", "Retry", "Show Output"] : ["Open Settings", "Retry", "Show Output"];
     void vscode.window.showErrorMessage(`Ralph: ${message}`, ...actions).then(async (choice) => {
       if (choice === "Copy Install Command" && installCommandLine) {
@@ -278,8 +327,9 @@ export class Ctx implements vscode.Disposable {
     if (!e.affectsConfiguration("ralph")) {
       return;
     }
-    if (e.affectsConfiguration("ralph.server.pythonPath")) {
-      this.output.info("ralph.server.pythonPath changed: restarting the server.");
+    const restartKey = RESTART_SETTINGS.find((key) => e.affectsConfiguration(key));
+    if (restartKey) {
+      this.output.info(`${restartKey} changed: restarting the server.`);
       void this.restart();
       return;
     }

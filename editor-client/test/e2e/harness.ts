@@ -187,6 +187,19 @@ export class CodeServer {
     }
   }
 
+  /** The extension's own log ("Ralph" output channel) as VS Code wrote it to disk, or "". */
+  extensionLog(): string {
+    const logs = path.join(this.userDataDir, "logs");
+    if (!fs.existsSync(logs)) {
+      return "";
+    }
+    const found = (fs.readdirSync(logs, { recursive: true }) as string[])
+      .filter((f) => f.endsWith(path.join("ralph-lsp.ralph-lsp", "Ralph.log")))
+      .sort();
+    const last = found[found.length - 1];
+    return last ? fs.readFileSync(path.join(logs, last), "utf8") : "";
+  }
+
   /** Keeps VS Code's logs (the extension host log holds the language server's stderr). */
   saveLogs(dest: string): void {
     const logs = path.join(this.userDataDir, "logs");
@@ -285,7 +298,7 @@ export class Workbench {
 
   async statusText(id: string): Promise<string> {
     const item = this.statusItem(id);
-    return (await item.count()) > 0 ? normalize(await item.first().innerText()) : "";
+    return (await item.count()) > 0 ? normalize(await item.first().innerText()).trim() : "";
   }
 
   /** The Output panel's visible text. */

@@ -1,0 +1,142 @@
+// When the server cannot start: one clear message with the install command, no restart loop,
+// and recovery once a working interpreter is configured, without reloading the window.
+import assert from "node:assert/strict";
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { after, before, describe, it } from "node:test";
+import type { BrowserContext } from "playwright-core";
+import { CodeServer, Workbench, env, launchBrowser } from "./harness";
+
+const results = env("RALPH_E2E_RESULTS");
+const example = env("RALPH_E2E_EXAMPLE");
+const STATUS_ID = "ralph-lsp.ralph-lsp.ralph.status";
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+function script(file: string, body: string): string {
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  fs.writeFileSync(file, `#!/bin/sh\n${body}\n`, { mode: 0o755 });
+  return file;
+}
+
+const count = (text: string, needle: string): number => text.split(needle).length - 1;
+
+describe("Ralph when the server cannot start", () => {
+  const server = new CodeServer({
+    codeServer: env("RALPH_E2E_CODE_SERVER"),
+    nodeBinDir: env("RALPH_E2E_NODE_BIN"),
+    vsix: env("RALPH_E2E_VSIX"),
+    resultsDir: results,
+    settings: { "ralph.agent": "demo" },
+  });
+  // An interpreter without the package: isolated mode, no site-packages.
+  const noPackage = script(server.path("py", "no-package", "python"), 'exec python3 -I -S "$@"');
+  // One where the import works but the server dies at once.
+  const crashing = script(
+    server.path("py", "crashing", "python"),
+    'if [ "$1" = "-m" ]; then echo "simulated crash of the server" >&2; exit 1; fi\nexit 0',
+  );
+  // One that runs the real server, which dies after two seconds, every time.
+  const realPython = env("RALPH_E2E_PYTHON");
+  const dying = script(
+    server.path("py", "dying", "python"),
+    `if [ "$1" = "-m" ]; then exec timeout 2 '${realPython}' "$@"; fi\nexec '${realPython}' "$@"`,
+  );
+  const workspace = server.path("workspace", path.basename(example));
+  let browser: BrowserContext | undefined;
+  let wb: Workbench;
+
+  async function step<T>(name: string, fn: () => Promise<T>): Promise<T> {
+    try {
+      return await fn();
+    } catch (err) {
+      await wb?.screenshot(path.join(results, `failure-${name}.png`));
+      throw err;
+    }
+  }
+
+  before(async () => {
+    fs.cpSync(example, workspace, { recursive: true });
+    server.writeSettings({ "ralph.server.pythonPath": noPackage });
+    await server.start();
+    server.writeSettings({ "ralph.server.pythonPath": noPackage });
+    browser = await launchBrowser(server.path("browser"), env("RALPH_E2E_CHROMIUM"));
+    wb = new Workbench(browser.pages()[0] ?? (await browser.newPage()));
+    await step("open-workspace", async () => {
+      await wb.open(`http://127.0.0.1:${server.port}/?folder=${encodeURIComponent(workspace)}`);
+      await wb.openFile("tasks.md");
+    });
+  });
+
+  after(async () => {
+    await browser?.close().catch(() => undefined);
+    await server.stop();
+    server.saveLogs(path.join(results, "logs-failures"));
+    server.cleanup();
+  });
+
+  it("says once that the package is missing, with the install command", async () => {
+    const isMissing = (n: string) => n.includes("ralph-lsp is not installed") && n.includes(`${noPackage} -m pip install`);
+    await step("missing-message", () =>
+      wb.until("the missing-package message", async () => (await wb.notifications()).find(isMissing)),
+    );
+    await sleep(3_000); // time enough for a restart loop to show itself
+    assert.equal((await wb.notifications()).filter(isMissing).length, 1);
+    assert.equal(count(server.extensionLog(), "ralph-lsp is not installed"), 1, server.extensionLog());
+    assert.equal(await wb.statusText(STATUS_ID), "Ralph");
+    assert.deepEqual(await wb.lenses(), []);
+
+    await step("command-while-down", async () => {
+      await wb.command("Ralph: Run change");
+      await wb.until("a command's error while the server is down", async () =>
+        (await wb.notifications()).find((n) => n.includes("the Ralph server is not running")),
+      );
+    });
+    await wb.screenshot(path.join(results, "10-missing-package.png"));
+  });
+
+  it("reports a server that dies while starting once, with its last error line", async () => {
+    await wb.command("Notifications: Clear All Notifications");
+    server.writeSettings({ "ralph.server.pythonPath": crashing });
+    await step("crash-message", () =>
+      wb.until("the start-up failure message", async () =>
+        (await wb.notifications()).find((n) => n.includes("the server exited while starting: simulated crash of the server")),
+      ),
+    );
+    await sleep(3_000);
+    // Its stderr line is logged once per start (the message quoting it is not counted).
+    assert.equal(count(server.extensionLog(), "[error] simulated crash of the server"), 1, "started once, not restarted");
+    const notes = await wb.notifications();
+    assert.equal(notes.length, 1, `one message, not the client's own too: ${JSON.stringify(notes)}`);
+    await wb.screenshot(path.join(results, "11-crashing-server.png"));
+  });
+
+  it("stops restarting a server that keeps dying", async () => {
+    await wb.command("Notifications: Clear All Notifications");
+    server.writeSettings({ "ralph.server.pythonPath": dying });
+    await step("gave-up-message", () =>
+      wb.until("the gave-up message", async () =>
+        (await wb.notifications()).find((n) => n.includes("will not be restarted")),
+      ),
+    );
+    const restarts = count(server.extensionLog(), "The server stopped; restarting it.");
+    assert.equal(restarts, 3, server.extensionLog());
+    await sleep(4_000);
+    assert.equal(count(server.extensionLog(), "The server stopped; restarting it."), restarts, "no restart after giving up");
+    const notes = await wb.notifications();
+    assert.equal(notes.length, 1, `one message: ${JSON.stringify(notes)}`);
+    assert.equal(await wb.statusText(STATUS_ID), "Ralph");
+  });
+
+  it("recovers when a working interpreter is set", async () => {
+    await wb.command("Notifications: Clear All Notifications");
+    server.writeSettings({ "ralph.server.pythonPath": env("RALPH_E2E_PYTHON") });
+    await step("recover", () =>
+      wb.until("the ▶ Run change lens", async () => (await wb.lenses()).find((l) => l.includes("Run change"))),
+    );
+    assert.deepEqual(
+      (await wb.notifications()).filter((n) => n.includes("Ralph:")),
+      [],
+      "no error once the server runs",
+    );
+  });
+});
