@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import sys
 from pathlib import Path
 from typing import Any
@@ -178,3 +179,42 @@ async def test_a_stuck_run_marks_the_unchecked_tasks(
     await wait_until(lambda: len(s.statuses) > before, what="the second run's status")
     await wait_until(lambda: not stuck_warnings(), what="the warnings to clear")
     await wait_until(lambda: final(s) and s.statuses[-1]["runId"] != end["runId"], timeout=30)
+
+
+async def test_parallel_runs_prefix_their_log_lines_and_cancelling_progress_stops_a_run(
+    start_session: StartSession, workspace: Path
+) -> None:
+    changes = workspace / "openspec" / "changes"
+    shutil.copytree(changes / CHANGE, changes / "second")
+    s = await start_session(workspace, settings={"agent": "demo"}, env={"RALPH_DEMO_DELAY": "1"})
+    first = await s.command("ralph.run", {"change": CHANGE})
+    second = await s.command("ralph.run", {"change": "second"})
+    # Once both run, every line says whose it is.
+    await wait_until(
+        lambda: "[second] " in s.logs() and f"[{CHANGE}] " in s.logs(),
+        what="prefixed lines of both runs",
+    )
+    running = await s.command("ralph.status", {})
+    assert {(r["change"], r["state"]) for r in running["runs"]} == {
+        (CHANGE, "running"),
+        ("second", "running"),
+    }
+
+    # The editor's cancel button on the second run's progress stops that run only.
+    await wait_until(lambda: len(s.client.progress_reports) == 2, what="two progress tokens")
+    token = next(
+        t
+        for t, values in s.client.progress_reports.items()
+        if isinstance(values[0], types.WorkDoneProgressBegin) and values[0].title == "Ralph: second"
+    )
+    s.client.window_work_done_progress_cancel(types.WorkDoneProgressCancelParams(token=token))
+    await wait_until(
+        lambda: any(
+            st["runId"] == second["runId"] and st["state"] == "stopped" for st in s.statuses
+        ),
+        what="the second run to stop",
+    )
+    status = await s.command("ralph.status", {"change": CHANGE})
+    assert status["runs"][0]["runId"] == first["runId"]
+    assert status["runs"][0]["state"] == "running"
+    await s.command("ralph.stop", {"change": CHANGE})
