@@ -2,6 +2,17 @@
 
 ``serve()`` speaks LSP on stdio until the client says ``exit`` or closes the pipe; whichever way
 it ends, no agent process of a run outlives it.
+
+- ``server.py``     the server object: engine, documents, watchers, what was published
+- ``features.py``   LSP methods and commands wired to it, once (each handler a line or two)
+- ``commands.py``   the ``ralph.*`` commands; ``args.py`` checks their one object argument
+- ``documents.py``  tasks.md now: the open buffer, else the disk (cached by stat / version)
+- ``render.py``     tasks.md + run status → code lenses and diagnostics (pure)
+- ``watch.py``      each root's ``openspec/changes/`` watched for tasks.md edits
+- ``runs.py``       one run's progress and ``ralph/runStatus``, in order
+- ``logs.py``       batched ``window/logMessage``, and Python logging forwarded to it
+- ``config.py``     settings and workspace trust from the client
+- ``errors.py``     the JSON-RPC errors a command answers with
 """
 
 from __future__ import annotations

@@ -147,7 +147,10 @@ class RalphLanguageServer(LanguageServer):
         await self.engine.shutdown()
         reporters = [r.done.wait() for r in self._reporters.values()]
         if reporters:
-            await asyncio.wait_for(asyncio.gather(*reporters), CLIENT_TIMEOUT)
+            try:
+                await asyncio.wait_for(asyncio.gather(*reporters), CLIENT_TIMEOUT)
+            except asyncio.TimeoutError:
+                log.warning("the final run statuses could not all be sent before shutdown")
         self.logs.flush()
 
     def on_exit(self) -> None:
