@@ -288,5 +288,5 @@ def test_requests_that_do_not_fit_the_schema_leave_the_connection_working(
 def test_requests_that_do_not_fit_the_schema_get_an_error(
     fuzzed: Fuzzed, method: str, params: Any
 ) -> None:
-    answer = fuzzed.server.request(method, params, 3)
+    answer = fuzzed.server.request(method, params, 1)
     assert answer.get("error", {}).get("code") == -32602, answer

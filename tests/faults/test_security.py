@@ -157,11 +157,14 @@ def test_path_like_change_names_are_refused_by_the_cli(fx: FaultEnv) -> None:
     assert fx.tasks().read_bytes() == TASKS.encode()
 
 
-def test_path_like_change_names_are_refused_by_the_server(
+def test_path_like_and_symlinked_change_names_are_refused_by_the_server(
     fx: FaultEnv, start_lsp: StartLsp
 ) -> None:
+    outside = fx.root.parent / "outside"
+    evil_tasks = make_change(outside, "evil") / "tasks.md"
+    (fx.root / "openspec" / "changes" / "evil").symlink_to(evil_tasks.parent)
     server = start_lsp({"agent": "custom", "agentCommand": fx.agent("check")})
-    for name in PATH_NAMES:
+    for name in [*PATH_NAMES, "evil"]:
         for command, extra in (
             ("ralph.run", {}),
             ("ralph.stop", {}),
@@ -172,24 +175,21 @@ def test_path_like_change_names_are_refused_by_the_server(
             answer = server.command(command, {"change": name, **extra})
             assert "error" in answer, (command, name, answer)
             assert answer["error"]["message"] == f"unknown change {name!r} (known: alpha)"
+    changes = server.result("workspace/executeCommand", {"command": "ralph.changes"})
+    assert [c["name"] for c in changes["changes"]] == ["alpha"]
     assert fx.spawns() == []
     assert not (fx.root / ".ralph").exists()
+    assert evil_tasks.read_bytes() == TASKS.encode()
 
 
-def test_a_change_folder_that_is_a_symlink_out_of_the_root_is_not_a_change(
-    fx: FaultEnv, start_lsp: StartLsp
+def test_a_change_folder_that_is_a_symlink_out_of_the_root_is_not_a_change_cli(
+    fx: FaultEnv,
 ) -> None:
     outside = fx.root.parent / "outside"
-    make_change(outside, "evil")
-    evil_tasks = outside / "openspec" / "changes" / "evil" / "tasks.md"
+    evil_tasks = make_change(outside, "evil") / "tasks.md"
     (fx.root / "openspec" / "changes" / "evil").symlink_to(evil_tasks.parent)
     result = fx.run_cli("evil", "--agent-command", fx.agent_command("check"))
     assert result.returncode == 2 and "unknown change 'evil' (known: alpha)" in result.stderr
-    server = start_lsp({"agent": "custom", "agentCommand": fx.agent("check")})
-    answer = server.command("ralph.run", {"change": "evil"})
-    assert answer["error"]["message"] == "unknown change 'evil' (known: alpha)"
-    changes = server.result("workspace/executeCommand", {"command": "ralph.changes"})
-    assert [c["name"] for c in changes["changes"]] == ["alpha"]
     assert fx.spawns() == []
     assert evil_tasks.read_bytes() == TASKS.encode()
 
@@ -214,23 +214,22 @@ def test_untrusted_workspace_refuses_runs(fx: FaultEnv, start_lsp: StartLsp) -> 
 
 
 def test_trust_withdrawn_later_refuses_runs(fx: FaultEnv, start_lsp: StartLsp) -> None:
+    """Trust arrives with the settings (pushed or pulled); the latest says whether runs may
+    start."""
     settings = {"agent": "custom", "agentCommand": fx.agent("check")}
     server = start_lsp(settings, init={"trusted": True, **settings})
     server.notify("workspace/didChangeConfiguration", {"settings": {"trusted": False}})
     assert "not trusted" in untrusted_refusal(server)
-    # The pulled settings carry trust too: trusted again there, a run may start.
-    server.settings = {**settings, "trusted": True}
+    # Pushed trusted again, but the settings pulled when the run starts say untrusted.
+    server.settings = {**settings, "trusted": False}
     server.notify("workspace/didChangeConfiguration", {"settings": {"trusted": True}})
+    assert "not trusted" in untrusted_refusal(server)
+    assert fx.spawns() == []
+    # Trusted everywhere: a run may start.
+    server.settings = {**settings, "trusted": True}
     answer = server.command("ralph.run", {"change": "alpha"})
     assert answer.get("result", {}).get("state") == "running", answer
     assert server.wait_final("alpha")["state"] == "succeeded"
-
-
-def test_untrusted_in_pulled_settings_refuses_runs(fx: FaultEnv, start_lsp: StartLsp) -> None:
-    settings = {"agent": "custom", "agentCommand": fx.agent("check")}
-    server = start_lsp({**settings, "trusted": False}, init=settings)
-    assert "not trusted" in untrusted_refusal(server)
-    assert fx.spawns() == []
 
 
 # -- environment ---------------------------------------------------------------------------------
