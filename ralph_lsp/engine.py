@@ -17,6 +17,7 @@ import logging
 import os
 import secrets
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -440,20 +441,28 @@ class _Run:
                     return "stuck", f"no task checked in {no_progress} iterations"
 
     async def _iterate(self, n: int, prompt: str) -> _IterationOutcome:
-        s = self.settings
-        out = _IterationOutcome()
         prompt_file = self.history.prompt_file(n)
+        temporary = False
         try:
             if prompt_file is None:
                 raise OSError("history unavailable")
             prompt_file.write_text(prompt, encoding="utf-8")
         except OSError:
-            import tempfile
-
+            # No history folder: the prompt goes to a private temporary file, removed after.
             fd, name = tempfile.mkstemp(prefix="ralph-prompt-", suffix=".md")
             with os.fdopen(fd, "w", encoding="utf-8") as f:
                 f.write(prompt)
-            prompt_file = Path(name)
+            prompt_file, temporary = Path(name), True
+        try:
+            return await self._spawn(n, prompt, prompt_file)
+        finally:
+            if temporary:
+                with contextlib.suppress(OSError):
+                    prompt_file.unlink()
+
+    async def _spawn(self, n: int, prompt: str, prompt_file: Path) -> _IterationOutcome:
+        s = self.settings
+        out = _IterationOutcome()
         try:
             inv = build_invocation(
                 s.agent,

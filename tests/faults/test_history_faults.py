@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import pytest
-
 from tests.faults.conftest import TASKS
 from tests.faults.helpers import FaultEnv, check_tasks, gone_within
 
@@ -32,11 +30,6 @@ def test_ralph_replaced_by_a_file_mid_run(fx: FaultEnv) -> None:
     assert fx.tasks().read_bytes() == check_tasks(TASKS.encode(), 3)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="product bug: engine.py _Run._iterate writes the prompt to tempfile.mkstemp() when the"
-    " history folder is unusable and never deletes it (one ralph-prompt-*.md per iteration)",
-)
 def test_prompt_files_do_not_pile_up_when_history_is_unwritable(fx: FaultEnv) -> None:
     """With ``{promptFile}`` and no history folder, the prompt goes to a temporary file; a run
     of hours must not leave one such file per iteration behind."""
