@@ -5,6 +5,7 @@
 # Exits non-zero when anything fails.
 #   RALPH_E2E_PYTHON   the interpreter that runs the server (default: the repository's .venv)
 #   RALPH_E2E_EXAMPLE  the OpenSpec project to copy and run (default: examples/hello)
+# Arguments: names of test files to run (e.g. `e2e.sh trust`); default: every test/e2e/*.test.ts.
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 started=$(date +%s)
@@ -22,7 +23,15 @@ mkdir -p "$results"
 
 out=$(mktemp -d "${TMPDIR:-/tmp}/ralph-client-e2e.XXXXXX")
 trap 'rm -rf "$out"' EXIT
-"$CLIENT_DIR/node_modules/.bin/esbuild" "$CLIENT_DIR"/test/e2e/*.test.ts --bundle --format=cjs \
+tests=("$CLIENT_DIR"/test/e2e/*.test.ts)
+if (($# > 0)); then
+  tests=()
+  for name in "$@"; do
+    [[ -f "$CLIENT_DIR/test/e2e/$name.test.ts" ]] || die "no test file test/e2e/$name.test.ts"
+    tests+=("$CLIENT_DIR/test/e2e/$name.test.ts")
+  done
+fi
+"$CLIENT_DIR/node_modules/.bin/esbuild" "${tests[@]}" --bundle --format=cjs \
   --platform=node --target=node20 --external:playwright-core --outdir="$out" --log-level=warning
 
 # One code-server at a time on this machine: wait for another e2e run to finish.

@@ -57,6 +57,7 @@ export class Ctx implements vscode.Disposable {
   private problem: string | undefined;
   private starting: Promise<void> | undefined;
   private readonly restarts = new RestartPolicy();
+  private pushTimer: ReturnType<typeof setTimeout> | undefined;
 
   constructor(readonly extension: vscode.ExtensionContext) {
     this.output = vscode.window.createOutputChannel("Ralph", { log: true });
@@ -327,8 +328,10 @@ export class Ctx implements vscode.Disposable {
     if (!e.affectsConfiguration("ralph")) {
       return;
     }
+    // VS Code also reports restricted settings as changed when trust is granted: restart only
+    // when the interpreter really changes.
     const restartKey = RESTART_SETTINGS.find((key) => e.affectsConfiguration(key));
-    if (restartKey) {
+    if (restartKey && this.pickInterpreter().command !== this.interpreter?.command) {
       this.output.info(`${restartKey} changed: restarting the server.`);
       void this.restart();
       return;
@@ -346,7 +349,17 @@ export class Ctx implements vscode.Disposable {
     this.pushSettings();
   }
 
+  /** Sends the settings soon, once: a trust grant also fires a configuration change. */
   private pushSettings(): void {
+    if (this.pushTimer === undefined) {
+      this.pushTimer = setTimeout(() => {
+        this.pushTimer = undefined;
+        this.sendSettings();
+      }, 50);
+    }
+  }
+
+  private sendSettings(): void {
     const client = this.client;
     if (!client || client.state !== State.Running) {
       return;
@@ -445,6 +458,7 @@ export class Ctx implements vscode.Disposable {
   }
 
   dispose(): void {
+    clearTimeout(this.pushTimer);
     for (const d of this.disposables.splice(0)) {
       d.dispose();
     }

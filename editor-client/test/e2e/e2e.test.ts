@@ -5,28 +5,11 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { after, before, describe, it } from "node:test";
 import type { BrowserContext } from "playwright-core";
-import { CodeServer, Workbench, env, launchBrowser, normalize } from "./harness";
+import { CodeServer, Workbench, countTasks, discoverChange, env, launchBrowser, normalize } from "./harness";
 
 const results = env("RALPH_E2E_RESULTS");
 const example = env("RALPH_E2E_EXAMPLE");
 const STATUS_ID = "ralph-lsp.ralph-lsp.ralph.status";
-
-/** The example's only change (discovered, so the example may rename it). */
-function discoverChange(root: string): string {
-  const dir = path.join(root, "openspec", "changes");
-  const names = fs
-    .readdirSync(dir, { withFileTypes: true })
-    .filter((d) => d.isDirectory() && d.name !== "archive" && fs.existsSync(path.join(dir, d.name, "tasks.md")))
-    .map((d) => d.name)
-    .sort();
-  assert.ok(names.length > 0, `no change with a tasks.md under ${dir}`);
-  return names[0] as string;
-}
-
-function countTasks(text: string): { done: number; total: number } {
-  const tasks = text.split("\n").filter((l) => /^\s*(?:[-*+]|\d{1,9}[.)])\s+\[.\]\s/.test(l));
-  return { done: tasks.filter((l) => /\[[xX]\]/.test(l)).length, total: tasks.length };
-}
 
 describe("Ralph in a real VS Code", () => {
   const server = new CodeServer({

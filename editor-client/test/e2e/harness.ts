@@ -1,5 +1,6 @@
 // Drives a real VS Code (code-server) in headless Chromium through playwright-core. Everything it
 // needs comes in through environment variables set by scripts/e2e.sh.
+import assert from "node:assert/strict";
 import { spawn, execFileSync, type ChildProcess } from "node:child_process";
 import * as fs from "node:fs";
 import * as net from "node:net";
@@ -36,6 +37,8 @@ export interface CodeServerOptions {
   vsix: string;
   settings: Record<string, unknown>;
   resultsDir: string;
+  /** Workspace trust on (the folder opens restricted), instead of off (everything trusted). */
+  workspaceTrust?: boolean;
 }
 
 /** One code-server in its own process group, with fresh user-data, extensions, HOME and XDG dirs. */
@@ -88,7 +91,9 @@ export class CodeServer {
 
   private writeUserSettings(): void {
     this.writeJson(path.join(this.userDataDir, "User", "settings.json"), {
-      "security.workspace.trust.enabled": false,
+      "security.workspace.trust.enabled": this.opts.workspaceTrust === true,
+      "security.workspace.trust.startupPrompt": "never",
+      "security.workspace.trust.untrustedFiles": "open",
       "workbench.startupEditor": "none",
       "workbench.secondarySideBar.defaultVisibility": "hidden",
       "workbench.tips.enabled": false,
@@ -128,7 +133,7 @@ export class CodeServer {
         "none",
         "--disable-telemetry",
         "--disable-update-check",
-        "--disable-workspace-trust",
+        ...(this.opts.workspaceTrust === true ? [] : ["--disable-workspace-trust"]),
         "--disable-proxy",
         "--disable-getting-started-override",
         "--reconnection-grace-time",
@@ -339,6 +344,23 @@ export class Workbench {
   async screenshot(file: string): Promise<void> {
     await this.page.screenshot({ path: file }).catch(() => undefined);
   }
+}
+
+/** The example's only change (discovered, so the example may rename it). */
+export function discoverChange(root: string): string {
+  const dir = path.join(root, "openspec", "changes");
+  const names = fs
+    .readdirSync(dir, { withFileTypes: true })
+    .filter((d) => d.isDirectory() && d.name !== "archive" && fs.existsSync(path.join(dir, d.name, "tasks.md")))
+    .map((d) => d.name)
+    .sort();
+  assert.ok(names.length > 0, `no change with a tasks.md under ${dir}`);
+  return names[0] as string;
+}
+
+export function countTasks(text: string): { done: number; total: number } {
+  const tasks = text.split("\n").filter((l) => /^\s*(?:[-*+]|\d{1,9}[.)])\s+\[.\]\s/.test(l));
+  return { done: tasks.filter((l) => /\[[xX]\]/.test(l)).length, total: tasks.length };
 }
 
 export function normalize(text: string): string {

@@ -1,0 +1,103 @@
+// Workspace trust: a restricted workspace shows progress but cannot run; trusting it (without a
+// reload) lets the run go, because the client tells the server.
+import assert from "node:assert/strict";
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { after, before, describe, it } from "node:test";
+import type { BrowserContext } from "playwright-core";
+import { CodeServer, Workbench, discoverChange, env, launchBrowser } from "./harness";
+
+const results = env("RALPH_E2E_RESULTS");
+const example = env("RALPH_E2E_EXAMPLE");
+const STATUS_ID = "ralph-lsp.ralph-lsp.ralph.status";
+
+describe("Ralph in a restricted workspace", () => {
+  const server = new CodeServer({
+    codeServer: env("RALPH_E2E_CODE_SERVER"),
+    nodeBinDir: env("RALPH_E2E_NODE_BIN"),
+    vsix: env("RALPH_E2E_VSIX"),
+    resultsDir: results,
+    workspaceTrust: true,
+    settings: {
+      "ralph.server.pythonPath": env("RALPH_E2E_PYTHON"),
+      "ralph.agent": "demo",
+      "ralph.env": { RALPH_DEMO_DELAY: "0.2" },
+    },
+  });
+  const workspace = server.path("workspace", path.basename(example));
+  let browser: BrowserContext | undefined;
+  let wb: Workbench;
+
+  async function step<T>(name: string, fn: () => Promise<T>): Promise<T> {
+    try {
+      return await fn();
+    } catch (err) {
+      await wb?.screenshot(path.join(results, `failure-${name}.png`));
+      throw err;
+    }
+  }
+
+  before(async () => {
+    fs.cpSync(example, workspace, { recursive: true });
+    await server.start();
+    browser = await launchBrowser(server.path("browser"), env("RALPH_E2E_CHROMIUM"));
+    wb = new Workbench(browser.pages()[0] ?? (await browser.newPage()));
+    await step("open-workspace", async () => {
+      await wb.open(`http://127.0.0.1:${server.port}/?folder=${encodeURIComponent(workspace)}`);
+      await wb.openFile("tasks.md");
+    });
+  });
+
+  after(async () => {
+    await browser?.close().catch(() => undefined);
+    await server.stop();
+    server.saveLogs(path.join(results, "logs-trust"));
+    server.cleanup();
+  });
+
+  it("shows lenses but refuses to run while restricted", async () => {
+    await step("lenses", () =>
+      wb.until("the ▶ Run change lens", async () => (await wb.lenses()).find((l) => l.includes("Run change"))),
+    );
+    await step("palette-refused", async () => {
+      await wb.command("Ralph: Run change");
+      await wb.until("the trust warning", async () =>
+        (await wb.notifications()).find((n) => n.includes("needs a trusted workspace")),
+      );
+    });
+    await step("lens-refused", async () => {
+      await wb.command("Notifications: Clear All Notifications");
+      await wb.page.locator(".codelens-decoration a", { hasText: "Run change" }).first().click();
+      // The server's own refusal, shown with its text and a way to trust the folder.
+      const note = await wb.until("the server's refusal", async () =>
+        (await wb.notifications()).find((n) => n.includes("Manage Workspace Trust")),
+      );
+      assert.match(note, /trust/i);
+    });
+    assert.match(server.extensionLog(), /interpreter from the setting/);
+    await wb.screenshot(path.join(results, "20-restricted.png"));
+  });
+
+  it("runs once the workspace is trusted, without a reload", async () => {
+    await step("grant-trust", async () => {
+      await wb.command("Notifications: Clear All Notifications");
+      await wb.command("Workspaces: Manage Workspace Trust");
+      await wb.page.locator(".workspace-trust-editor .monaco-button", { hasText: /^Trust( Folder)?$/ }).first().click();
+      await wb.until("the client to hear of it", async () => server.extensionLog().includes("The workspace is now trusted."));
+      // The trust editor opens as a modal editor: close it.
+      await wb.page.locator('.modal-editor-part a[aria-label^="Close Modal Editor"]').first().click();
+      await wb.page.locator(".workspace-trust-editor").waitFor({ state: "hidden" });
+      await wb.until("the settings, trust included, to reach the server", async () =>
+        server.extensionLog().includes("Settings changed: sent them to the server."),
+      );
+    });
+    await step("run", async () => {
+      await wb.command("Ralph: Run change");
+      await wb.quickPickRows(discoverChange(example));
+      await wb.page.keyboard.press("Enter");
+      await wb.until("the success status", async () => (await wb.statusText(STATUS_ID)).includes("succeeded"));
+    });
+    assert.doesNotMatch(server.extensionLog(), /restarting the server/, "trust needs no restart");
+    await wb.screenshot(path.join(results, "21-trusted-run.png"));
+  });
+});
