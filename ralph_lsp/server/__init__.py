@@ -17,6 +17,7 @@ it ends, no agent process of a run outlives it.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import sys
@@ -48,8 +49,11 @@ class EofGuard:
     def read(self, n: int = -1) -> bytes:
         return self._check(self._stream.read(n))
 
+    eof = False
+
     def _check(self, data: bytes) -> bytes:
-        if not data:
+        if not data and not self.eof:
+            self.eof = True
             self._on_eof()
         return data
 
@@ -75,11 +79,19 @@ def serve() -> None:
         os._exit(128 + signum)
 
     previous = signal.signal(signal.SIGTERM, on_sigterm)
+    stdin = EofGuard(sys.stdin.buffer, server.on_stdin_eof)
     try:
-        server.start_io(stdin=cast(BinaryIO, EofGuard(sys.stdin.buffer, server.on_stdin_eof)))
+        server.start_io(stdin=cast(BinaryIO, stdin))
     finally:
         # `exit`, or stdin closed without `shutdown`: the last chance to leave no agent behind.
         server.engine.shutdown_now()
         signal.signal(signal.SIGTERM, previous)
-    if not server.shutdown_requested:
-        raise SystemExit(1)  # LSP: exit (or a vanished client) without shutdown is an error
+    code = 0 if server.shutdown_requested else 1  # LSP: no `shutdown` first is an error
+    if not stdin.eof:
+        # `exit` while the client keeps the pipe open: pygls's reader thread is blocked in a
+        # read that may never return, and the interpreter would wait for it at exit.
+        with contextlib.suppress(Exception):
+            sys.stdout.flush()
+        os._exit(code)
+    if code:
+        raise SystemExit(code)

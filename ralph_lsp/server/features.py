@@ -56,8 +56,8 @@ def register(server: RalphLanguageServer) -> None:
         await server.on_shutdown()
 
     @server.feature(types.EXIT)
-    def exit_(params: None) -> None:
-        server.on_exit()
+    async def exit_(params: None) -> None:
+        await server.on_exit()
 
     @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
     async def did_change_configuration(params: types.DidChangeConfigurationParams) -> None:

@@ -7,7 +7,10 @@ about runs are the engine's, the meaning of tasks.md the domain's. This layer on
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
+import os
+import sys
 import threading
 from collections.abc import Coroutine, Sequence
 from pathlib import Path
@@ -35,6 +38,8 @@ from ralph_lsp.workspace import CHANGES, Change, find_roots, list_changes, root_
 log = logging.getLogger(__name__)
 
 CLIENT_TIMEOUT = 5.0  # seconds to wait for the client's answer to a request of ours
+EXIT_GRACE = 3.0  # seconds for the runs to end after their agents were killed at exit
+EXIT_DEADLINE = 8.0  # seconds after exit when the process ends, whatever still runs
 Key = tuple[Path, str]  # (OpenSpec root, change name)
 
 
@@ -49,6 +54,7 @@ class RalphLanguageServer(LanguageServer):
         self.stopping = False
         self.shutdown_requested = False
         self.loop: asyncio.AbstractEventLoop | None = None
+        self._exited: threading.Event | None = None  # set once on_exit has ended every run
         self._log_handler: LspLogHandler | None = None
         self._watchers: dict[Path, RootWatcher] = {}
         self._tasks: set[asyncio.Task[Any]] = set()
@@ -153,34 +159,75 @@ class RalphLanguageServer(LanguageServer):
                 log.warning("the final run statuses could not all be sent before shutdown")
         self.logs.flush()
 
-    def on_exit(self) -> None:
-        """``exit``, with or without ``shutdown``: no agent may outlive the server."""
+    async def on_exit(self) -> None:
+        """``exit`` (with or without ``shutdown``) or the pipe closed: no agent may outlive us.
+
+        Every agent tree is killed at once; then the runs are let to end while the event loop
+        still runs, because ``asyncio.run`` cancelling them midway can wait forever. If the end
+        still does not come, a deadline ends the process (the agents are dead by then).
+        """
+        if self._exited is not None:
+            return  # already ending (exit, then the pipe closed)
+        self._exited = threading.Event()
         self.stopping = True
         self.engine.shutdown_now()
-        self.logs.flush()
-        self.logs.close()
+        for watcher in self._watchers.values():
+            watcher.stop()
+        self._arm_exit_deadline()
+        try:
+            await asyncio.wait_for(self.engine.shutdown(), EXIT_GRACE)
+        except Exception as exc:  # TimeoutError, or a run that failed to end cleanly
+            log.warning("runs did not end cleanly at exit: %r", exc)
+        finally:
+            self.logs.flush()
+            self.logs.close()
+            self._exited.set()
+
+    def _arm_exit_deadline(self) -> None:
+        code = 0 if self.shutdown_requested else 1
+
+        def force() -> None:
+            with contextlib.suppress(Exception):
+                sys.stdout.flush()
+            os._exit(code)
+
+        timer = threading.Timer(EXIT_DEADLINE, force)
+        timer.daemon = True
+        timer.start()
+
+    def shutdown(self) -> None:
+        """Called by pygls when its loop has ended. Unlike pygls's own, it does not wait for the
+        thread that reads stdin: after ``exit`` that read may never return."""
+        if self._stop_event is not None:
+            self._stop_event.set()
+        if self._thread_pool is not None:
+            self._thread_pool.shutdown(wait=False, cancel_futures=True)
 
     def on_stdin_eof(self) -> None:
-        """The client closed the pipe (called from pygls's reader thread): kill every agent now,
-        on the event loop's thread, and return once that is done."""
+        """The client closed the pipe (called from pygls's reader thread): end every run on the
+        event loop's thread, and return (so that pygls sees EOF) once that is done."""
         loop = self.loop
         if loop is None or loop.is_closed():
             self.engine.shutdown_now()
             return
+        if self._exited is not None:  # `exit` came first and is ending the runs
+            if not self._exited.wait(EXIT_GRACE + 1):
+                self.engine.shutdown_now()
+            return
         done = threading.Event()
 
-        def kill() -> None:
+        async def end() -> None:
             try:
-                self.on_exit()
+                await self.on_exit()
             finally:
                 done.set()
 
         try:
-            loop.call_soon_threadsafe(kill)
+            asyncio.run_coroutine_threadsafe(end(), loop)
         except RuntimeError:  # the loop is closing
             self.engine.shutdown_now()
             return
-        if not done.wait(CLIENT_TIMEOUT):
+        if not done.wait(EXIT_GRACE + 1):
             self.engine.shutdown_now()
 
     # -- settings ------------------------------------------------------------------------------

@@ -218,3 +218,19 @@ async def test_parallel_runs_prefix_their_log_lines_and_cancelling_progress_stop
     assert status["runs"][0]["runId"] == first["runId"]
     assert status["runs"][0]["state"] == "running"
     await s.command("ralph.stop", {"change": CHANGE})
+
+
+async def test_a_client_without_refresh_progress_or_configuration(
+    start_session: StartSession, workspace: Path
+) -> None:
+    # Nothing is asked of a client that did not say it can answer: settings come from
+    # initializationOptions only, and there is no progress token and no lens refresh.
+    s = await start_session(
+        workspace, init={"agent": "demo"}, capabilities=types.ClientCapabilities()
+    )
+    await s.command("ralph.run", {"change": CHANGE})
+    end = await wait_until(lambda: final(s), timeout=60, what="the run's final status")
+    assert end["state"] == "succeeded"
+    assert s.client.progress_reports == {}
+    assert s.refreshes == []
+    assert (await s.lenses())[0][1] == "▶ Run change · 8/8 tasks"
