@@ -261,8 +261,10 @@ class _Run:
         except _RunEnd as end:
             state, reason = end.state, end.reason
         except asyncio.CancelledError:
+            # No await may be trusted here (the loop may be shutting down): kill synchronously.
             state, reason = "stopped", "the run was cancelled"
-            await self._kill_process(0.0)
+            if self.process is not None:
+                self.process.kill_now()
         except Exception as exc:  # a bug: say so, never leave the run hanging
             log.exception("run %s crashed", self.id)
             state, reason = "failed", f"internal error: {exc!r}"
@@ -568,8 +570,10 @@ class _Run:
     async def _kill_process(self, grace: float) -> None:
         proc = self.process
         if proc is not None:
-            with contextlib.suppress(Exception):
-                await proc.terminate(grace)
+            try:
+                await asyncio.wait_for(proc.terminate(grace), timeout=grace + 5)
+            except Exception:
+                proc.kill_now()
 
 
 class _RunEnd(Exception):

@@ -180,7 +180,7 @@ def parse_tasks(text: str) -> TasksDoc:
 
     for n, raw in enumerate(lines):
         if "[" not in raw:
-            if raw[:2] != "##":
+            if raw[:2] != "##" and not (n == 0 and raw[:3] == "\ufeff##"):
                 continue  # neither a task, nor a look-alike, nor a heading
             is_task = False
         else:
@@ -214,7 +214,7 @@ def parse_tasks(text: str) -> TasksDoc:
             )
         if not is_task:
             line = raw[:-1] if raw[-1:] == "\r" else raw
-            h = _HEADING_RE.match(line)
+            h = _HEADING_RE.match(line.lstrip("\ufeff") if n == 0 else line)
             if h is not None:
                 heading_count += 1
                 current = _story(h, n, heading_count, story_ids)

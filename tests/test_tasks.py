@@ -134,3 +134,8 @@ def test_one_megabyte_file_parses() -> None:
     text = block * (1_000_000 // len(block) + 1)
     doc = parse_tasks(text)
     assert doc.total == count_tasks(text)[1] > 10_000
+
+
+def test_heading_on_a_bom_first_line_is_a_story() -> None:
+    doc = parse_tasks("\ufeff## 1. First\n- [ ] 1.1 a\n")
+    assert [s.id for s in doc.stories] == ["1"]
