@@ -17,7 +17,7 @@ import {
   type LanguageClientOptions,
   type ServerOptions,
 } from "vscode-languageclient/node";
-import { RESTART_SETTINGS, didChangeConfigurationParams, initializationOptions, pythonPathSetting, serverSettings } from "./config";
+import { RESTART_SETTINGS, didChangeConfigurationParams, initializationOptions, pythonPathSetting } from "./config";
 import { checkImport, chooseInterpreter, installCommand, type ImportCheck, type Interpreter } from "./interpreter";
 import { RUN_STATUS_NOTIFICATION, isRunStatus, type RunStatus, type ServerCommand, type ServerCommands } from "./protocol";
 import { RestartPolicy } from "./restarts";
@@ -369,11 +369,6 @@ export class Ctx implements vscode.Disposable {
       () => this.output.info("Settings changed: sent them to the server."),
       (err: unknown) => this.output.warn(`Sending settings: ${messageOf(err)}`),
     );
-  }
-
-  /** The settings as the server gets them (for the output and tests). */
-  currentSettings(): ReturnType<typeof serverSettings> {
-    return serverSettings(ralphConfig());
   }
 
   // ---- the server's commands ------------------------------------------------------------------
