@@ -1,0 +1,124 @@
+"""``python -m bench``: run the benchmarks, print the table, write ``bench/results.json``."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+import time
+import traceback
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+
+from bench import lsp_cases, offline, report
+from bench.common import kill_leftovers, load_average
+from bench.report import Results
+
+# name → (what it measures, full-run arguments, --quick arguments)
+CASES: dict[str, tuple[str, dict[str, float], dict[str, float]]] = {
+    "parse": ("parse a 1 MiB tasks.md", {"reps": 30}, {"reps": 5}),
+    "changes": ("changes --json vs openspec list --json", {"reps": 5}, {"reps": 1}),
+    "startup": ("server start to initialize answered", {"reps": 10}, {"reps": 2}),
+    "edits": ("on-disk edit to diagnostics/refresh", {"per_mode": 50}, {"per_mode": 5}),
+    "flood": ("log flood throughput and lens latency", {"reps": 3, "lines": 200_000}, {}),
+    "stop": ("ralph.stop of two kinds of agents", {"coop": 5, "stubborn": 3}, {}),
+    "rss": ("server RSS after a demo run", {"reps": 3}, {"reps": 1}),
+    "idle": ("server CPU while idle", {"seconds": 30}, {"seconds": 5}),
+}
+
+
+def _runner(name: str, a: dict[str, float]) -> Callable[[Results], Awaitable[None]]:
+    async def run(r: Results) -> None:
+        if name == "parse":
+            offline.parse_1mb(r, int(a["reps"]))
+        elif name == "changes":
+            offline.changes_vs_openspec(r, int(a["reps"]))
+        elif name == "startup":
+            await lsp_cases.startup(r, int(a["reps"]))
+        elif name == "edits":
+            await lsp_cases.edits(r, int(a["per_mode"]))
+        elif name == "flood":
+            await lsp_cases.flood(r, int(a.get("reps", 1)), int(a.get("lines", 200_000)))
+        elif name == "stop":
+            await lsp_cases.stop(r, int(a.get("coop", 2)), int(a.get("stubborn", 1)))
+        elif name == "rss":
+            await lsp_cases.rss(r, int(a["reps"]))
+        elif name == "idle":
+            await lsp_cases.idle_cpu(r, a["seconds"])
+
+    return run
+
+
+async def _main(names: list[str], quick: bool, results: Results) -> None:
+    for name in names:
+        what, full, short = CASES[name]
+        args = {**full, **short} if quick else full
+        print(f"bench: {name}: {what} …", file=sys.stderr, flush=True)
+        t0 = time.monotonic()
+        try:
+            await _runner(name, args)(results)
+        except Exception as exc:
+            traceback.print_exc()
+            results.notes.append(f"{name}: did not complete: {type(exc).__name__}: {exc}"[:400])
+        print(f"bench: {name}: {time.monotonic() - t0:.1f} s", file=sys.stderr, flush=True)
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
+    p.add_argument(
+        "--only",
+        metavar="NAMES",
+        help="comma-separated subset of: " + ", ".join(CASES),
+    )
+    p.add_argument("--quick", action="store_true", help="few repetitions (a smoke test)")
+    p.add_argument(
+        "--output",
+        type=Path,
+        help="where to write the results (default: bench/results.json on a full run;"
+        " nothing with --only or --quick)",
+    )
+    args = p.parse_args(argv)
+    names = list(CASES)
+    if args.only:
+        names = [n.strip() for n in args.only.split(",") if n.strip()]
+        unknown = [n for n in names if n not in CASES]
+        if unknown:
+            p.error(f"unknown benchmark(s) {', '.join(unknown)}; known: {', '.join(CASES)}")
+    output = args.output
+    if output is None and not args.only and not args.quick:
+        output = report.RESULTS
+
+    env = report.environment()
+    if env["load_average_1min_at_start"] > 1.0:
+        print(
+            f"bench: warning: the 1-minute load average is {env['load_average_1min_at_start']}"
+            " — other work on this machine will show in the numbers",
+            file=sys.stderr,
+        )
+    results = Results()
+    t0 = time.monotonic()
+    try:
+        asyncio.run(_main(names, args.quick, results))
+    finally:
+        leftovers = kill_leftovers()
+    env["load_average_1min_at_end"] = round(load_average(), 2)
+    env["bench_seconds"] = round(time.monotonic() - t0, 1)
+    env["leftover_processes"] = len(leftovers)
+    if leftovers:
+        results.notes.append(f"{len(leftovers)} process(es) outlived the bench and were killed")
+        print("bench: processes left behind (killed now):", file=sys.stderr)
+        for line in leftovers:
+            print(f"  {line}", file=sys.stderr)
+    print()
+    print(report.table(results))
+    for note in results.notes:
+        print(f"note: {note}")
+    print(f"\n{env['bench_seconds']} s; load average {env['load_average_1min_at_start']} at start")
+    if output is not None:
+        report.write(results, env, output)
+        print(f"wrote {output}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

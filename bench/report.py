@@ -1,0 +1,162 @@
+"""Targets, the printed table, and ``bench/results.json``."""
+
+from __future__ import annotations
+
+import json
+import math
+import operator
+import os
+import platform
+import tempfile
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+RESULTS = REPO / "bench" / "results.json"
+
+
+@dataclass(frozen=True)
+class Target:
+    key: str
+    sub: str | None  # e.g. "p50" for {"p50": …, "p95": …} values
+    op: str  # "<=" or ">="
+    limit: float
+    unit: str
+
+    @property
+    def label(self) -> str:
+        return f"{self.key}.{self.sub}" if self.sub else self.key
+
+
+TARGETS = [
+    Target("edit_to_diagnostics_ms", "p50", "<=", 15, "ms"),
+    Target("edit_to_diagnostics_ms", "p95", "<=", 40, "ms"),
+    Target("edit_to_refresh_ms", "p50", "<=", 15, "ms"),
+    Target("edit_to_refresh_ms", "p95", "<=", 40, "ms"),
+    Target("log_lines_per_s", None, ">=", 200_000, "lines/s"),
+    Target("request_p99_ms_during_flood", None, "<=", 50, "ms"),
+    Target("changes_1000_ms", None, "", math.nan, "ms"),
+    Target("openspec_list_1000_ms", None, "", math.nan, "ms"),
+    Target("changes_vs_openspec", None, "<=", 0.1, "×"),
+    Target("parse_1mb_ms", None, "<=", 20, "ms"),
+    Target("startup_ms", None, "", math.nan, "ms"),
+    Target("pygls_import_ms", None, "", math.nan, "ms"),
+    Target("startup_vs_pygls_import", None, "<=", 1.3, "×"),
+    Target("rss_mb", None, "<=", 60, "MiB"),
+    Target("stop_ms", "cooperative", "<=", 200, "ms"),
+    Target("stop_ms", "stubborn", "<=", 1200, "ms"),
+    Target("idle_cpu_percent", None, "<=", 0.5, "%"),
+]
+
+_OPS: dict[str, Callable[[float, float], bool]] = {"<=": operator.le, ">=": operator.ge}
+
+
+@dataclass
+class Results:
+    values: dict[str, Any] = field(default_factory=dict)
+    reps: dict[str, int | str] = field(default_factory=dict)
+    details: dict[str, Any] = field(default_factory=dict)
+    skipped: dict[str, str] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+    def put(self, key: str, value: Any, reps: int | str) -> None:
+        self.values[key] = value
+        self.reps[key] = reps
+
+    def skip(self, keys: Iterable[str], why: str) -> None:
+        for key in keys:
+            self.skipped[key] = why
+
+    def value(self, target: Target) -> float | None:
+        value = self.values.get(target.key)
+        if isinstance(value, dict) and target.sub is not None:
+            value = value.get(target.sub)
+        return value if isinstance(value, (int, float)) else None
+
+    def verdict(self, target: Target) -> str:
+        value = self.value(target)
+        if not target.op:
+            return ""
+        if value is None or (isinstance(value, float) and math.isnan(value)):
+            return "n/a"
+        return "pass" if _OPS[target.op](value, target.limit) else "FAIL"
+
+
+def _fmt(value: float | None) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "—"
+    if abs(value) >= 1000:
+        return f"{value:,.0f}"
+    if abs(value) >= 10:
+        return f"{value:.1f}"
+    return f"{value:.3g}" if abs(value) < 1 else f"{value:.2f}"
+
+
+def table(results: Results) -> str:
+    rows = [("metric", "value", "target", "reps", "result")]
+    for t in TARGETS:
+        value = results.value(t)
+        target = f"{t.op} {_fmt(t.limit)} {t.unit}" if t.op else f"({t.unit})"
+        reps = str(results.reps.get(t.key, ""))
+        verdict = results.verdict(t)
+        if t.key in results.skipped and value is None:
+            verdict = "skipped"
+        rows.append((t.label, _fmt(value), target, reps, verdict))
+    widths = [max(len(r[i]) for r in rows) for i in range(5)]
+    lines = []
+    for n, row in enumerate(rows):
+        lines.append(
+            "  ".join(
+                cell.rjust(widths[i]) if i in (1, 3) else cell.ljust(widths[i])
+                for i, cell in enumerate(row)
+            ).rstrip()
+        )
+        if n == 0:
+            lines.append("  ".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+def write(results: Results, environment: dict[str, Any], path: Path = RESULTS) -> None:
+    doc: dict[str, Any] = {}
+    for t in TARGETS:
+        if t.key in results.values:
+            doc[t.key] = results.values[t.key]
+    doc["repetitions"] = {k: results.reps[k] for k in doc if k in results.reps}
+    doc["targets"] = {t.label: f"{t.op} {t.limit:g}" for t in TARGETS if t.op}
+    doc["pass"] = {t.label: results.verdict(t) == "pass" for t in TARGETS if t.op}
+    if results.skipped:
+        doc["skipped"] = results.skipped
+    doc["details"] = results.details
+    if results.notes:
+        doc["notes"] = results.notes
+    doc["environment"] = environment
+    text = json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+    # nothing committed names a path of this machine
+    for local, shown in ((str(REPO), "<repo>"), (tempfile.gettempdir(), "<tmp>")):
+        text = text.replace(json.dumps(local)[1:-1], shown)
+    path.write_text(text)
+
+
+def environment() -> dict[str, Any]:
+    import pygls
+
+    return {
+        "date": time.strftime("%Y-%m-%d"),
+        "cores": os.cpu_count(),
+        "python": platform.python_version(),
+        "pygls": getattr(pygls, "__version__", None) or _dist_version("pygls"),
+        "watchfiles": _dist_version("watchfiles"),
+        "load_average_1min_at_start": round(os.getloadavg()[0], 2),
+    }
+
+
+def _dist_version(name: str) -> str | None:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version(name)
+    except PackageNotFoundError:
+        return None
