@@ -113,7 +113,7 @@ describe("Ralph in a real VS Code", () => {
       await wb.command("Ralph: Show output");
       // A slower demo agent, so that the run is surely still going when it is stopped.
       server.writeSettings({ "ralph.env": { RALPH_DEMO_DELAY: "20" } });
-      await wb.until("the settings to reach the server", async () => (await wb.outputText()).includes("Settings changed"));
+      await wb.until("the settings to reach the server", async () => server.extensionLog().includes("Settings changed"));
       fs.writeFileSync(tasksFile, original);
       await wb.until("the lenses to show the reset file", async () =>
         (await wb.lenses()).some((l) => l.includes(`Run change · 0/${total}`)),

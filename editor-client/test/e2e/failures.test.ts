@@ -35,11 +35,12 @@ describe("Ralph when the server cannot start", () => {
     server.path("py", "crashing", "python"),
     'if [ "$1" = "-m" ]; then echo "simulated crash of the server" >&2; exit 1; fi\nexit 0',
   );
-  // One that runs the real server, which dies after two seconds, every time.
+  // One that runs the real server and notes its pid, so that the test can kill each one it starts.
   const realPython = env("RALPH_E2E_PYTHON");
+  const dyingPids = server.path("py", "dying", "pids");
   const dying = script(
     server.path("py", "dying", "python"),
-    `if [ "$1" = "-m" ]; then exec timeout 2 '${realPython}' "$@"; fi\nexec '${realPython}' "$@"`,
+    `if [ "$1" = "-m" ]; then echo $$ >> '${dyingPids}'; fi\nexec '${realPython}' "$@"`,
   );
   const workspace = server.path("workspace", path.basename(example));
   let browser: BrowserContext | undefined;
@@ -112,16 +113,32 @@ describe("Ralph when the server cannot start", () => {
 
   it("stops restarting a server that keeps dying", async () => {
     await wb.command("Notifications: Clear All Notifications");
+    const startedBefore = count(server.extensionLog(), "Server started.");
     server.writeSettings({ "ralph.server.pythonPath": dying });
+    // Kill each server this interpreter starts (by the pid it noted), once the first one runs.
+    await wb.until("the server to start", async () => count(server.extensionLog(), "Server started.") > startedBefore);
+    const pids = (): number[] =>
+      fs.existsSync(dyingPids) ? fs.readFileSync(dyingPids, "utf8").split("\n").filter(Boolean).map(Number) : [];
+    const killed = new Set<number>();
+    const gaveUp = async () => (await wb.notifications()).find((n) => n.includes("will not be restarted"));
     await step("gave-up-message", () =>
-      wb.until("the gave-up message", async () =>
-        (await wb.notifications()).find((n) => n.includes("will not be restarted")),
-      ),
+      wb.until("the gave-up message", async () => {
+        for (const pid of pids().filter((p) => !killed.has(p))) {
+          killed.add(pid);
+          try {
+            process.kill(pid, "SIGKILL");
+          } catch {
+            // already gone
+          }
+        }
+        return killed.size <= 10 && gaveUp();
+      }),
     );
     const restarts = count(server.extensionLog(), "The server stopped; restarting it.");
     assert.equal(restarts, 3, server.extensionLog());
-    await sleep(4_000);
-    assert.equal(count(server.extensionLog(), "The server stopped; restarting it."), restarts, "no restart after giving up");
+    assert.equal(killed.size, 4, "started once and restarted three times");
+    await sleep(3_000);
+    assert.equal(pids().length, 4, "no start after giving up");
     const notes = await wb.notifications();
     assert.equal(notes.length, 1, `one message: ${JSON.stringify(notes)}`);
     assert.equal(await wb.statusText(STATUS_ID), "Ralph");
