@@ -28,6 +28,10 @@ function cost(status: RunStatus): string {
 /** One status as the status bar shows it, e.g. `$(sync~spin) Ralph: add-x · it 2 · 3/10`. */
 export function formatStatusText(status: RunStatus): string {
   if (status.state === "running") {
+    if (status.reason && /^rate.limited/i.test(status.reason)) {
+      // The run waits for the agent's usage limit to reset (the tooltip says until when).
+      return `$(watch) Ralph: ${status.change} · it ${status.iteration} · rate limited · ${progress(status)}`;
+    }
     return `$(sync~spin) Ralph: ${status.change} · it ${status.iteration} · ${progress(status)}`;
   }
   const icon = FINAL_ICON[status.state] ?? "$(info)";

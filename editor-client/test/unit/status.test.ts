@@ -8,6 +8,12 @@ describe("formatStatusText", () => {
     assert.equal(formatStatusText(status()), "$(sync~spin) Ralph: add-x · it 2 · 3/10");
   });
 
+  it("shows a run waiting for a rate limit to reset", () => {
+    const waiting = status({ reason: "rate limited (usage limit reached); retrying at 14:05" });
+    assert.equal(formatStatusText(waiting), "$(watch) Ralph: add-x · it 2 · rate limited · 3/10");
+    assert.match(describeStatus(waiting), /retrying at 14:05/);
+  });
+
   it("shows success with a check", () => {
     assert.equal(
       formatStatusText(status({ state: "succeeded", completed: 10, total: 10 })),
