@@ -237,6 +237,9 @@ export class Ctx implements vscode.Disposable {
     } catch (err) {
       if (this.client === client) {
         this.client = undefined;
+        for (const d of this.clientDisposables.splice(0)) {
+          d.dispose();
+        }
       }
       await new Promise((r) => setTimeout(r, 300)); // the dying server's last stderr lines
       const last = attempt.stderr[attempt.stderr.length - 1];
