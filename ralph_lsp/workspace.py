@@ -6,7 +6,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from ralph_lsp.tasks import TasksDoc, parse_tasks, read_tasks_text
+from ralph_lsp.tasks import TasksDoc, TasksSummary, parse_tasks, read_tasks_text
 
 CHANGES = Path("openspec") / "changes"
 ARCHIVE = "archive"
@@ -96,7 +96,9 @@ def resolve_change(root: Path, name: str) -> Change:
     return Change(root=root, name=name)
 
 
-def change_json(change: Change, doc: TasksDoc, run: dict[str, object] | None) -> dict[str, object]:
+def change_json(
+    change: Change, doc: TasksDoc | TasksSummary, run: dict[str, object] | None
+) -> dict[str, object]:
     """One entry of the ``ralph.changes`` result (SPEC §5)."""
     return {
         "name": change.name,

@@ -4,10 +4,17 @@ from __future__ import annotations
 
 import csv
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from ralph_lsp.tasks import count_tasks, decode_tasks_bytes, parse_tasks
+from ralph_lsp.tasks import (
+    TasksDoc,
+    TasksSummary,
+    count_tasks,
+    decode_tasks_bytes,
+    parse_tasks,
+    summarize_tasks,
+)
 from tests.conftest import shared_path
 
 
@@ -139,3 +146,53 @@ def test_one_megabyte_file_parses() -> None:
 def test_heading_on_a_bom_first_line_is_a_story() -> None:
     doc = parse_tasks("\ufeff## 1. First\n- [ ] 1.1 a\n")
     assert [s.id for s in doc.stories] == ["1"]
+
+
+def _stories_and_counts(doc: TasksDoc | TasksSummary) -> tuple[object, ...]:
+    stories = [(s.id, s.title, s.line, s.completed, s.total) for s in doc.stories]
+    return stories, doc.completed, doc.total
+
+
+# Fragments that meet the rules where stories and counts are decided: headings (also on a
+# BOM-first line, with CR, numbered or not, repeated), task shapes, links, look-alikes.
+_FRAGMENTS = [
+    "\ufeff",
+    "## ",
+    "##\t",
+    "#",
+    "1. ",
+    "2.1 ",
+    "Story 3: ",
+    "Title",
+    "- [ ] ",
+    "- [x] ",
+    "* [X] ",
+    "1) [~] ",
+    "-[] ",
+    "[x]",
+    "[",
+    "]",
+    "(",
+    "\r",
+    "\n",
+    " ",
+    "\t",
+    "\u00a0",
+]
+
+
+@settings(max_examples=300)
+@given(st.lists(st.sampled_from(_FRAGMENTS), max_size=30).map("".join) | st.text())
+@example("\ufeff## 1. First\n- [ ] 1.1 a\n## 1. Again\r\n- [x] 1.2 b\n## Plain\n")
+@example("- [x] before any heading\n## [x] a heading with a box\n- [x](link)\n-[] 2.1 odd\n")
+def test_summary_agrees_with_parse_tasks(text: str) -> None:
+    assert _stories_and_counts(summarize_tasks(text)) == _stories_and_counts(parse_tasks(text))
+
+
+def test_summary_agrees_with_parse_tasks_on_the_corpus() -> None:
+    corpus = shared_path("corpus", "openspec-tasks")
+    for path in sorted(corpus.glob("*/tasks.md")):
+        text = decode_tasks_bytes(path.read_bytes())
+        assert _stories_and_counts(summarize_tasks(text)) == _stories_and_counts(
+            parse_tasks(text)
+        ), path.parent.name
