@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
+from json.encoder import encode_basestring_ascii as _encode_str
 from pathlib import Path
 from typing import Any, NoReturn, TextIO
 
@@ -50,6 +52,68 @@ def _bar(done: int, total: int, width: int = 20) -> str:
     return "[" + "#" * filled + "." * (width - filled) + "]"
 
 
+# -- JSON output ---------------------------------------------------------------------------
+class _Unsupported(Exception):
+    pass
+
+
+def dumps_indented(value: Any) -> str:
+    """``json.dumps(value, indent=2)``, byte for byte, in one piece and about twice as fast.
+
+    The standard library has no C encoder for indented output; this one covers what the
+    commands print (dicts with string keys, lists, strings, numbers, booleans, null) and hands
+    anything else to ``json.dumps``. One write: ``json.dump`` would stream ~150 small writes
+    per change.
+    """
+    out: list[str] = []
+    try:
+        _encode(value, out, "\n")
+    except (_Unsupported, RecursionError):
+        return json.dumps(value, indent=2)
+    return "".join(out)
+
+
+def _encode(value: Any, out: list[str], indent: str) -> None:
+    if isinstance(value, str):
+        out.append(_encode_str(value))
+    elif value is None:
+        out.append("null")
+    elif value is True:
+        out.append("true")
+    elif value is False:
+        out.append("false")
+    elif isinstance(value, int):
+        out.append(int.__repr__(value))
+    elif isinstance(value, float) and math.isfinite(value):
+        out.append(float.__repr__(value))
+    elif isinstance(value, dict):
+        if not value:
+            out.append("{}")
+            return
+        inner = indent + "  "
+        sep = "{" + inner
+        for key, item in value.items():
+            if not isinstance(key, str):
+                raise _Unsupported
+            out.append(sep + _encode_str(key) + ": ")
+            sep = "," + inner
+            _encode(item, out, inner)
+        out.append(indent + "}")
+    elif isinstance(value, (list, tuple)):
+        if not value:
+            out.append("[]")
+            return
+        inner = indent + "  "
+        sep = "[" + inner
+        for item in value:
+            out.append(sep)
+            sep = "," + inner
+            _encode(item, out, inner)
+        out.append(indent + "]")
+    else:
+        raise _Unsupported
+
+
 # -- changes -------------------------------------------------------------------------------
 def cmd_changes(args: argparse.Namespace, out: TextIO) -> int:
     root = _root(args.root)
@@ -64,8 +128,7 @@ def cmd_changes(args: argparse.Namespace, out: TextIO) -> int:
         # Counts and stories only: several times faster than a full parse_tasks per change.
         items.append((change, summarize_tasks(text or "")))
     if args.json:
-        # One write: json.dump with indent streams ~150 small writes per change.
-        out.write(json.dumps({"changes": [change_json(c, d, None) for c, d in items]}, indent=2))
+        out.write(dumps_indented({"changes": [change_json(c, d, None) for c, d in items]}))
         out.write("\n")
         return 0
     if not items:
