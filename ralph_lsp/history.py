@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import IO, Any
 
 HISTORY_DIR = ".ralph"
+OWNER_FILE = "owner.pid"
 
 
 def history_root(root: Path) -> Path:
@@ -64,6 +65,8 @@ class RunHistory:
             if not ignore.exists():
                 ignore.write_text("*\n", encoding="utf-8")
             self.dir.mkdir(parents=True, exist_ok=True)
+            # Who runs this record: lets a reader tell a live run from one whose process died.
+            (self.dir / OWNER_FILE).write_text(_process_identity(os.getpid()), encoding="utf-8")
         except OSError as exc:
             self._fail(exc)
 
@@ -141,6 +144,36 @@ def load_records(root: Path, change: str | None = None) -> list[dict[str, Any]]:
             continue
         if change is not None and data.get("change") != change:
             continue
+        if data.get("state") == "running" and not _owner_alive(folder):
+            data["state"] = "failed"
+            data["reason"] = (
+                "interrupted: the ralph-lsp process running it ended before the run finished"
+                f" (last reason: {data.get('reason')})"
+            )
         records.append(data)
     records.sort(key=lambda r: (str(r.get("startedAt") or ""), str(r["runId"])), reverse=True)
     return records
+
+
+def _process_identity(pid: int) -> str:
+    """``pid start-time``: the start time (from /proc) tells a reused pid from the original."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text(encoding="utf-8", errors="replace")
+        start = stat.rsplit(")", 1)[1].split()[19]
+    except (OSError, IndexError):
+        start = "?"
+    return f"{pid} {start}\n"
+
+
+def _owner_alive(folder: Path) -> bool:
+    """Whether the process that wrote this run's record is still running."""
+    if not Path("/proc/self").exists():
+        return True  # cannot tell without /proc: trust the record
+    try:
+        saved = (folder / OWNER_FILE).read_text(encoding="utf-8")
+        pid = int(saved.split()[0])
+    except (OSError, ValueError, IndexError):
+        return True  # a record without an owner file: trust it
+    if pid == os.getpid():
+        return True
+    return _process_identity(pid) == saved and Path(f"/proc/{pid}").exists()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import time
 from pathlib import Path
 
@@ -232,3 +233,53 @@ async def test_history_record_is_valid_json_with_spec_fields(project: Path) -> N
         "usage",
     }
     assert (folder / "iteration-1.log").read_bytes().startswith(b"checked one task")
+
+
+def test_a_record_left_running_by_a_dead_process_reads_as_interrupted(tmp_path: Path) -> None:
+    from ralph_lsp.history import RunHistory
+
+    hist = RunHistory(tmp_path, "r-dead", lambda m: None)
+    hist.save(
+        {
+            "runId": "r-dead",
+            "change": "c",
+            "state": "running",
+            "reason": "iteration 2",
+            "startedAt": "2026-01-01T00:00:00.000Z",
+        }
+    )
+    (hist.dir / "owner.pid").write_text("999999999\n")
+    (rec,) = load_records(tmp_path, "c")
+    assert rec["state"] == "failed" and rec["reason"].startswith("interrupted:")
+    (hist.dir / "owner.pid").write_text(f"{os.getpid()} whatever\n")
+    (rec,) = load_records(tmp_path, "c")
+    assert rec["state"] == "running"  # this process is alive: the run is live
+
+
+def test_a_record_owned_by_a_killed_cli_reads_as_interrupted(project: Path) -> None:
+    import signal
+    import subprocess
+    import sys
+
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "ralph_lsp",
+            "run",
+            CHANGE,
+            "--root",
+            str(project),
+            "--agent-command",
+            " ".join(fake("sleep_forever.py")),
+        ],
+        stdout=subprocess.DEVNULL,
+    )
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline and not load_records(project, CHANGE):
+        time.sleep(0.05)
+    assert load_records(project, CHANGE)[0]["state"] == "running"
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    (rec,) = load_records(project, CHANGE)
+    assert rec["state"] == "failed" and rec["reason"].startswith("interrupted:")
