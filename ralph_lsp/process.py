@@ -91,7 +91,7 @@ class AgentStartError(Exception):
 def _hint(name: str) -> str:
     base = os.path.basename(name)
     install = f"install it ({_INSTALL_HINTS[base]})" if base in _INSTALL_HINTS else "install it"
-    return f"{install}, or set ralph.agentCommand to the agent's full command"
+    return f"{install}, or set the agent's full command (ralph.agentCommand, or --agent-command)"
 
 
 def _shorten(text: str, limit: int = 300) -> str:
