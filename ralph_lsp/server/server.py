@@ -30,6 +30,7 @@ from ralph_lsp.server.config import SECTION, Config
 from ralph_lsp.server.documents import DocState, DocumentStore
 from ralph_lsp.server.errors import CommandError, InvalidArguments
 from ralph_lsp.server.logs import LEVELS, LogBatcher, LspLogHandler
+from ralph_lsp.server.protocol import RalphProtocol
 from ralph_lsp.server.runs import RUN_STATUS, ProgressValue, RunReporter
 from ralph_lsp.server.watch import RootWatcher
 from ralph_lsp.settings import Settings
@@ -45,7 +46,7 @@ Key = tuple[Path, str]  # (OpenSpec root, change name)
 
 class RalphLanguageServer(LanguageServer):
     def __init__(self) -> None:
-        super().__init__("ralph-lsp", __version__)
+        super().__init__("ralph-lsp", __version__, protocol_cls=RalphProtocol)
         self.engine = Engine(on_event=self._on_engine_event)
         self.config = Config(warn=self.warn)
         self.docs = DocumentStore(self._read_buffer)

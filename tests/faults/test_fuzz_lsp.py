@@ -278,12 +278,6 @@ def test_requests_that_do_not_fit_the_schema_leave_the_connection_working(
         fuzzed.still_answers()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="pygls 2.1 drops a request whose params fail to deserialize (io_.py logs 'Unable to"
-    " handle message' and sends nothing); JSON-RPC wants an Invalid params error, and a client"
-    " awaiting the answer waits forever",
-)
 @pytest.mark.parametrize(("method", "params"), UNANSWERED[:1])
 def test_requests_that_do_not_fit_the_schema_get_an_error(
     fuzzed: Fuzzed, method: str, params: Any
