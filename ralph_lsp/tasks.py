@@ -168,24 +168,47 @@ def summarize_tasks(text: str) -> TasksSummary:
     stories: list[StoryCount] = []
     story_ids: set[str] = set()
     heading_count = 0
+    done = total = 0  # the current story's counts
     match_task = _match_task
     for n, raw in enumerate(text.split("\n")):
         if "[" in raw:
-            m = match_task(raw)
-            if m is not None:
-                current.total += 1
-                if m.group(3) in ("x", "X"):
-                    current.completed += 1
-                continue
-        elif raw[:2] != "##" and not (n == 0 and raw[:3] == "\ufeff##"):
+            # parse_tasks's shortcut for `- [ ] text`, then the rule itself (_match_task)
+            b = len(raw) - len(raw.lstrip(" \t"))
+            c = raw[b + 3 : b + 4]
+            if (
+                raw[b + 1 : b + 3] == " ["
+                and raw[b + 4 : b + 5] == "]"
+                and raw[b : b + 1] in _BULLETS
+                and c != "]"
+                and c <= "\uffff"
+            ):
+                if c in _WS_SET:
+                    total += 1
+                    continue
+                if raw[b + 5 : b + 6] not in ("(", "["):  # else a link: not a task
+                    total += 1
+                    if c == "x" or c == "X":
+                        done += 1
+                    continue
+            else:
+                m = match_task(raw)
+                if m is not None:
+                    total += 1
+                    if m.group(3) in ("x", "X"):
+                        done += 1
+                    continue
+        elif raw[:2] != "##" and (n or raw[:3] != "\ufeff##"):
             continue  # neither a task nor a heading
         line = raw[:-1] if raw[-1:] == "\r" else raw
         h = _HEADING_RE.match(line.lstrip("\ufeff") if n == 0 else line)
         if h is not None:
+            current.completed, current.total = done, total
+            done = total = 0
             heading_count += 1
-            story = _story(h, n, heading_count, story_ids)
-            current = StoryCount(id=story.id, title=story.title, line=n)
+            sid, title, _number = _story_head(h, heading_count, story_ids)
+            current = StoryCount(id=sid, title=title, line=n)
             stories.append(current)
+    current.completed, current.total = done, total
     if implicit.total:
         stories.insert(0, implicit)
     return TasksSummary(
@@ -388,6 +411,14 @@ def _finding(line: int, start: int, end: int, message: str, code: str) -> Findin
 
 def _story(h: re.Match[str], n: int, heading_count: int, story_ids: set[str]) -> Story:
     """The story a ``## `` heading starts; ``story_ids`` holds the ids taken so far."""
+    sid, title, number = _story_head(h, heading_count, story_ids)
+    return Story(id=sid, title=title, line=n, number=number)
+
+
+def _story_head(
+    h: re.Match[str], heading_count: int, story_ids: set[str]
+) -> tuple[str, str, str | None]:
+    """(id, title, number) of the story a ``## `` heading starts; takes the id."""
     title = h.group(1).strip()
     num_m = _STORY_NUM_RE.match(title)
     number = num_m.group(1) if num_m else None
@@ -397,7 +428,7 @@ def _story(h: re.Match[str], n: int, heading_count: int, story_ids: set[str]) ->
     if sid in story_ids:  # a second "## 2." (or a number that equals a position)
         sid = f"{sid}#{heading_count}"
     story_ids.add(sid)
-    return Story(id=sid, title=title, line=n, number=number)
+    return sid, title, number
 
 
 def _check_uncounted(n: int, line: str, findings: list[Finding]) -> None:
