@@ -9,6 +9,7 @@ import random
 import re
 import shutil
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -155,6 +156,9 @@ FLOOD_SOURCE = (
 )
 
 
+LENS_PROBE_GAP = 0.01  # seconds between codeLens probes: a probe, not a load of its own
+
+
 async def _poll_lenses(
     c: BenchClient, uri: str, stop: asyncio.Event, out: list[tuple[float, float]]
 ) -> None:
@@ -162,22 +166,61 @@ async def _poll_lenses(
         t0 = time.perf_counter()
         await c.code_lens(uri)
         out.append((t0, (time.perf_counter() - t0) * 1000))
-        await asyncio.sleep(0.002)
+        await asyncio.sleep(LENS_PROBE_GAP)
 
 
-async def flood(results: Results, reps: int, lines: int) -> None:
+@dataclass
+class _FloodRun:
+    rate: float  # lines/s from the first line's arrival to the last's
+    rate_from_request: float  # lines/s from the ralph.run request to the last line
+    delivered: int
+    messages: int
+    state: str
+    probes: list[float]  # codeLens latencies (ms) of the probes sent during the flood
+
+
+async def _flood_once(c: BenchClient, root: Path, uri: str, lines: int, probe: bool) -> _FloodRun:
+    c.marked_lines = 0
+    c.marked_arrivals.clear()
+    samples: list[tuple[float, float]] = []
+    stop = asyncio.Event()
+    poller = asyncio.create_task(_poll_lenses(c, uri, stop, samples)) if probe else None
+    t_run = time.perf_counter()
+    try:
+        await c.command("ralph.run", {"change": "flood", "root": root.as_uri(), "maxIterations": 1})
+        await c.wait_until(lambda: c.marked_lines >= lines, timeout=120)
+        final = await c.wait_final_status("flood", since=t_run, timeout=60)
+        await c.wait_until(lambda: c.marked_lines >= lines, timeout=2)
+    finally:
+        stop.set()
+        if poller is not None:
+            await poller
+    arrivals = list(c.marked_arrivals)
+    if len(arrivals) < 2:
+        raise RuntimeError(
+            f"flood: {c.marked_lines} of {lines} lines arrived\n" + c.describe_failure()
+        )
+    (t_first, first_batch), t_last = arrivals[0], arrivals[-1][0]
+    await c.quiet(0.5, 10)
+    return _FloodRun(
+        rate=(c.marked_lines - first_batch) / (t_last - t_first),
+        rate_from_request=c.marked_lines / (t_last - t_run),
+        delivered=c.marked_lines,
+        messages=len(arrivals),
+        state=final["state"] if final else "no final status",
+        probes=[ms for t, ms in samples if t_run <= t <= t_last],
+    )
+
+
+async def flood(results: Results, reps: int, probed_reps: int, lines: int) -> None:
+    """Throughput from ``reps`` floods with nothing else going on; then ``probed_reps`` more
+    floods with a codeLens probe every 10 ms, for the request latency (and their throughput)."""
     settings = {
         "agent": "custom",
         "agentCommand": [PY, "-c", FLOOD_SOURCE, str(lines)],
         "stopGraceSeconds": 1,
     }
-    rates: list[float] = []
-    e2e_rates: list[float] = []
-    delivered: list[int] = []
-    during: list[float] = []
     idle: list[tuple[float, float]] = []
-    messages: list[int] = []
-    states: list[str] = []
     with scratch("flood") as tmp:
         root = tmp.resolve()
         make_workspace(root, 3)
@@ -194,52 +237,34 @@ async def flood(results: Results, reps: int, lines: int) -> None:
             await asyncio.sleep(1.0)
             stop.set()
             await poller
-            for _ in range(reps):
-                c.marked_lines = 0
-                c.marked_arrivals.clear()
-                samples: list[tuple[float, float]] = []
-                stop = asyncio.Event()
-                poller = asyncio.create_task(_poll_lenses(c, uri, stop, samples))
-                t_run = time.perf_counter()
-                try:
-                    await c.command(
-                        "ralph.run", {"change": "flood", "root": root.as_uri(), "maxIterations": 1}
-                    )
-                    await c.wait_until(lambda: c.marked_lines >= lines, timeout=120)
-                    final = await c.wait_final_status("flood", since=t_run, timeout=60)
-                    await c.wait_until(lambda: c.marked_lines >= lines, timeout=2)
-                finally:
-                    stop.set()
-                    await poller
-                states.append(final["state"] if final else "no final status")
-                arrivals = list(c.marked_arrivals)
-                if len(arrivals) < 2:
-                    raise RuntimeError(
-                        f"flood: {c.marked_lines} of {lines} lines arrived\n" + c.describe_failure()
-                    )
-                t_first, first_batch = arrivals[0]
-                t_last = arrivals[-1][0]
-                rates.append((c.marked_lines - first_batch) / (t_last - t_first))
-                e2e_rates.append(c.marked_lines / (t_last - t_run))
-                delivered.append(c.marked_lines)
-                messages.append(len(arrivals))
-                during.extend(ms for t, ms in samples if t_run <= t <= t_last)
-                await c.quiet(0.5, 10)
-    results.put("log_lines_per_s", round(median(rates)), reps)
-    results.put("request_p99_ms_during_flood", rnd(percentile(during, 99)), len(during))
+            plain = [await _flood_once(c, root, uri, lines, probe=False) for _ in range(reps)]
+            probed = [
+                await _flood_once(c, root, uri, lines, probe=True) for _ in range(probed_reps)
+            ]
+    during = [ms for run in probed for ms in run.probes]
+    results.put("log_lines_per_s", round(median([r.rate for r in plain])), reps)
+    results.put(
+        "request_p99_ms_during_flood",
+        rnd(percentile(during, 99)),
+        f"{len(during)} in {probed_reps} floods",
+    )
     results.details["log_lines_per_s"] = {
         "lines_printed_per_run": lines,
-        "lines_delivered_per_run": delivered,
-        "logMessage_messages_per_run": messages,
-        "rates_first_to_last_line": [round(r) for r in rates],
-        "rates_from_run_request": [round(r) for r in e2e_rates],
-        "final_states": states,
+        "lines_delivered_per_run": [r.delivered for r in plain + probed],
+        "logMessage_messages_per_run": [r.messages for r in plain],
+        "rates_first_to_last_line": [round(r.rate) for r in plain],
+        "rates_from_run_request": [round(r.rate_from_request) for r in plain],
+        "rates_while_probed": [round(r.rate) for r in probed],
+        "final_states": [r.state for r in plain + probed],
         "how": "lines after the first message / (last line's arrival - first line's arrival)",
     }
     idle_ms = [ms for _, ms in idle]
     results.details["request_p99_ms_during_flood"] = {
+        "floods": probed_reps,
+        "probe_gap_ms": LENS_PROBE_GAP * 1000,
         "requests_during_flood": len(during),
         "p50": rnd(percentile(during, 50)),
+        "p90": rnd(percentile(during, 90)),
         "p99": rnd(percentile(during, 99)),
         "max": rnd(max(during)) if during else None,
         "idle_p50": rnd(percentile(idle_ms, 50)),

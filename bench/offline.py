@@ -91,7 +91,9 @@ def changes_vs_openspec(results: Results, reps: int) -> None:
         make_workspace(root, CHANGES)
         env = bench_env()
         os_env = bench_env(**openspec.ENV)
-        ours = [PY, "-m", "ralph_lsp", "changes", "--json", "--root", str(root)]
+        script = Path(PY).with_name("ralph-lsp")  # the console script a user runs
+        program = [str(script)] if script.exists() else [PY, "-m", "ralph_lsp"]
+        ours = [*program, "changes", "--json", "--root", str(root)]
         theirs = [*openspec_argv, "list", "--json"]
         # warm up both (page cache, bytecode caches), and check that the counts agree
         _, _, our_out = _timed(ours, root, env)
