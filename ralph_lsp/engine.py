@@ -44,6 +44,10 @@ DEFAULT_BACKOFF_SECONDS = 30.0
 MAX_BACKOFF_SECONDS = 15 * 60.0
 # The prompt may travel as one argv element, which Linux caps at 128 KiB.
 MAX_GUIDANCE_CHARS = 16_000
+# Agent output reaches renderers in batches of at most this many lines or this much delay.
+LOG_BATCH_LINES = 256
+LOG_BATCH_SECONDS = 0.02
+LOG_BATCH_CHARS = 8_000  # well under what one log message of the server carries
 # One stream-json event can hold a whole file an agent read or edited: read lines this long
 # whole so they still parse (what is shown of them is capped by the parsers).
 AGENT_LINE_CAP = 16 * 1024 * 1024
@@ -494,6 +498,33 @@ class _Run:
         self.process = proc
         parser = inv.parser
         abort = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        # Agent lines are passed on in small batches (one LogEvent holding several lines), so a
+        # flood costs one event per batch, not one per line; a timer keeps a lone line live.
+        batch: list[str] = []
+        batch_chars = [0]
+        batch_level: list[Level] = ["info"]
+        timer: list[asyncio.TimerHandle | None] = [None]
+
+        def flush() -> None:
+            if timer[0] is not None:
+                timer[0].cancel()
+                timer[0] = None
+            if batch:
+                self.log("\n".join(batch), batch_level[0])
+                batch.clear()
+                batch_chars[0] = 0
+
+        def add_line(text: str, level: Level) -> None:
+            if batch and level != batch_level[0]:
+                flush()
+            batch_level[0] = level
+            batch.append(text)
+            batch_chars[0] += len(text) + 1
+            if len(batch) >= LOG_BATCH_LINES or batch_chars[0] >= LOG_BATCH_CHARS:
+                flush()
+            elif timer[0] is None:
+                timer[0] = loop.call_later(LOG_BATCH_SECONDS, flush)
 
         def handle(events: list[AgentEvent]) -> None:
             for ev in events:
@@ -501,7 +532,7 @@ class _Run:
                     level: Level = "warning" if ev.kind == "stderr" else "info"
                     if ev.kind == "stderr" and ev.text.strip():
                         out.last_error = ev.text.strip()
-                    self.log(ev.text, level)
+                    add_line(ev.text, level)
                 elif isinstance(ev, Activity):
                     out.activity = True
                 elif isinstance(ev, ResultInfo):
@@ -534,6 +565,7 @@ class _Run:
                 timeout=s.iteration_timeout_seconds,
                 return_when=asyncio.FIRST_COMPLETED,
             )
+            flush()
             if wait_task in done:
                 pass
             elif abort_task in done:
@@ -556,7 +588,9 @@ class _Run:
             except asyncio.TimeoutError:
                 pump_task.cancel()
             handle(parser.finish(out.exit_code))
+            flush()
         finally:
+            flush()
             stop_task.cancel()
             abort_task.cancel()
             if not wait_task.done():

@@ -117,6 +117,10 @@ def clean_text(line: str, limit: int = MAX_LINE_CHARS) -> str:
     if not isinstance(line, str):  # defensive: callers pass str, but never raise
         line = str(line)
     total = len(line)
+    if total <= limit and line.isprintable():
+        # The common case: every character this function removes (controls, escapes, format
+        # and separator characters, surrogates) is non-printable, so nothing is to be removed.
+        return line.rstrip()
     text = line[:_PRECUT] if total > _PRECUT else line
     if "\r" in text:
         segments = [s for s in text.split("\r") if s.strip()]
