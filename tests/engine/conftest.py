@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import EXAMPLE
+from tests.conftest import EXAMPLE, alive
 
 FAKES = Path(__file__).resolve().parents[1] / "fake_agents"
 CHANGE = "add-greeting-cli"
@@ -38,14 +38,6 @@ def spawns(log: Path) -> list[dict[str, object]]:
     if not log.exists():
         return []
     return [json.loads(line) for line in log.read_text().splitlines()]
-
-
-def alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().split(") ", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
 
 
 def assert_gone(pids: list[int]) -> None:

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ralph_lsp.history import load_records
+from tests.conftest import alive
 
 TAG = "RALPH_FAULT_TAG"
 FAULT_AGENT = Path(__file__).resolve().parents[1] / "fake_agents" / "fault_agent.py"
@@ -39,16 +40,6 @@ def tagged_processes(tag: str) -> list[int]:
         if alive(int(name)):
             found.append(int(name))
     return found
-
-
-def alive(pid: int) -> bool:
-    """True while ``pid`` exists and is not a zombie."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            data = f.read()
-    except OSError:
-        return False
-    return data[data.rfind(b")") + 2 :].split()[0] != b"Z"
 
 
 def wait_until(predicate: Callable[[], Any], timeout: float, what: str) -> Any:
