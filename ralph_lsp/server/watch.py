@@ -1,33 +1,65 @@
 """Watching each root's ``openspec/changes/`` for tasks.md edits made outside the editor.
 
-The folder is watched, not the files: editors and agents save by writing a temporary file and
+The folders are watched, not the files: editors and agents save by writing a temporary file and
 renaming it over tasks.md, and a watch on the file itself loses it after the first such save.
-``debounce=50, step=10`` delivers a single write in about 10–20 ms.
+
+On Linux the watch is inotify on the event loop (:mod:`ralph_lsp.inotify`): ``changes/`` and
+each change folder in it. Nothing polls, so an idle server costs no CPU, and a save is seen as
+soon as it is complete: a ``close`` after writing, or the rename of an atomic save, is handed
+over at once; other events (a file still being written, a deletion that may be followed by a
+new file) wait :data:`SETTLE_EVENTS` seconds for the rest. Elsewhere, or where inotify cannot be
+had (the per-user limit on instances or watches), watchfiles does the watching; it polls its
+queue every ``step`` ms and hands over a single write after about 10–20 ms.
+``RALPH_WATCH=poll`` in the server's environment forces that fallback.
 """
 
 from __future__ import annotations
 
 import asyncio
+import errno
 import logging
 import os
 from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Any
 
-import watchfiles
-
+from ralph_lsp import inotify
 from ralph_lsp.workspace import CHANGES
 
 log = logging.getLogger(__name__)
 
+TASKS_MD = "tasks.md"
 RETRY_SECONDS = 1.0
 # awatch gives no sign of when the OS watch is in place; an edit made before that would be
 # missed, so the stats of every tasks.md are compared once after this delay.
 SETTLE_SECONDS = 0.3
+# Events that may be followed by more of the same save wait this long before they are handed
+# over (a truncation before the write, a deletion before the new file).
+SETTLE_EVENTS = 0.02
 
-
-def _is_tasks_md(_change: watchfiles.Change, path: str) -> bool:
-    return os.path.basename(path) == "tasks.md"
+_FOLDER_MASK = (
+    inotify.IN_CREATE
+    | inotify.IN_DELETE
+    | inotify.IN_MOVED_FROM
+    | inotify.IN_MOVED_TO
+    | inotify.IN_DELETE_SELF
+    | inotify.IN_MOVE_SELF
+    | inotify.IN_ONLYDIR
+)
+_CHANGE_MASK = (
+    inotify.IN_MODIFY
+    | inotify.IN_ATTRIB
+    | inotify.IN_CLOSE_WRITE
+    | inotify.IN_CREATE
+    | inotify.IN_DELETE
+    | inotify.IN_MOVED_FROM
+    | inotify.IN_MOVED_TO
+    | inotify.IN_ONLYDIR
+    | inotify.IN_DONT_FOLLOW
+)
+# A save is complete: hand it over now.
+_COMPLETE = inotify.IN_CLOSE_WRITE | inotify.IN_MOVED_TO
+_GONE = inotify.IN_DELETE_SELF | inotify.IN_MOVE_SELF | inotify.IN_UNMOUNT
 
 
 class RootWatcher:
@@ -40,18 +72,228 @@ class RootWatcher:
         run_task: Callable[[Coroutine[Any, Any, None], str], asyncio.Task[None]],
     ) -> None:
         self.root = root
+        self.folder = root / CHANGES
         self._on_change = on_change
         self._stop = asyncio.Event()
+        self._wake = asyncio.Event()  # stopped, or the watched folder went away
         self._reported = False
+        self._ino = inotify.open_inotify()
+        self._dirs: dict[int, Path] = {}  # watch descriptor → folder
+        self._folder_wd: int | None = None
+        self._pending: set[Path] = set()
+        self._flush_handle: asyncio.TimerHandle | None = None
+        self._reading = False
         self._before = self._snapshot()
-        self.task = run_task(self._run(), f"watch {root}")
+        if self._ino is not None:
+            try:
+                # In place before the first edit can happen; events queue until the loop reads.
+                self._arm()
+            except OSError as exc:
+                self._give_up_inotify(exc)
+        if self._ino is not None:
+            self.task = run_task(self._run_inotify(), f"watch {root}")
+        else:
+            self.task = run_task(self._run_watchfiles(), f"watch {root}")
+
+    @property
+    def backend(self) -> str:
+        return "inotify" if self._ino is not None else "watchfiles"
 
     def stop(self) -> None:
         self._stop.set()
+        self._wake.set()
+        self._close_inotify()
+
+    # -- inotify -------------------------------------------------------------------------------
+
+    def _warn_once(self, message: str, *args: object) -> None:
+        if not self._reported:
+            self._reported = True
+            log.warning(message, *args)
+
+    def _give_up_inotify(self, exc: OSError) -> None:
+        """inotify refused (the per-user limit on watches, mostly): watchfiles takes over."""
+        log.info("inotify on %s failed (%s); using watchfiles instead", self.folder, exc)
+        self._disarm()
+        self._close_inotify()
+        self._ino = None
+
+    def _arm(self) -> bool:
+        """Watch ``changes/`` and each change folder in it; False if ``changes/`` is missing.
+
+        Raises :class:`OSError` when inotify refuses for another reason.
+        """
+        ino = self._ino
+        assert ino is not None
+        try:
+            wd = ino.add_watch(str(self.folder), _FOLDER_MASK)
+        except OSError as exc:
+            if exc.errno in (errno.ENOENT, errno.ENOTDIR):
+                return False
+            raise
+        self._folder_wd = wd
+        self._dirs[wd] = self.folder
+        for name in self._change_names():
+            self._watch_change(name)
+        return True
+
+    def _change_names(self) -> list[str]:
+        try:
+            return [e.name for e in os.scandir(self.folder) if e.is_dir(follow_symlinks=False)]
+        except OSError:
+            return []
+
+    def _watch_change(self, name: str) -> None:
+        ino = self._ino
+        assert ino is not None
+        path = self.folder / name
+        try:
+            wd = ino.add_watch(str(path), _CHANGE_MASK)
+        except OSError as exc:
+            if exc.errno in (errno.ENOENT, errno.ENOTDIR, errno.ELOOP):
+                return  # gone again, or a symbolic link (not a change)
+            # ENOSPC: fs.inotify.max_user_watches is used up.
+            self._warn_once("watching %s failed (%s); its edits on disk are not seen", path, exc)
+            return
+        self._dirs[wd] = path
+
+    def _unwatch_change(self, name: str) -> None:
+        path = self.folder / name
+        for wd, folder in list(self._dirs.items()):
+            if folder == path:
+                del self._dirs[wd]
+                if self._ino is not None:
+                    self._ino.rm_watch(wd)
+
+    def _disarm(self) -> None:
+        if self._ino is not None:
+            for wd in self._dirs:
+                self._ino.rm_watch(wd)
+        self._dirs.clear()
+        self._folder_wd = None
+
+    def _close_inotify(self) -> None:
+        if self._flush_handle is not None:
+            self._flush_handle.cancel()
+            self._flush_handle = None
+        ino = self._ino
+        if ino is None or ino.fd < 0:
+            return
+        if self._reading:
+            self._reading = False
+            try:
+                asyncio.get_running_loop().remove_reader(ino.fd)
+            except RuntimeError:  # no loop running any more: closing the descriptor suffices
+                pass
+        ino.close()
+
+    async def _run_inotify(self) -> None:
+        ino = self._ino
+        assert ino is not None
+        if self._stop.is_set() or ino.fd < 0:
+            return
+        loop = asyncio.get_running_loop()
+        loop.add_reader(ino.fd, self._on_readable)
+        self._reading = True
+        try:
+            lost = False
+            while not self._stop.is_set():
+                if self._folder_wd is None:
+                    try:
+                        armed = self._arm()
+                    except OSError as exc:
+                        self._give_up_inotify(exc)
+                        await self._run_watchfiles()
+                        return
+                    if not armed:
+                        lost = True
+                        await self._sleep(RETRY_SECONDS)
+                        continue
+                    if lost:
+                        # A change may have happened while the folder was away.
+                        self._queue(set(self.folder.glob(f"*/{TASKS_MD}")), now=True)
+                    lost = False
+                await self._wake.wait()
+                self._wake.clear()
+                lost = True
+        finally:
+            self._close_inotify()
+
+    def _on_readable(self) -> None:
+        ino = self._ino
+        if ino is None or ino.fd < 0:
+            return
+        try:
+            events = ino.read()
+        except OSError as exc:
+            self._warn_once("reading the watch on %s failed (%s)", self.folder, exc)
+            return
+        changed: set[Path] = set()
+        complete = False
+        for wd, mask, name in events:
+            if mask & inotify.IN_Q_OVERFLOW:
+                # Events were lost: look at everything again.
+                changed.update(self.folder.glob(f"*/{TASKS_MD}"))
+                if self._folder_wd is not None:
+                    for child in self._change_names():
+                        self._watch_change(child)
+                complete = True
+                continue
+            folder = self._dirs.get(wd)
+            if folder is None:
+                continue
+            if wd == self._folder_wd:
+                if mask & (_GONE | inotify.IN_IGNORED):
+                    self._disarm()
+                    self._wake.set()  # _run_inotify waits for the folder to come back
+                    continue
+                if not mask & inotify.IN_ISDIR:
+                    continue
+                if mask & (inotify.IN_CREATE | inotify.IN_MOVED_TO):
+                    self._watch_change(name)
+                    tasks = self.folder / name / TASKS_MD
+                    if mask & inotify.IN_MOVED_TO or tasks.exists():
+                        changed.add(tasks)
+                        complete = True
+                elif mask & (inotify.IN_DELETE | inotify.IN_MOVED_FROM):
+                    self._unwatch_change(name)
+                    changed.add(self.folder / name / TASKS_MD)
+                continue
+            if mask & inotify.IN_IGNORED:
+                self._dirs.pop(wd, None)  # the change folder is gone (reported by its parent)
+                continue
+            if name == TASKS_MD:
+                changed.add(folder / TASKS_MD)
+                if mask & _COMPLETE:
+                    complete = True
+        if changed:
+            self._queue(changed, now=complete)
+
+    def _queue(self, paths: set[Path], *, now: bool) -> None:
+        self._pending |= paths
+        if now:
+            if self._flush_handle is not None:
+                self._flush_handle.cancel()
+                self._flush_handle = None
+            self._flush()
+        elif self._flush_handle is None:
+            loop = asyncio.get_running_loop()
+            self._flush_handle = loop.call_later(SETTLE_EVENTS, self._flush)
+
+    def _flush(self) -> None:
+        self._flush_handle = None
+        paths, self._pending = self._pending, set()
+        if paths and not self._stop.is_set():
+            try:
+                self._on_change(paths)
+            except Exception:
+                log.exception("handling a change of %s failed", ", ".join(map(str, paths)))
+
+    # -- watchfiles (elsewhere) ----------------------------------------------------------------
 
     def _snapshot(self) -> dict[Path, tuple[int, int, int] | None]:
         out: dict[Path, tuple[int, int, int] | None] = {}
-        for path in (self.root / CHANGES).glob("*/tasks.md"):
+        for path in self.folder.glob(f"*/{TASKS_MD}"):
             try:
                 st = path.stat()
             except OSError:
@@ -70,39 +312,76 @@ class RootWatcher:
         if changed:
             self._on_change(changed)
 
-    async def _run(self) -> None:
+    async def _run_watchfiles(self) -> None:
         settle = asyncio.ensure_future(self._settle())
         try:
-            await self._watch(self.root / CHANGES)
+            await self._watchfiles(self.folder)
         finally:
             settle.cancel()
 
-    async def _watch(self, folder: Path) -> None:
+    async def _watchfiles(self, folder: Path) -> None:
+        import watchfiles  # only where inotify is not available
+
+        top = str(folder)
+
+        def wanted(_change: watchfiles.Change, path: str) -> bool:
+            # a tasks.md, or a change folder made, moved or removed whole
+            return os.path.basename(path) == TASKS_MD or os.path.dirname(path) == top
+
+        def tasks_of(path: str) -> Path:
+            p = Path(path)
+            return p if p.name == TASKS_MD else p / TASKS_MD
+
         while not self._stop.is_set():
             if not folder.is_dir():
                 await self._sleep(RETRY_SECONDS)
                 continue
+            restart = asyncio.Event()
+            guard = asyncio.ensure_future(self._guard(folder, restart))
             try:
                 async for changes in watchfiles.awatch(
                     folder,
-                    watch_filter=_is_tasks_md,
+                    watch_filter=wanted,
                     debounce=50,
                     step=10,
                     debug=False,
-                    stop_event=self._stop,
+                    stop_event=restart,
                     recursive=True,
                     ignore_permission_denied=True,
                 ):
-                    self._on_change({Path(p) for _, p in changes})
+                    self._on_change({tasks_of(p) for _, p in changes})
             except Exception as exc:  # the folder vanished, too many watches, …
-                if not self._reported:
-                    self._reported = True
-                    log.warning("watching %s failed (%s); retrying", folder, exc)
+                self._warn_once("watching %s failed (%s); retrying", folder, exc)
+            finally:
+                guard.cancel()
             if not self._stop.is_set():
-                # awatch returned without a stop: the folder went away. A change may have
-                # happened meanwhile, so report every tasks.md once it is back.
+                # The folder went away (or was replaced). A change may have happened
+                # meanwhile, so report every tasks.md once it is back.
                 await self._sleep(RETRY_SECONDS)
-                self._on_change(set(folder.glob("*/tasks.md")))
+                self._on_change(set(folder.glob(f"*/{TASKS_MD}")))
+
+    async def _guard(self, folder: Path, restart: asyncio.Event) -> None:
+        """Ends the watchfiles watch on a stop, or when ``folder`` is gone or replaced.
+
+        A watch on a removed folder goes silent rather than ending. A folder made again may
+        get the same inode, so its ctime is compared too (which also changes when a change
+        folder is added or removed: a restart then costs a second, and reports every tasks.md).
+        """
+
+        def identity() -> tuple[int, int] | None:
+            try:
+                st = folder.stat()
+            except OSError:
+                return None
+            return st.st_ino, st.st_ctime_ns
+
+        before = identity()
+        while not self._stop.is_set():
+            await self._sleep(RETRY_SECONDS)
+            now = identity()
+            if now is None or now != before:
+                break
+        restart.set()
 
     async def _sleep(self, seconds: float) -> None:
         try:
