@@ -38,6 +38,14 @@ _TASK_RE = re.compile(
 _LOOKS_LIKE_TASK_RE = re.compile(
     rf"{_WS}*(?:[-*+]|[0-9]+[.)])?{_WS}*\[(?P<box>[^\]\n]{{0,4}})\]{_NOT_WS}?"
 )
+# The shape almost every task line has: spaces or tabs, `-`, `*` or `+`, one space, a box of
+# one character, not followed by `(` or `[` (a link) unless the character is whitespace.
+# Group 1: the indent; group 2: the box's character (None when it is whitespace). A line it
+# matches is a task, as _match_task would say; every other line goes to _match_task's rule.
+_SIMPLE_TASK_RE = re.compile(
+    rf"([ \t]*)[-*+] \[(?:([^{re.escape(JS_WHITESPACE)}\]\U00010000-\U0010ffff])\](?![(\[])"
+    rf"|{_WS}\])"
+)
 _HEADING_RE = re.compile(r"##[ \t]+(.*?)[ \t#]*$")
 _STORY_NUM_RE = re.compile(
     r"(?:(?:Story|Phase|Part|Section|Step)[ \t]+)?([0-9]+(?:\.[0-9]+)*)[.):]?(?=[ \t]|$)", re.I
@@ -45,7 +53,7 @@ _STORY_NUM_RE = re.compile(
 _TASK_ID_RE = re.compile(r"(?:\*\*)?([0-9]+(?:\.[0-9]+)+)(?:\*\*)?[.):]?(?=[ \t]|$)")
 
 
-@dataclass
+@dataclass(slots=True)
 class Task:
     line: int  # 0-based line number
     done: bool
@@ -235,167 +243,168 @@ def _match_task(line: str) -> re.Match[str] | None:
 def parse_tasks(text: str) -> TasksDoc:
     """Parse tasks.md text into tasks, stories and findings. Never raises."""
     # One tight pass: the server re-parses on every edit, and a 1 MB file must take
-    # milliseconds. The counting rule is _match_task's, with a shortcut for the common
-    # `- [ ] text` shape; findings are built only where there are some.
+    # milliseconds. The counting rule is _match_task's, with _SIMPLE_TASK_RE first for the
+    # common `- [ ] text` shape; findings are built only where there are some. A story's tasks
+    # are a run of doc.tasks: they are sliced out at the end.
     lines = text.split("\n")
     tasks: list[Task] = []
     stories: list[Story] = []
+    starts: list[int] = []  # for each story, the index in tasks of its first task
     story_ids: set[str] = set()
     findings: list[Finding] = []
-    implicit = Story(id="0", title="(before the first heading)", line=-1, number=None)
-    current = implicit
-    current_id = current.id
-    current_tasks = current.tasks
+    story_id = "0"  # the current story's id, title and number
+    title = ""
+    number: str | None = None
     major_dot: str | None = None  # "2." under story 2: a task id must start with it
     heading_count = 0
     seen_ids: dict[str, int] = {}
     # stack of (indent, task index) for nesting
     stack: list[tuple[int, int]] = []
+    simple_match = _SIMPLE_TASK_RE.match
     task_match = _TASK_RE.match
     task_id_match = _TASK_ID_RE.match
     ws = JS_WHITESPACE
     add_task = tasks.append
     add_finding = findings.append
-    box: str | None
+    m: re.Match[str] | None
 
     for n, raw in enumerate(lines):
-        if "[" not in raw:
-            if raw[:2] != "##" and not (n == 0 and raw[:3] == "\ufeff##"):
-                continue  # neither a task, nor a look-alike, nor a heading
-            is_task = False
-        else:
-            # The shortcut: spaces/tabs, `-`, `*` or `+`, one space, a box of one character.
-            # It finds exactly what _TASK_RE finds; every other shape goes to _TASK_RE.
-            b = len(raw) - len(raw.lstrip(" \t"))  # the bullet's column
-            c = raw[b + 3 : b + 4]  # the box's character
-            if (
-                raw[b + 1 : b + 3] == " ["
-                and raw[b + 4 : b + 5] == "]"
-                and raw[b : b + 1] in _BULLETS
-                and c != "]"
-                and c <= "\uffff"
-            ):
-                end = b + 5
-                bend = b + 1
-                box = None if c in _WS_SET else c
+        if "[" in raw:
+            m = simple_match(raw)
+            if m is not None:
+                indent_text, box = m.groups()
+                end = len(indent_text) + 5
+                if box is None:
+                    box = ""
+                    done = False
+                else:
+                    done = box == "x" or box == "X"
+                    if not done:
+                        add_finding(_odd_box(n, end - 3, end, box))
             else:
                 m = task_match(raw)
-                if m is None:
-                    box = "]"  # never a box: marks "not a task" below
-                else:
+                if m is not None:
                     end = m.end()
-                    b, bend = m.span(2)
                     box = m.group(3)
-            indent_text = raw[:b]
-            # `[x](url)`, `[](url)` and `[x][ref]` are links, not tasks; only a box of spaces
-            # may be followed directly by `(` or `[`.
-            is_task = box != "]" and not (
-                raw[end : end + 1] in ("(", "[") and (box is not None or raw[end - 2 : end] == "[]")
-            )
-        if not is_task:
-            line = raw[:-1] if raw[-1:] == "\r" else raw
-            h = _HEADING_RE.match(line.lstrip("\ufeff") if n == 0 else line)
-            if h is not None:
-                heading_count += 1
-                current = _story(h, n, heading_count, story_ids)
-                stories.append(current)
-                current_id = current.id
-                current_tasks = current.tasks
-                major_dot = current.number.split(".", 1)[0] + "." if current.number else None
-                stack.clear()
-            elif "[" in line:
-                _check_uncounted(n, line, findings)
-            continue
+                    # `[x](url)`, `[](url)` and `[x][ref]` are links, not tasks; only a box of
+                    # spaces may be followed directly by `(` or `[`.
+                    if raw[end : end + 1] in ("(", "[") and (
+                        box is not None or raw[end - 2 : end] == "[]"
+                    ):
+                        m = None
+                    else:
+                        b, bend = m.span(2)
+                        indent_text = raw[:b]
+                        if box is None:
+                            box = ""
+                            done = False
+                            if raw[end - 2 : end] == "[]":
+                                add_finding(
+                                    _finding(
+                                        n,
+                                        end - 2,
+                                        end,
+                                        "`[]` counts as an unchecked task; write `[ ]`",
+                                        "empty-box",
+                                    )
+                                )
+                        else:
+                            done = box == "x" or box == "X"
+                            if not done:
+                                add_finding(_odd_box(n, raw.find("[", b), end, box))
+                        if bend - b == 1 and raw[bend : bend + 1] == "[":  # `-[ ]`
+                            bullet = raw[b]
+                            add_finding(
+                                _finding(
+                                    n,
+                                    b,
+                                    end,
+                                    f"`{bullet}[` counts as a task, but Markdown will not render"
+                                    f" it as a checkbox; write `{bullet} [`",
+                                    "no-space",
+                                )
+                            )
+            if m is not None:  # a task
+                indent = len(indent_text) + 3 * indent_text.count("\t") if indent_text else 0
+                rest = raw[end:].strip(ws)
+                tid = None
+                if rest[:1] in _ID_START:
+                    tid_m = task_id_match(rest)
+                    if tid_m is not None:
+                        tid = tid_m.group(1)
+                        first = seen_ids.setdefault(tid, n)
+                        mismatch = major_dot is not None and not tid.startswith(major_dot)
+                        if first != n or mismatch:
+                            id_start = raw.find(tid, end)
+                            id_end = id_start + len(tid)
+                            if first != n:
+                                add_finding(
+                                    _finding(
+                                        n,
+                                        id_start,
+                                        id_end,
+                                        f"duplicate task id {tid} (also on line {first + 1})",
+                                        "duplicate-id",
+                                    )
+                                )
+                            if mismatch:
+                                add_finding(
+                                    _finding(
+                                        n,
+                                        id_start,
+                                        id_end,
+                                        f"task {tid} sits under story {number} ({title})",
+                                        "story-mismatch",
+                                    )
+                                )
+                index = len(tasks)
+                if indent:
+                    while stack and stack[-1][0] >= indent:
+                        stack.pop()
+                    parent = stack[-1][1] if stack else None
+                    stack.append((indent, index))
+                else:
+                    parent = None
+                    stack = [(0, index)]
+                add_task(Task(n, done, box, rest, tid, story_id, indent, parent))
+                continue
+        elif raw[:2] != "##" and not (n == 0 and raw[:3] == "\ufeff##"):
+            continue  # neither a task, nor a look-alike, nor a heading
 
-        indent = len(indent_text) + 3 * indent_text.count("\t") if indent_text else 0
-        rest = raw[end:].strip(ws)
-        tid = None
-        if rest[:1] in _ID_START:
-            tid_m = task_id_match(rest)
-            if tid_m is not None:
-                tid = tid_m.group(1)
-        if box is None:
-            task = Task(n, False, "", rest, tid, current_id, indent)
-        else:
-            task = Task(n, box == "x" or box == "X", box, rest, tid, current_id, indent)
-        if stack:
-            while stack and stack[-1][0] >= indent:
-                stack.pop()
-            if stack:
-                task.parent = stack[-1][1]
-        stack.append((indent, len(tasks)))
-        add_task(task)
-        current_tasks.append(task)
+        line = raw[:-1] if raw[-1:] == "\r" else raw
+        h = _HEADING_RE.match(line.lstrip("\ufeff") if n == 0 else line)
+        if h is not None:
+            heading_count += 1
+            story_id, title, number = _story_head(h, heading_count, story_ids)
+            stories.append(Story(id=story_id, title=title, line=n, number=number))
+            starts.append(len(tasks))
+            major_dot = number.split(".", 1)[0] + "." if number else None
+            stack = []
+        elif "[" in line:
+            _check_uncounted(n, line, findings)
 
-        # Findings on a counted task: it counts in a way the author likely did not mean.
-        if box is None:
-            if raw[end - 2 : end] == "[]":
-                add_finding(
-                    _finding(
-                        n,
-                        end - 2,
-                        end,
-                        "`[]` counts as an unchecked task; write `[ ]`",
-                        "empty-box",
-                    )
-                )
-        elif box != "x" and box != "X":
-            add_finding(
-                _finding(
-                    n,
-                    raw.find("[", b),
-                    end,
-                    f"`[{box}]` counts as an unchecked task: only `[x]` marks a task done",
-                    "odd-box",
-                )
-            )
-        if bend - b == 1 and raw[bend : bend + 1] == "[":  # `-[ ]`: a one-character bullet
-            bullet = raw[b]
-            add_finding(
-                _finding(
-                    n,
-                    b,
-                    end,
-                    f"`{bullet}[` counts as a task, but Markdown will not render it as a"
-                    f" checkbox; write `{bullet} [`",
-                    "no-space",
-                )
-            )
-        if tid is not None:
-            first = seen_ids.get(tid)
-            if first is None:
-                seen_ids[tid] = n
-            else:
-                id_start = raw.find(tid, end)
-                add_finding(
-                    _finding(
-                        n,
-                        id_start,
-                        id_start + len(tid),
-                        f"duplicate task id {tid} (also on line {first + 1})",
-                        "duplicate-id",
-                    )
-                )
-            if major_dot is not None and not tid.startswith(major_dot):
-                id_start = raw.find(tid, end)
-                add_finding(
-                    _finding(
-                        n,
-                        id_start,
-                        id_start + len(tid),
-                        f"task {tid} sits under story {current.number} ({current.title})",
-                        "story-mismatch",
-                    )
-                )
-
-    if implicit.tasks:
-        stories.insert(0, implicit)
+    bounds = [*starts, len(tasks)]
+    for i, story in enumerate(stories):
+        story.tasks = tasks[bounds[i] : bounds[i + 1]]
+    before_first = starts[0] if starts else len(tasks)
+    if before_first:
+        stories.insert(0, Story("0", "(before the first heading)", -1, None, tasks[:before_first]))
     return TasksDoc(tasks=tasks, stories=stories, findings=findings, line_count=len(lines))
 
 
 _BULLETS = ("-", "*", "+")
 _WS_SET = frozenset(JS_WHITESPACE)
 _ID_START = frozenset("0123456789*")  # a task id (_TASK_ID_RE) starts with a digit or `**`
+
+
+def _odd_box(line: int, start: int, end: int, box: str) -> Finding:
+    return _finding(
+        line,
+        start,
+        end,
+        f"`[{box}]` counts as an unchecked task: only `[x]` marks a task done",
+        "odd-box",
+    )
 
 
 def _finding(line: int, start: int, end: int, message: str, code: str) -> Finding:
