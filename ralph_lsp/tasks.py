@@ -38,6 +38,11 @@ _TASK_RE = re.compile(
 _LOOKS_LIKE_TASK_RE = re.compile(
     rf"{_WS}*(?:[-*+]|[0-9]+[.)])?{_WS}*\[(?P<box>[^\]\n]{{0,4}})\]{_NOT_WS}?"
 )
+_STORY_NUM_RE = re.compile(
+    r"(?:(?:Story|Phase|Part|Section|Step)[ \t]+)?([0-9]+(?:\.[0-9]+)*)[.):]?(?=[ \t]|$)", re.I
+)
+_TASK_ID = r"(?:\*\*)?([0-9]+(?:\.[0-9]+)+)(?:\*\*)?[.):]?"
+_TASK_ID_RE = re.compile(_TASK_ID + r"(?=[ \t]|$)")
 # The shape almost every task line has: spaces or tabs, `-`, `*` or `+`, one space, a box of
 # one character, not followed by `(` or `[` (a link) unless the character is whitespace.
 # Group 1: the indent; group 2: the box's character (None when it is whitespace). A line it
@@ -45,12 +50,10 @@ _LOOKS_LIKE_TASK_RE = re.compile(
 _SIMPLE_TASK_RE = re.compile(
     rf"([ \t]*)[-*+] \[(?:([^{re.escape(JS_WHITESPACE)}\]\U00010000-\U0010ffff])\](?![(\[])"
     rf"|{_WS}\])"
+    # then the text, stripped on the left: group 3 is its id (as _TASK_ID_RE finds it in the
+    # stripped text), group 4 the text itself (to be stripped on the right)
+    rf"{_WS}*(?:(?={_TASK_ID}(?:[ \t]|{_WS}*$)))?(.*)"
 )
-_HEADING_RE = re.compile(r"##[ \t]+(.*?)[ \t#]*$")
-_STORY_NUM_RE = re.compile(
-    r"(?:(?:Story|Phase|Part|Section|Step)[ \t]+)?([0-9]+(?:\.[0-9]+)*)[.):]?(?=[ \t]|$)", re.I
-)
-_TASK_ID_RE = re.compile(r"(?:\*\*)?([0-9]+(?:\.[0-9]+)+)(?:\*\*)?[.):]?(?=[ \t]|$)")
 
 
 @dataclass(slots=True)
@@ -180,7 +183,7 @@ def summarize_tasks(text: str) -> TasksSummary:
     match_task = _match_task
     for n, raw in enumerate(text.split("\n")):
         if "[" in raw:
-            # parse_tasks's shortcut for `- [ ] text`, then the rule itself (_match_task)
+            # a shortcut for `- [ ] text` (the shape _SIMPLE_TASK_RE reads), then the rule itself
             b = len(raw) - len(raw.lstrip(" \t"))
             c = raw[b + 3 : b + 4]
             if (
@@ -208,12 +211,12 @@ def summarize_tasks(text: str) -> TasksSummary:
         elif raw[:2] != "##" and (n or raw[:3] != "\ufeff##"):
             continue  # neither a task nor a heading
         line = raw[:-1] if raw[-1:] == "\r" else raw
-        h = _HEADING_RE.match(line.lstrip("\ufeff") if n == 0 else line)
-        if h is not None:
+        heading = _heading_text(line.lstrip("\ufeff") if n == 0 else line)
+        if heading is not None:
             current.completed, current.total = done, total
             done = total = 0
             heading_count += 1
-            sid, title, _number = _story_head(h, heading_count, story_ids)
+            sid, title, _number = _story_head(heading, heading_count, story_ids)
             current = StoryCount(id=sid, title=title, line=n)
             stories.append(current)
     current.completed, current.total = done, total
@@ -243,9 +246,10 @@ def _match_task(line: str) -> re.Match[str] | None:
 def parse_tasks(text: str) -> TasksDoc:
     """Parse tasks.md text into tasks, stories and findings. Never raises."""
     # One tight pass: the server re-parses on every edit, and a 1 MB file must take
-    # milliseconds. The counting rule is _match_task's, with _SIMPLE_TASK_RE first for the
-    # common `- [ ] text` shape; findings are built only where there are some. A story's tasks
-    # are a run of doc.tasks: they are sliced out at the end.
+    # milliseconds. A line of the common `- [ ] text` shape is read by one regex
+    # (_SIMPLE_TASK_RE); every other line with a `[` goes to the rule itself (_match_task).
+    # Findings are built only where there are some. A story's tasks are a run of doc.tasks:
+    # they are sliced out at the end.
     lines = text.split("\n")
     tasks: list[Task] = []
     stories: list[Story] = []
@@ -261,19 +265,19 @@ def parse_tasks(text: str) -> TasksDoc:
     # stack of (indent, task index) for nesting
     stack: list[tuple[int, int]] = []
     simple_match = _SIMPLE_TASK_RE.match
-    task_match = _TASK_RE.match
-    task_id_match = _TASK_ID_RE.match
     ws = JS_WHITESPACE
     add_task = tasks.append
     add_finding = findings.append
     m: re.Match[str] | None
+    tid: str | None
 
     for n, raw in enumerate(lines):
         if "[" in raw:
             m = simple_match(raw)
             if m is not None:
-                indent_text, box = m.groups()
+                indent_text, box, tid, rest = m.groups()
                 end = len(indent_text) + 5
+                rest = rest.rstrip(ws)
                 if box is None:
                     box = ""
                     done = False
@@ -282,88 +286,48 @@ def parse_tasks(text: str) -> TasksDoc:
                     if not done:
                         add_finding(_odd_box(n, end - 3, end, box))
             else:
-                m = task_match(raw)
+                m = _match_task(raw)
                 if m is not None:
-                    end = m.end()
-                    box = m.group(3)
-                    # `[x](url)`, `[](url)` and `[x][ref]` are links, not tasks; only a box of
-                    # spaces may be followed directly by `(` or `[`.
-                    if raw[end : end + 1] in ("(", "[") and (
-                        box is not None or raw[end - 2 : end] == "[]"
-                    ):
-                        m = None
-                    else:
-                        b, bend = m.span(2)
-                        indent_text = raw[:b]
-                        if box is None:
-                            box = ""
-                            done = False
-                            if raw[end - 2 : end] == "[]":
-                                add_finding(
-                                    _finding(
-                                        n,
-                                        end - 2,
-                                        end,
-                                        "`[]` counts as an unchecked task; write `[ ]`",
-                                        "empty-box",
-                                    )
-                                )
-                        else:
-                            done = box == "x" or box == "X"
-                            if not done:
-                                add_finding(_odd_box(n, raw.find("[", b), end, box))
-                        if bend - b == 1 and raw[bend : bend + 1] == "[":  # `-[ ]`
-                            bullet = raw[b]
+                    indent_text, box, done, end = _box_findings(n, raw, m, findings)
+                    rest = raw[end:].strip(ws)
+                    tid_m = _TASK_ID_RE.match(rest)
+                    tid = tid_m.group(1) if tid_m is not None else None
+            if m is not None:  # a task
+                if tid is not None:
+                    first = seen_ids.setdefault(tid, n)
+                    mismatch = major_dot is not None and not tid.startswith(major_dot)
+                    if first != n or mismatch:
+                        id_start = raw.find(tid, end)
+                        id_end = id_start + len(tid)
+                        if first != n:
                             add_finding(
                                 _finding(
                                     n,
-                                    b,
-                                    end,
-                                    f"`{bullet}[` counts as a task, but Markdown will not render"
-                                    f" it as a checkbox; write `{bullet} [`",
-                                    "no-space",
+                                    id_start,
+                                    id_end,
+                                    f"duplicate task id {tid} (also on line {first + 1})",
+                                    "duplicate-id",
                                 )
                             )
-            if m is not None:  # a task
-                indent = len(indent_text) + 3 * indent_text.count("\t") if indent_text else 0
-                rest = raw[end:].strip(ws)
-                tid = None
-                if rest[:1] in _ID_START:
-                    tid_m = task_id_match(rest)
-                    if tid_m is not None:
-                        tid = tid_m.group(1)
-                        first = seen_ids.setdefault(tid, n)
-                        mismatch = major_dot is not None and not tid.startswith(major_dot)
-                        if first != n or mismatch:
-                            id_start = raw.find(tid, end)
-                            id_end = id_start + len(tid)
-                            if first != n:
-                                add_finding(
-                                    _finding(
-                                        n,
-                                        id_start,
-                                        id_end,
-                                        f"duplicate task id {tid} (also on line {first + 1})",
-                                        "duplicate-id",
-                                    )
+                        if mismatch:
+                            add_finding(
+                                _finding(
+                                    n,
+                                    id_start,
+                                    id_end,
+                                    f"task {tid} sits under story {number} ({title})",
+                                    "story-mismatch",
                                 )
-                            if mismatch:
-                                add_finding(
-                                    _finding(
-                                        n,
-                                        id_start,
-                                        id_end,
-                                        f"task {tid} sits under story {number} ({title})",
-                                        "story-mismatch",
-                                    )
-                                )
+                            )
                 index = len(tasks)
-                if indent:
+                if indent_text:
+                    indent = len(indent_text) + 3 * indent_text.count("\t")
                     while stack and stack[-1][0] >= indent:
                         stack.pop()
                     parent = stack[-1][1] if stack else None
                     stack.append((indent, index))
                 else:
+                    indent = 0
                     parent = None
                     stack = [(0, index)]
                 add_task(Task(n, done, box, rest, tid, story_id, indent, parent))
@@ -372,10 +336,10 @@ def parse_tasks(text: str) -> TasksDoc:
             continue  # neither a task, nor a look-alike, nor a heading
 
         line = raw[:-1] if raw[-1:] == "\r" else raw
-        h = _HEADING_RE.match(line.lstrip("\ufeff") if n == 0 else line)
-        if h is not None:
+        heading = _heading_text(line.lstrip("\ufeff") if n == 0 else line)
+        if heading is not None:
             heading_count += 1
-            story_id, title, number = _story_head(h, heading_count, story_ids)
+            story_id, title, number = _story_head(heading, heading_count, story_ids)
             stories.append(Story(id=story_id, title=title, line=n, number=number))
             starts.append(len(tasks))
             major_dot = number.split(".", 1)[0] + "." if number else None
@@ -392,9 +356,40 @@ def parse_tasks(text: str) -> TasksDoc:
     return TasksDoc(tasks=tasks, stories=stories, findings=findings, line_count=len(lines))
 
 
-_BULLETS = ("-", "*", "+")
-_WS_SET = frozenset(JS_WHITESPACE)
-_ID_START = frozenset("0123456789*")  # a task id (_TASK_ID_RE) starts with a digit or `**`
+def _box_findings(
+    n: int, raw: str, m: re.Match[str], findings: list[Finding]
+) -> tuple[str, str, bool, int]:
+    """(indent, box, done, end of the box) of a task line _match_task matched as ``m``, and
+    its findings about the box and the bullet."""
+    end = m.end()
+    b, bend = m.span(2)
+    box = m.group(3)
+    if box is None:
+        box = ""
+        done = False
+        if raw[end - 2 : end] == "[]":
+            findings.append(
+                _finding(
+                    n, end - 2, end, "`[]` counts as an unchecked task; write `[ ]`", "empty-box"
+                )
+            )
+    else:
+        done = box == "x" or box == "X"
+        if not done:
+            findings.append(_odd_box(n, raw.find("[", b), end, box))
+    if bend - b == 1 and raw[bend : bend + 1] == "[":  # `-[ ]`: a one-character bullet
+        bullet = raw[b]
+        findings.append(
+            _finding(
+                n,
+                b,
+                end,
+                f"`{bullet}[` counts as a task, but Markdown will not render it as a checkbox;"
+                f" write `{bullet} [`",
+                "no-space",
+            )
+        )
+    return raw[:b], box, done, end
 
 
 def _odd_box(line: int, start: int, end: int, box: str) -> Finding:
@@ -405,6 +400,18 @@ def _odd_box(line: int, start: int, end: int, box: str) -> Finding:
         f"`[{box}]` counts as an unchecked task: only `[x]` marks a task done",
         "odd-box",
     )
+
+
+def _heading_text(line: str) -> str | None:
+    """The text of a ``## `` heading, without the closing ``#``s (what ``##[ \\t]+(.*?)[ \\t#]*$``
+    captures), or None when ``line`` is not one."""
+    if line[:2] != "##" or line[2:3] not in (" ", "\t"):
+        return None
+    return line[3:].lstrip(" \t").rstrip(" \t#")
+
+
+_BULLETS = ("-", "*", "+")
+_WS_SET = frozenset(JS_WHITESPACE)
 
 
 def _finding(line: int, start: int, end: int, message: str, code: str) -> Finding:
@@ -418,17 +425,11 @@ def _finding(line: int, start: int, end: int, message: str, code: str) -> Findin
     return finding
 
 
-def _story(h: re.Match[str], n: int, heading_count: int, story_ids: set[str]) -> Story:
-    """The story a ``## `` heading starts; ``story_ids`` holds the ids taken so far."""
-    sid, title, number = _story_head(h, heading_count, story_ids)
-    return Story(id=sid, title=title, line=n, number=number)
-
-
 def _story_head(
-    h: re.Match[str], heading_count: int, story_ids: set[str]
+    heading: str, heading_count: int, story_ids: set[str]
 ) -> tuple[str, str, str | None]:
-    """(id, title, number) of the story a ``## `` heading starts; takes the id."""
-    title = h.group(1).strip()
+    """(id, title, number) of the story a heading (its _heading_text) starts; takes the id."""
+    title = heading.strip()
     num_m = _STORY_NUM_RE.match(title)
     number = num_m.group(1) if num_m else None
     if num_m is not None and title[num_m.end() :].strip():
