@@ -11,6 +11,7 @@ import argparse
 import json
 import math
 import sys
+from collections.abc import Callable
 from json.encoder import encode_basestring_ascii as _encode_str
 from pathlib import Path
 from typing import Any, NoReturn, TextIO
@@ -73,19 +74,27 @@ def dumps_indented(value: Any) -> str:
     return "".join(out)
 
 
+def _true_false(value: bool) -> str:
+    return "true" if value else "false"
+
+
+def _null(_value: None) -> str:
+    return "null"
+
+
+# Exact types only (a subclass takes the isinstance path below, as json.dumps treats it).
+_SCALARS: dict[type, Callable[[Any], str]] = {
+    str: _encode_str,
+    int: int.__repr__,
+    bool: _true_false,
+    type(None): _null,
+}
+
+
 def _encode(value: Any, out: list[str], indent: str) -> None:
-    if isinstance(value, str):
-        out.append(_encode_str(value))
-    elif value is None:
-        out.append("null")
-    elif value is True:
-        out.append("true")
-    elif value is False:
-        out.append("false")
-    elif isinstance(value, int):
-        out.append(int.__repr__(value))
-    elif isinstance(value, float) and math.isfinite(value):
-        out.append(float.__repr__(value))
+    scalar = _SCALARS.get(type(value))
+    if scalar is not None:
+        out.append(scalar(value))
     elif isinstance(value, dict):
         if not value:
             out.append("{}")
@@ -95,9 +104,13 @@ def _encode(value: Any, out: list[str], indent: str) -> None:
         for key, item in value.items():
             if not isinstance(key, str):
                 raise _Unsupported
-            out.append(sep + _encode_str(key) + ": ")
+            scalar = _SCALARS.get(type(item))
+            if scalar is not None:
+                out.append(sep + _encode_str(key) + ": " + scalar(item))
+            else:
+                out.append(sep + _encode_str(key) + ": ")
+                _encode(item, out, inner)
             sep = "," + inner
-            _encode(item, out, inner)
         out.append(indent + "}")
     elif isinstance(value, (list, tuple)):
         if not value:
@@ -110,6 +123,14 @@ def _encode(value: Any, out: list[str], indent: str) -> None:
             sep = "," + inner
             _encode(item, out, inner)
         out.append(indent + "]")
+    elif isinstance(value, str):
+        out.append(_encode_str(value))
+    elif isinstance(value, bool):
+        out.append(_true_false(value))
+    elif isinstance(value, int):
+        out.append(int.__repr__(value))
+    elif isinstance(value, float) and math.isfinite(value):
+        out.append(float.__repr__(value))
     else:
         raise _Unsupported
 

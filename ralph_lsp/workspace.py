@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
+from urllib.parse import quote_from_bytes
 
 from ralph_lsp.tasks import TasksDoc, TasksSummary, parse_tasks, read_tasks_text
 
@@ -96,14 +98,27 @@ def resolve_change(root: Path, name: str) -> Change:
     return Change(root=root, name=name)
 
 
+@lru_cache(maxsize=64)
+def _root_uri(root: Path) -> str:
+    return root.as_uri()
+
+
+def tasks_uri(change: Change) -> str:
+    """``change.tasks_path.as_uri()``, without building the path: a listing makes thousands."""
+    base = _root_uri(change.root)
+    if base.endswith("/"):  # the file system's root
+        base = base[:-1]
+    return base + quote_from_bytes(os.fsencode(f"/openspec/changes/{change.name}/tasks.md"))
+
+
 def change_json(
     change: Change, doc: TasksDoc | TasksSummary, run: dict[str, object] | None
 ) -> dict[str, object]:
     """One entry of the ``ralph.changes`` result (SPEC §5)."""
     return {
         "name": change.name,
-        "root": change.root.as_uri(),
-        "tasksUri": change.tasks_path.as_uri(),
+        "root": _root_uri(change.root),
+        "tasksUri": tasks_uri(change),
         "completed": doc.completed,
         "total": doc.total,
         "stories": [
