@@ -40,7 +40,7 @@ _LOOKS_LIKE_TASK_RE = re.compile(
     rf"{_WS}*(?:[-*+]|[0-9]+[.)])?{_WS}*\[(?P<box>[^\]\n]{{0,4}})\]{_NOT_WS}?"
 )
 _STORY_NUM_RE = re.compile(
-    r"(?:(?:Story|Phase|Part|Section|Step)[ \t]+)?([0-9]+(?:\.[0-9]+)*)[.):]?(?=[ \t]|$)", re.I
+    r"(?:(?:Story|Phase|Part|Section|Step)[ \t]+|)([0-9]+(?:\.[0-9]+)*)[.):]?(?=[ \t]|$)", re.I
 )
 _TASK_ID = r"(?:\*\*|)([0-9]+(?:\.[0-9]+)+)(?:\*\*|)[.):]?"  # `(?:x|)`: quicker than `(?:x)?`
 _TASK_ID_RE = re.compile(_TASK_ID + r"(?=[ \t]|$)")
@@ -301,30 +301,28 @@ def parse_tasks(text: str) -> TasksDoc:
             if m is not None:  # a task
                 if tid is not None:
                     first = seen_ids.setdefault(tid, n)
-                    mismatch = major_dot is not None and not tid.startswith(major_dot)
-                    if first != n or mismatch:
+                    if first != n:
                         id_start = raw.find(tid, end)
-                        id_end = id_start + len(tid)
-                        if first != n:
-                            add_finding(
-                                _finding(
-                                    n,
-                                    id_start,
-                                    id_end,
-                                    f"duplicate task id {tid} (also on line {first + 1})",
-                                    "duplicate-id",
-                                )
+                        add_finding(
+                            _finding(
+                                n,
+                                id_start,
+                                id_start + len(tid),
+                                f"duplicate task id {tid} (also on line {first + 1})",
+                                "duplicate-id",
                             )
-                        if mismatch:
-                            add_finding(
-                                _finding(
-                                    n,
-                                    id_start,
-                                    id_end,
-                                    f"task {tid} sits under story {number} ({title})",
-                                    "story-mismatch",
-                                )
+                        )
+                    if major_dot is not None and not tid.startswith(major_dot):
+                        id_start = raw.find(tid, end)
+                        add_finding(
+                            _finding(
+                                n,
+                                id_start,
+                                id_start + len(tid),
+                                f"task {tid} sits under story {number} ({title})",
+                                "story-mismatch",
                             )
+                        )
                 index = len(tasks)
                 if indent_text:
                     indent = len(indent_text) + 3 * indent_text.count("\t")
@@ -437,10 +435,12 @@ def _story_head(
     """(id, title, number) of the story a heading (its _heading_text) starts; takes the id."""
     title = heading.strip()
     num_m = _STORY_NUM_RE.match(title)
-    number = num_m.group(1) if num_m else None
-    if num_m is not None and title[num_m.end() :].strip():
-        title = title[num_m.end() :].strip()
-    sid = number if number is not None else str(heading_count)
+    if num_m is None:
+        number = None
+        sid = str(heading_count)
+    else:
+        number = sid = num_m.group(1)
+        title = title[num_m.end() :].strip() or title
     if sid in story_ids:  # a second "## 2." (or a number that equals a position)
         sid = f"{sid}#{heading_count}"
     story_ids.add(sid)
