@@ -52,9 +52,10 @@ _TASK_ID_RE = re.compile(_TASK_ID + r"(?=[ \t]|$)")
 _SIMPLE_TASK_RE = re.compile(
     rf"([ \t]*)[-*+] \[(?:([^{re.escape(JS_WHITESPACE)}\]\U00010000-\U0010ffff])\](?![(\[])"
     rf"|{_WS}\])"
-    # then the text, stripped on the left: group 3 is its id (as _TASK_ID_RE finds it in the
-    # stripped text), group 4 the text itself (to be stripped on the right)
-    rf"{_WS}*(?:(?={_TASK_ID}(?:[ \t]|{_WS}*$)))?(.*)"
+    # then the text: group 3 is its id (what _TASK_ID_RE finds in the stripped text), group 4
+    # the text stripped of whitespace on both sides (the greedy `.*` backs off to the last
+    # character that is not whitespace)
+    rf"{_WS}*(?:(?={_TASK_ID}(?:[ \t]|{_WS}*$))|)(.*{_NOT_WS}|)"
 )
 
 
@@ -297,7 +298,6 @@ def _parse_tasks(text: str) -> TasksDoc:
             if m is not None:
                 indent_text, box, tid, rest = m.groups()
                 end = len(indent_text) + 5
-                rest = rest.rstrip(ws)
                 if box is None:
                     box = ""
                     done = False
