@@ -287,7 +287,7 @@ def _parse_tasks(text: str) -> TasksDoc:
     simple_match = _SIMPLE_TASK_RE.match
     ws = JS_WHITESPACE
     add_task = tasks.append
-    new_tuple = tuple.__new__  # Task(...) without NamedTuple's Python-level __new__
+    new_tuple = tuple.__new__  # Task(...), Finding(...) without the Python-level __new__
     add_finding = findings.append
     m: re.Match[str] | None
     tid: str | None
@@ -317,13 +317,10 @@ def _parse_tasks(text: str) -> TasksDoc:
                     first = seen_ids.setdefault(tid, n)
                     if first != n:
                         id_start = raw.find(tid, end)
+                        message = f"duplicate task id {tid} (also on line {first + 1})"
                         add_finding(
-                            _finding(
-                                n,
-                                id_start,
-                                id_start + len(tid),
-                                f"duplicate task id {tid} (also on line {first + 1})",
-                                "duplicate-id",
+                            new_tuple(
+                                Finding, (n, id_start, id_start + len(tid), message, "duplicate-id")
                             )
                         )
                     if major_dot is not None and not tid.startswith(major_dot):
@@ -337,17 +334,16 @@ def _parse_tasks(text: str) -> TasksDoc:
                                 "story-mismatch",
                             )
                         )
-                index = len(tasks)
                 if indent_text:
                     indent = len(indent_text) + 3 * indent_text.count("\t")
                     while nested and nested[-1][0] >= indent:
                         nested.pop()
                     parent = nested[-1][1] if nested else top
-                    nested.append((indent, index))
+                    nested.append((indent, len(tasks)))
                 else:
                     indent = 0
                     parent = None
-                    top = index
+                    top = len(tasks)
                     if nested:
                         nested = []
                 add_task(new_tuple(Task, (n, done, box, rest, tid, story_id, indent, parent)))
@@ -364,7 +360,8 @@ def _parse_tasks(text: str) -> TasksDoc:
             starts.append(len(tasks))
             major_dot = number.split(".", 1)[0] + "." if number else None
             top = None
-            nested = []
+            if nested:
+                nested = []
         elif "[" in line:
             _check_uncounted(n, line, findings)
 
