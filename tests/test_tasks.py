@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 import csv
+import gc
 
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from ralph_lsp.tasks import (
+    _SIMPLE_TASK_RE,
+    _TASK_ID_RE,
+    JS_WHITESPACE,
     TasksDoc,
     TasksSummary,
+    _match_task,
     count_tasks,
     decode_tasks_bytes,
     parse_tasks,
@@ -196,3 +201,52 @@ def test_summary_agrees_with_parse_tasks_on_the_corpus() -> None:
         assert _stories_and_counts(summarize_tasks(text)) == _stories_and_counts(
             parse_tasks(text)
         ), path.parent.name
+
+
+# Task-shaped lines for the two ways parse_tasks reads a task line.
+_TAILS = [" ", "\t", "\u00a0", "\r", "\u2028", "\ufeff", "x", "1", ".", "1.2", "3.4.5", "1..2"]
+_TAILS += ["**", ")", ":", "(", "[", "]", "é", "😀", "\x85", "\x1c"]
+_simple_ish_line = st.builds(
+    lambda indent, bullet, space, box, tail: indent + bullet + space + box + "".join(tail),
+    st.sampled_from(["", " ", "  ", "\t", " \t", "\u00a0", "\ufeff"]),
+    st.sampled_from(["-", "*", "+", "1."]),
+    st.sampled_from([" ", "", "  "]),
+    st.sampled_from(
+        ["[ ]", "[x]", "[X]", "[~]", "[\t]", "[\u00a0]", "[]", "[1]", "[[]", "[😀]", "[\ud800]"]
+    ),
+    st.lists(
+        st.sampled_from(_TAILS),
+        max_size=8,
+    ),
+)
+
+
+@settings(max_examples=1000)
+@given(_simple_ish_line)
+def test_the_simple_shape_reads_a_line_as_the_rule_does(line: str) -> None:
+    """parse_tasks reads most task lines with _SIMPLE_TASK_RE alone; where it matches, it must
+    give what _match_task and _TASK_ID_RE give for the same line."""
+    m = _SIMPLE_TASK_RE.match(line)
+    if m is None:
+        return
+    indent, box, tid, text = m.groups()
+    rule = _match_task(line)
+    assert rule is not None
+    assert indent == line[: rule.start(2)] and rule.end() == len(indent) + 5
+    assert box == rule.group(3)
+    rest = line[rule.end() :].strip(JS_WHITESPACE)
+    assert text == rest
+    id_m = _TASK_ID_RE.match(rest)
+    assert tid == (id_m.group(1) if id_m else None)
+
+
+def test_parse_leaves_the_garbage_collector_as_it_found_it() -> None:
+    assert gc.isenabled()
+    parse_tasks("- [ ] 1.1 a\n## 2. B\n- [x] 2.1 b\n")
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        parse_tasks("- [ ] 1.1 a\n")
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
