@@ -266,12 +266,12 @@ def _parse_tasks(text: str) -> TasksDoc:
     # One tight pass: the server re-parses on every edit, and a 1 MB file must take
     # milliseconds. A line of the common `- [ ] text` shape is read by one regex
     # (_SIMPLE_TASK_RE); every other line with a `[` goes to the rule itself (_match_task).
-    # Findings are built only where there are some. A story's tasks are a run of doc.tasks:
-    # they are sliced out at the end.
+    # Findings are built only where there are some. Stories are built at the end: a
+    # story's tasks are a run of doc.tasks, sliced out.
     lines = text.split("\n")
     tasks: list[Task] = []
-    stories: list[Story] = []
-    starts: list[int] = []  # for each story, the index in tasks of its first task
+    # for each heading: (id, title, line, number, index in tasks of the story's first task)
+    heads: list[tuple[str, str, int, str | None, int]] = []
     story_ids: set[str] = set()
     findings: list[Finding] = []
     story_id = "0"  # the current story's id, title and number
@@ -356,8 +356,7 @@ def _parse_tasks(text: str) -> TasksDoc:
         if heading is not None:
             heading_count += 1
             story_id, title, number = _story_head(heading, heading_count, story_ids)
-            stories.append(Story(story_id, title, n, number))
-            starts.append(len(tasks))
+            heads.append((story_id, title, n, number, len(tasks)))
             major_dot = number.split(".", 1)[0] + "." if number else None
             top = None
             if nested:
@@ -365,12 +364,14 @@ def _parse_tasks(text: str) -> TasksDoc:
         elif "[" in line:
             _check_uncounted(n, line, findings)
 
-    bounds = [*starts, len(tasks)]
-    for i, story in enumerate(stories):
-        story.tasks = tasks[bounds[i] : bounds[i + 1]]
-    before_first = starts[0] if starts else len(tasks)
-    if before_first:
-        stories.insert(0, Story("0", "(before the first heading)", -1, None, tasks[:before_first]))
+    stories: list[Story] = []
+    stop = len(tasks)
+    for story_id, title, head_line, number, start in reversed(heads):
+        stories.append(Story(story_id, title, head_line, number, tasks[start:stop]))
+        stop = start
+    if stop:  # tasks before the first heading
+        stories.append(Story("0", "(before the first heading)", -1, None, tasks[:stop]))
+    stories.reverse()
     return TasksDoc(tasks=tasks, stories=stories, findings=findings, line_count=len(lines))
 
 
