@@ -26,7 +26,15 @@ from pathlib import Path
 from typing import Any, Literal
 
 from ralph_lsp.agents import build_invocation
-from ralph_lsp.agents.base import Activity, AgentEvent, AgentProblem, LogLine, ResultInfo
+from ralph_lsp.agents.base import (
+    Activity,
+    AgentEvent,
+    AgentProblem,
+    LogLine,
+    LogLines,
+    ResultInfo,
+    feed_lines,
+)
 from ralph_lsp.history import RunHistory
 from ralph_lsp.process import AgentProcess, AgentStartError, SpawnSpec
 from ralph_lsp.prompt import build_prompt, infer_verify_commands, scope_story
@@ -44,10 +52,12 @@ DEFAULT_BACKOFF_SECONDS = 30.0
 MAX_BACKOFF_SECONDS = 15 * 60.0
 # The prompt may travel as one argv element, which Linux caps at 128 KiB.
 MAX_GUIDANCE_CHARS = 16_000
-# Agent output reaches renderers in batches of at most this many lines or this much delay.
+# Agent output reaches renderers in batches: one LogEvent once this many lines or characters
+# are collected, or after this delay. The lines of one read of the agent's output are never
+# split, so an event holds at most what one read completed (64 KiB) beyond these.
 LOG_BATCH_LINES = 256
 LOG_BATCH_SECONDS = 0.02
-LOG_BATCH_CHARS = 8_000  # well under what one log message of the server carries
+LOG_BATCH_CHARS = 8_000
 # One stream-json event can hold a whole file an agent read or edited: read lines this long
 # whole so they still parse (what is shown of them is capped by the parsers).
 AGENT_LINE_CAP = 16 * 1024 * 1024
@@ -526,10 +536,29 @@ class _Run:
             elif timer[0] is None:
                 timer[0] = loop.call_later(LOG_BATCH_SECONDS, flush)
 
+        def add_lines(texts: tuple[str, ...], level: Level) -> None:
+            if batch and level != batch_level[0]:
+                flush()
+            batch_level[0] = level
+            batch.extend(texts)
+            batch_chars[0] += sum(map(len, texts)) + len(texts)
+            if len(batch) >= LOG_BATCH_LINES or batch_chars[0] >= LOG_BATCH_CHARS:
+                flush()
+            elif timer[0] is None:
+                timer[0] = loop.call_later(LOG_BATCH_SECONDS, flush)
+
         def handle(events: list[AgentEvent]) -> None:
             for ev in events:
-                if isinstance(ev, LogLine):
+                if isinstance(ev, LogLines):
+                    if not ev.texts:
+                        continue
                     level: Level = "warning" if ev.kind == "stderr" else "info"
+                    if ev.kind == "stderr":
+                        last = next((t.strip() for t in reversed(ev.texts) if t.strip()), "")
+                        out.last_error = last or out.last_error
+                    add_lines(ev.texts, level)
+                elif isinstance(ev, LogLine):
+                    level = "warning" if ev.kind == "stderr" else "info"
                     if ev.kind == "stderr" and ev.text.strip():
                         out.last_error = ev.text.strip()
                     add_line(ev.text, level)
@@ -548,8 +577,8 @@ class _Run:
 
         async def pump() -> None:
             last_poll = 0.0
-            async for stream, line in proc.lines():
-                handle(parser.feed(stream, line))
+            async for stream, lines in proc.batches():
+                handle(feed_lines(parser, stream, lines))
                 t = time.monotonic()
                 if t - last_poll > 0.25:
                     last_poll = t

@@ -7,7 +7,8 @@ agent's tree survives the iteration, a stop, or the death of this process (even 
 Pipes between this process and the watchdog:
 
 * the agent's stdout and stderr: read here in chunks, split into lines (a line is capped, so a
-  10 MB line costs bounded memory), handed out by ``AgentProcess.lines()``;
+  10 MB line costs bounded memory), handed out by ``AgentProcess.batches()`` (the lines of one
+  read at a time) or ``AgentProcess.lines()`` (one at a time);
 * the agent's stdin: ``/dev/null``, or a pipe this process writes the prompt into from a task;
 * control (here → watchdog): ``stop <grace>``; its end-of-file (this process died, or dropped the
   ``AgentProcess``) makes the watchdog end the tree at once;
@@ -28,7 +29,7 @@ import signal
 import subprocess
 import sys
 import weakref
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Literal
@@ -166,8 +167,12 @@ class LineSplitter:
         if last > first:
             middle = data[first + 1 : last]
             if len(middle) <= self.cap:  # every middle line fits: decode them in one go
-                lines = middle.decode("utf-8", "replace").split("\n")
-                out.extend(line[:-1] if line.endswith("\r") else line for line in lines)
+                text = middle.decode("utf-8", "replace")
+                lines = text.split("\n")
+                if "\r" in text:
+                    out.extend(line[:-1] if line.endswith("\r") else line for line in lines)
+                else:
+                    out.extend(lines)
             else:
                 for piece in middle.split(b"\n"):
                     self._append(piece)
@@ -246,7 +251,8 @@ class AgentProcess:
         self._line_cap = line_cap
         self._exit_code: int | None = None
         self._done: asyncio.Future[int] = asyncio.get_running_loop().create_future()
-        self._queue: asyncio.Queue[list[tuple[Stream, str]] | None] = asyncio.Queue(maxsize=64)
+        # One item per read: the lines it completed (64 reads of at most CHUNK bytes).
+        self._queue: asyncio.Queue[tuple[Stream, list[str]] | None] = asyncio.Queue(maxsize=64)
         self._discard = False
         self._lines_taken = False
         self._tasks: list[asyncio.Task[None]] = []
@@ -362,11 +368,13 @@ class AgentProcess:
         return self
 
     # -- output ------------------------------------------------------------------------------
-    async def lines(self) -> AsyncIterator[tuple[Stream, str]]:
-        """``(stream, line)`` as the agent writes them, until both stdout and stderr are closed.
+    async def batches(self) -> AsyncGenerator[tuple[Stream, list[str]], None]:
+        """``(stream, lines)`` as the agent writes them, until both stdout and stderr are closed:
+        the lines one read of that stream completed (never empty), in order within each stream.
 
         Lines are decoded as UTF-8 with replacement, without their line ending, capped at
-        ``line_cap`` bytes. One consumer only. Leaving the loop early discards the rest.
+        ``line_cap`` bytes. One consumer only (of ``batches`` or ``lines``). Leaving the loop
+        early discards the rest.
 
         Read it to the end (or call ``aclose``): unread output is held back, so an agent that
         writes much more than is read blocks on its full pipe, as it would under any reader.
@@ -381,14 +389,23 @@ class AgentProcess:
                 if batch is None:
                     open_streams -= 1
                     continue
-                for item in batch:
-                    yield item
+                yield batch
                 await asyncio.sleep(0)  # a flood must not starve the rest of the event loop
         finally:
             if open_streams:
                 self._discard = True
                 while not self._queue.empty():
                     self._queue.get_nowait()
+
+    async def lines(self) -> AsyncIterator[tuple[Stream, str]]:
+        """``(stream, line)`` one at a time: ``batches()`` flattened (same rules)."""
+        batches = self.batches()
+        try:
+            async for name, lines in batches:
+                for line in lines:
+                    yield name, line
+        finally:
+            await batches.aclose()
 
     async def _pump(self, name: Stream, reader: asyncio.StreamReader) -> None:
         splitter = LineSplitter(self._line_cap)
@@ -400,15 +417,15 @@ class AgentProcess:
                 self._sink(name, chunk)
                 lines = splitter.feed(chunk)
                 if lines:
-                    await self._put([(name, line) for line in lines])
+                    await self._put((name, lines))
                 await asyncio.sleep(0)
             tail = splitter.finish()
             if tail:
-                await self._put([(name, line) for line in tail])
+                await self._put((name, tail))
         finally:
             await self._put(None)
 
-    async def _put(self, batch: list[tuple[Stream, str]] | None) -> None:
+    async def _put(self, batch: tuple[Stream, list[str]] | None) -> None:
         if not self._discard:
             await self._queue.put(batch)
 

@@ -6,6 +6,10 @@ readable :class:`LogLine` s for the operator, the agent's own :class:`ResultInfo
 :class:`AgentProblem` s the engine acts on, and :class:`Activity` markers that prove the agent did
 real work. Parsers never raise, whatever the input.
 
+A parser may also take the lines of one read at once (``feed_many``, see :func:`feed_lines`) and
+give a run of plain lines as one :class:`LogLines`; that must mean exactly what feeding the lines
+one by one means. :func:`feed_lines` falls back to ``feed`` for parsers without it.
+
 This module also holds the small text helpers every parser shares: :func:`clean_text` (strip ANSI
 escapes and control characters, cap the length) and :func:`log_lines` (one :class:`LogLine` per
 line of a multi-line text).
@@ -32,6 +36,15 @@ class LogLine:
     """A readable line for the operator: single-line, printable, at most ~4000 characters."""
 
     text: str
+    kind: LogKind
+
+
+@dataclass(frozen=True)
+class LogLines:
+    """Several readable lines of one kind, in order: the same as one :class:`LogLine` per text
+    (each single-line, printable, capped), in one object instead of one per line."""
+
+    texts: tuple[str, ...]
     kind: LogKind
 
 
@@ -66,7 +79,7 @@ class Activity:
     """The agent did real work (a tool call, a file change): this is no startup failure."""
 
 
-AgentEvent: TypeAlias = LogLine | ResultInfo | AgentProblem | Activity
+AgentEvent: TypeAlias = LogLine | LogLines | ResultInfo | AgentProblem | Activity
 
 
 class OutputParser(Protocol):
@@ -75,6 +88,19 @@ class OutputParser(Protocol):
     def feed(self, stream: Stream, line: str) -> list[AgentEvent]: ...
 
     def finish(self, exit_code: int | None) -> list[AgentEvent]: ...
+
+
+def feed_lines(parser: OutputParser, stream: Stream, lines: list[str]) -> list[AgentEvent]:
+    """The events of ``lines`` (in order, all of one stream): the parser's own ``feed_many`` if it
+    has one, else ``feed`` line by line."""
+    many = getattr(parser, "feed_many", None)
+    if many is not None:
+        events: list[AgentEvent] = many(stream, lines)
+        return events
+    out: list[AgentEvent] = []
+    for line in lines:
+        out.extend(parser.feed(stream, line))
+    return out
 
 
 # --- text helpers -------------------------------------------------------------------------

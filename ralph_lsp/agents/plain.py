@@ -9,9 +9,32 @@ detection (not logged in, usage limits, refused flags), the tool lines and the s
 
 from __future__ import annotations
 
+from operator import itemgetter
+
 from ralph_lsp.agents._json import get_str, parse_object
-from ralph_lsp.agents.base import AgentEvent, Stream, log_line
+from ralph_lsp.agents.base import MAX_LINE_CHARS, AgentEvent, LogLines, Stream, log_line
 from ralph_lsp.agents.claude import CLAUDE_EVENT_TYPES, ClaudeParser
+
+_ASCII_CONTROLS = bytes(range(0x20)) + b"\x7f"  # the ASCII characters that are not printable
+_last_char = itemgetter(-1)
+
+
+def _need_no_cleaning(lines: list[str]) -> bool:
+    """Whether ``feed`` would show every one of ``lines`` as it is, as a ``raw`` line: each is
+    non-blank, printable, at most MAX_LINE_CHARS long, without trailing space, and cannot be a
+    JSON object (it does not end with ``}``). Checked on the whole batch at C speed."""
+    if not all(lines):
+        return False
+    whole = "".join(lines)
+    if whole.isascii():  # O(1); the common case, where printable means no ASCII control
+        raw = whole.encode("ascii")
+        if len(raw.translate(None, _ASCII_CONTROLS)) != len(raw):
+            return False
+    elif not whole.isprintable():
+        return False
+    # A printable line's only whitespace is the space, so "no trailing space" leaves no blank.
+    ends = "".join(map(_last_char, lines))
+    return " " not in ends and "}" not in ends and max(map(len, lines)) <= MAX_LINE_CHARS
 
 
 class PlainParser:
@@ -30,6 +53,43 @@ class PlainParser:
             return [log_line(line, "raw")] if line.strip() else []
         except Exception:  # the last line of defence: a parser must never raise
             return [log_line(str(line), "stderr" if stream == "stderr" else "raw")]
+
+    def feed_many(self, stream: Stream, lines: list[str]) -> list[AgentEvent]:
+        """What ``feed`` gives for each of ``lines`` in turn, with runs of plain stdout lines that
+        need no cleaning as one :class:`LogLines` (a flood costs little per line)."""
+        if stream == "stderr" or not lines:
+            return self._one_by_one(stream, lines)
+        try:
+            if _need_no_cleaning(lines):
+                return [LogLines(tuple(lines), "raw")]
+            return self._line_by_line(stream, lines)
+        except Exception:  # never raise: the slowest way, which cannot fail
+            return self._one_by_one(stream, lines)
+
+    def _line_by_line(self, stream: Stream, lines: list[str]) -> list[AgentEvent]:
+        out: list[AgentEvent] = []
+        plain: list[str] = []
+        for line in lines:
+            if len(line) <= MAX_LINE_CHARS and line.isprintable():
+                text = line.rstrip()
+                if not text:
+                    continue  # a blank line: feed gives nothing
+                if not (text.endswith("}") and text.lstrip().startswith("{")):
+                    plain.append(text)  # what clean_text gives for it, and no JSON
+                    continue
+            if plain:
+                out.append(LogLines(tuple(plain), "raw"))
+                plain = []
+            out.extend(self.feed(stream, line))
+        if plain:
+            out.append(LogLines(tuple(plain), "raw"))
+        return out
+
+    def _one_by_one(self, stream: Stream, lines: list[str]) -> list[AgentEvent]:
+        out: list[AgentEvent] = []
+        for line in lines:
+            out.extend(self.feed(stream, line))
+        return out
 
     def finish(self, exit_code: int | None) -> list[AgentEvent]:
         return self._claude.finish(exit_code)

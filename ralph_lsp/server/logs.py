@@ -53,17 +53,21 @@ class LogBatcher:
         self.closed = False
 
     def add(self, text: str, level: MessageType = MessageType.Info) -> None:
-        """Queue one line (or several, joined by newlines); call on the event loop's thread."""
+        """Queue one line (or several, joined by newlines); call on the event loop's thread.
+
+        A line longer than ``MAX_LINE`` characters is cut (and says so); the others are kept
+        whole, however many one call brings.
+        """
         if self.closed:
             return
         if len(text) > MAX_LINE:
-            text = f"{text[:MAX_LINE]}… [{len(text) - MAX_LINE} more characters]"
+            text = _cap_lines(text)
         self._queue.append((level, text))
         self._queued_chars += len(text) + 1
         while self._queued_chars > self.max_backlog and len(self._queue) > 1:
             _, old = self._queue.popleft()
             self._queued_chars -= len(old) + 1
-            self._dropped += 1
+            self._dropped += old.count("\n") + 1
         self._schedule()
 
     def bind(self, loop: asyncio.AbstractEventLoop) -> None:
@@ -140,6 +144,27 @@ class LogBatcher:
             self._handle.cancel()
             self._handle = None
         self.closed = True
+
+
+def _cap_lines(text: str) -> str:
+    """``text`` with each of its lines longer than ``MAX_LINE`` cut (and marked)."""
+    # Look for a line too long by jumping from newline to newline at most MAX_LINE apart: a few
+    # searches for a long text of ordinary lines, instead of splitting it.
+    start = 0
+    while len(text) - start > MAX_LINE:
+        newline = text.rfind("\n", start, start + MAX_LINE + 1)
+        if newline < 0:
+            break
+        start = newline + 1
+    else:
+        return text
+    return "\n".join(_cap(line) for line in text.split("\n"))
+
+
+def _cap(line: str) -> str:
+    if len(line) <= MAX_LINE:
+        return line
+    return f"{line[:MAX_LINE]}… [{len(line) - MAX_LINE} more characters]"
 
 
 class LspLogHandler(logging.Handler):

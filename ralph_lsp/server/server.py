@@ -399,7 +399,8 @@ class RalphLanguageServer(LanguageServer):
     def _on_log(self, event: LogEvent) -> None:
         text = event.text
         if self.active_runs() > 1:
-            text = "\n".join(f"[{event.change}] {line}" for line in text.split("\n"))
+            prefix = f"[{event.change}] "
+            text = prefix + text.replace("\n", "\n" + prefix)  # on every line of a batch
         self.logs.add(text, LEVELS.get(event.level, types.MessageType.Info))
 
     def _on_status(self, status: RunStatus) -> None:
