@@ -4,8 +4,10 @@ pygls writes to stdout synchronously, so one message per agent output line would
 agent (or 100 000 lines at once) starve every request. Lines queued within ``delay`` go out as
 one message (consecutive lines of the same level joined by newlines, at most ``max_message``
 characters), at most ``max_per_flush`` messages per tick; the rest waits for the next tick, so
-requests are served in between. A backlog larger than ``max_backlog`` drops its oldest lines
-and says how many.
+requests are served in between. ``delay`` only gathers fresh lines: what a tick could not send
+goes out at the loop's next turn, so a flood goes out as fast as the client reads it, one
+message per turn of the loop. A backlog larger than ``max_backlog`` drops its oldest lines and
+says how many.
 
 Python logging at warning and above reaches the client through :class:`LspLogHandler`.
 """
@@ -35,7 +37,7 @@ class LogBatcher:
         *,
         delay: float = 0.02,
         max_message: int = 64 * 1024,
-        max_per_flush: int = 4,
+        max_per_flush: int = 1,
         max_backlog: int = 8 * 1024 * 1024,
     ) -> None:
         self._send = send
@@ -87,20 +89,22 @@ class LogBatcher:
         except RuntimeError:  # the loop is closing
             pass
 
-    def _schedule(self) -> None:
+    def _schedule(self, delay: float | None = None) -> None:
         if self._handle is not None:
             return
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:
             return  # no loop (shutting down): flush() sends what is left
-        self._handle = loop.call_later(self.delay, self._tick)
+        self._handle = loop.call_later(self.delay if delay is None else delay, self._tick)
 
     def _tick(self) -> None:
         self._handle = None
         self.flush(self.max_per_flush)
         if self._queue:
-            self._schedule()
+            # What is left is a backlog (the tick sent all it may): it goes on at the loop's
+            # next turn, after requests and agent output waiting meanwhile, not after a delay.
+            self._schedule(0.0)
 
     def flush(self, max_messages: int | None = None) -> None:
         """Send queued lines now (all of them, or ``max_messages`` messages' worth)."""

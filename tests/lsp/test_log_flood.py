@@ -1,6 +1,10 @@
-"""LogBatcher under a flood: long multi-line texts keep their lines, drops count lines."""
+"""LogBatcher under a flood: long multi-line texts keep their lines, drops count lines, and a
+backlog goes out a few messages per turn of the loop rather than a few per tick."""
 
 from __future__ import annotations
+
+import asyncio
+import time
 
 from lsprotocol.types import MessageType
 
@@ -37,3 +41,26 @@ def test_the_drop_notice_counts_lines() -> None:
         "[ralph: 900 log lines dropped: output came faster than it could be shown]",
     )
     assert sent[1][1].split("\n") == [f"9-{j:04d}" for j in range(100)]
+
+
+async def test_a_backlog_goes_out_turn_by_turn_not_tick_by_tick() -> None:
+    sent: list[str] = []
+    batcher = LogBatcher(
+        lambda level, text: sent.append(text), delay=0.1, max_message=1000, max_per_flush=2
+    )
+    lines = [f"flood {i:05d}" for i in range(10_000)]  # about 120 messages
+    for line in lines:
+        batcher.add(line)
+    # A delay after every two messages would take 6 s; after the first delay, the backlog goes
+    # on at every turn of the loop, and other work (requests) runs between those turns.
+    seen: list[int] = []
+    deadline = time.monotonic() + 3.0
+    while time.monotonic() < deadline:
+        seen.append(len(sent))
+        if sum(text.count("\n") + 1 for text in sent) == len(lines):
+            break
+        await asyncio.sleep(0)  # one turn of the loop
+    assert "\n".join(sent).split("\n") == lines
+    assert all(len(text) <= 1000 for text in sent)
+    assert len(set(seen)) > 10  # a few messages at a time, with the loop free in between
+    batcher.close()
