@@ -19,7 +19,11 @@ CASES: dict[str, tuple[str, dict[str, float], dict[str, float]]] = {
     "parse": ("parse a 1 MiB tasks.md", {"reps": 30}, {"reps": 5}),
     "changes": ("changes --json vs openspec list --json", {"reps": 7}, {"reps": 1}),
     "startup": ("server start to initialize answered", {"reps": 10}, {"reps": 2}),
-    "edits": ("on-disk edit to diagnostics/refresh", {"per_mode": 50}, {"per_mode": 5}),
+    "edits": (
+        "on-disk edit to diagnostics/refresh",
+        {"per_mode": 50, "fallback_per_mode": 20},
+        {"per_mode": 5, "fallback_per_mode": 3},
+    ),
     "flood": (
         "log flood throughput and lens latency",
         {"reps": 3, "probed": 5, "lines": 200_000},
@@ -27,7 +31,11 @@ CASES: dict[str, tuple[str, dict[str, float], dict[str, float]]] = {
     ),
     "stop": ("ralph.stop of two kinds of agents", {"coop": 5, "stubborn": 3}, {"stubborn": 1}),
     "rss": ("server RSS after a demo run", {"reps": 3}, {"reps": 1}),
-    "idle": ("server CPU while idle", {"seconds": 30}, {"seconds": 5}),
+    "idle": (
+        "server CPU while idle",
+        {"seconds": 30, "fallback_seconds": 10},
+        {"seconds": 5, "fallback_seconds": 2},
+    ),
 }
 
 
@@ -40,7 +48,7 @@ def _runner(name: str, a: dict[str, float]) -> Callable[[Results], Awaitable[Non
         elif name == "startup":
             await lsp_cases.startup(r, int(a["reps"]))
         elif name == "edits":
-            await lsp_cases.edits(r, int(a["per_mode"]))
+            await lsp_cases.edits(r, int(a["per_mode"]), int(a["fallback_per_mode"]))
         elif name == "flood":
             await lsp_cases.flood(r, int(a["reps"]), int(a["probed"]), int(a["lines"]))
         elif name == "stop":
@@ -48,7 +56,7 @@ def _runner(name: str, a: dict[str, float]) -> Callable[[Results], Awaitable[Non
         elif name == "rss":
             await lsp_cases.rss(r, int(a["reps"]))
         elif name == "idle":
-            await lsp_cases.idle_cpu(r, a["seconds"])
+            await lsp_cases.idle_cpu(r, a["seconds"], a["fallback_seconds"])
 
     return run
 

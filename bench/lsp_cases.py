@@ -72,7 +72,55 @@ def _write_atomic(path: Path, data: bytes) -> None:
     os.replace(tmp, path)
 
 
-async def edits(results: Results, per_mode: int) -> None:
+# The server's watch where inotify cannot be had (another OS, the per-user limit): watchfiles.
+FALLBACK_ENV = {"RALPH_WATCH": "poll"}
+WATCHFILES_THREAD = "notify-rs"  # the kernel's name of watchfiles' thread starts so
+
+
+async def edits(results: Results, per_mode: int, fallback_per_mode: int) -> None:
+    """The server's own watch (inotify on Linux) for the targets; then the same edits through
+    the watchfiles fallback, a peer measured in the same run, into ``details``."""
+    samples, misses, _ = await _edit_latencies(results, "inotify", per_mode, bench_env())
+    n = 2 * per_mode
+    for kind, key in (("diagnostics", "edit_to_diagnostics_ms"), ("refresh", "edit_to_refresh_ms")):
+        both = samples["plain"][kind] + samples["atomic"][kind]
+        results.put(key, {"p50": rnd(percentile(both, 50)), "p95": rnd(percentile(both, 95))}, n)
+        results.details[key] = {
+            mode: {
+                "p50": rnd(percentile(samples[mode][kind], 50)),
+                "p95": rnd(percentile(samples[mode][kind], 95)),
+                "max": rnd(max(samples[mode][kind])),
+                "edits": per_mode,
+            }
+            for mode in ("plain", "atomic")
+        }
+        results.details[key]["unanswered_edits"] = misses[kind]
+    if fallback_per_mode <= 0:
+        return
+    samples, misses, threads = await _edit_latencies(
+        results, "watchfiles", fallback_per_mode, bench_env(**FALLBACK_ENV)
+    )
+    fallback: dict[str, Any] = {
+        "how": "the same edits with RALPH_WATCH=poll in the server's environment",
+        "edits": 2 * fallback_per_mode,
+        "watchfiles_thread_seen": any(WATCHFILES_THREAD in name for name in threads),
+    }
+    for kind in ("diagnostics", "refresh"):
+        both = samples["plain"][kind] + samples["atomic"][kind]
+        fallback[kind] = {
+            "p50": rnd(percentile(both, 50)),
+            "p95": rnd(percentile(both, 95)),
+            "unanswered_edits": misses[kind],
+        }
+    results.details["edit_watchfiles_fallback"] = fallback
+
+
+async def _edit_latencies(
+    results: Results, label: str, per_mode: int, env: dict[str, str]
+) -> tuple[dict[str, dict[str, list[float]]], dict[str, int], list[str]]:
+    """``per_mode`` plain and ``per_mode`` atomic saves of one tasks.md, alternating: the
+    milliseconds until its diagnostics and a lens refresh arrive, by mode; the edits never
+    answered; the names of the server's threads at the end."""
     rng = random.Random(7)
     with scratch("edits") as tmp:
         root = tmp.resolve()
@@ -82,7 +130,7 @@ async def edits(results: Results, per_mode: int) -> None:
         path = folder / "tasks.md"
         path.write_text(_edit_text(0))
         uri = path.as_uri()
-        async with session(root) as c:
+        async with session(root, env=env) as c:
             first = await c.wait_for(
                 lambda e: (
                     e.method == types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS and e.params.uri == uri
@@ -91,8 +139,8 @@ async def edits(results: Results, per_mode: int) -> None:
             )
             if first is None:
                 results.notes.append(
-                    "edits: the server published no diagnostics for an unopened tasks.md"
-                    " within 15 s of initialize"
+                    f"edits ({label}): the server published no diagnostics for an unopened"
+                    " tasks.md within 15 s of initialize"
                 )
             await c.quiet(0.5, 10)
             samples: dict[str, dict[str, list[float]]] = {
@@ -131,20 +179,9 @@ async def edits(results: Results, per_mode: int) -> None:
                 # let the server settle, at a random phase against any polling it does
                 await asyncio.sleep(rng.uniform(0.06, 0.16))
                 await c.quiet(0.06, 2)
-    n = 2 * per_mode
-    for kind, key in (("diagnostics", "edit_to_diagnostics_ms"), ("refresh", "edit_to_refresh_ms")):
-        both = samples["plain"][kind] + samples["atomic"][kind]
-        results.put(key, {"p50": rnd(percentile(both, 50)), "p95": rnd(percentile(both, 95))}, n)
-        results.details[key] = {
-            mode: {
-                "p50": rnd(percentile(samples[mode][kind], 50)),
-                "p95": rnd(percentile(samples[mode][kind], 95)),
-                "max": rnd(max(samples[mode][kind])),
-                "edits": per_mode,
-            }
-            for mode in ("plain", "atomic")
-        }
-        results.details[key]["unanswered_edits"] = misses[kind]
+            assert c.pid is not None
+            threads = [key.split(" ", 1)[1] for key in thread_cpu_seconds(c.pid)]
+    return samples, misses, threads
 
 
 # -- a flooding agent: log throughput and request latency meanwhile ---------------------------
@@ -508,11 +545,30 @@ async def _stop_kind(kind: str, reps: int) -> dict[str, Any]:
 
 
 # -- idle CPU --------------------------------------------------------------------------------
-async def idle_cpu(results: Results, seconds: float) -> None:
+async def idle_cpu(results: Results, seconds: float, fallback_seconds: float) -> None:
+    """The server's CPU while nothing happens, with its own watch; then, into ``details``, the
+    same with the watchfiles fallback (which polls its queue) as a peer in the same run."""
+    m = await _idle(seconds, bench_env())
+    elapsed, cpu = m["seconds"], m["cpu_seconds"]
+    results.put("idle_cpu_percent", rnd(cpu / elapsed * 100, 3), f"{seconds:g} s")
+    results.details["idle_cpu_percent"] = {"changes_open": IDLE_CHANGES, **m}
+    if fallback_seconds > 0:
+        m = await _idle(fallback_seconds, bench_env(**FALLBACK_ENV))
+        results.details["idle_cpu_watchfiles_fallback"] = {
+            "percent": rnd(m["cpu_seconds"] / m["seconds"] * 100, 3),
+            **m,
+        }
+
+
+IDLE_CHANGES = 100
+
+
+async def _idle(seconds: float, env: dict[str, str]) -> dict[str, Any]:
+    """CPU seconds a server over :data:`IDLE_CHANGES` changes spends in ``seconds`` of quiet."""
     with scratch("idle") as tmp:
         root = tmp.resolve()
-        make_workspace(root, 100)
-        async with session(root) as c:
+        make_workspace(root, IDLE_CHANGES)
+        async with session(root, env=env) as c:
             settled = await c.quiet(2.0, 30)
             assert c.pid is not None
             before = len(c.events)
@@ -530,9 +586,7 @@ async def idle_cpu(results: Results, seconds: float) -> None:
         name = key.split(" ", 1)[1]
         spent = value - threads0.get(key, 0.0)
         by_thread[name] = by_thread.get(name, 0.0) + spent
-    results.put("idle_cpu_percent", rnd((cpu1 - cpu0) / elapsed * 100, 3), f"{seconds:g} s")
-    results.details["idle_cpu_percent"] = {
-        "changes_open": 100,
+    return {
         "seconds": rnd(elapsed, 1),
         "cpu_seconds": rnd(cpu1 - cpu0, 3),
         "messages_received_while_idle": received,
