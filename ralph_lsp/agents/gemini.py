@@ -16,6 +16,9 @@ Failures: exit code 41 or the stderr text ``Please set an Auth method`` (also a 
 invalid API key) → ``auth``; 429, ``RESOURCE_EXHAUSTED``, quota or rate-limit texts in errors and
 on stderr → ``rate_limit`` (with the reset time when named: ``retry in 23.5s``, ``reset after
 2h30m``); exit code 42 (bad input) or 52 (bad configuration) before any result → ``fatal``.
+A folder Gemini does not trust (exit code 55, ``not running in a trusted directory``) →
+``fatal``: headless, Gemini refuses to start there (earlier versions ran with edits needing an
+approval nobody can give), so the run ends at once, saying how to trust the folder.
 """
 
 from __future__ import annotations
@@ -39,6 +42,14 @@ from ralph_lsp.agents.limits import retry_at_from_text
 EXIT_AUTH = 41
 EXIT_INPUT = 42
 EXIT_CONFIG = 52
+EXIT_UNTRUSTED = 55  # FatalUntrustedWorkspaceError
+
+_UNTRUSTED_RE = re.compile(r"not running in a trusted (?:directory|folder)", re.IGNORECASE)
+UNTRUSTED_HINT = (
+    "Gemini CLI does not trust this folder and will not run here headless: trust it in Gemini"
+    " (run `gemini` in the folder once), or have Ralph pass GEMINI_CLI_TRUST_WORKSPACE=true"
+    " with the setting ralph.env (CLI: --env GEMINI_CLI_TRUST_WORKSPACE=true)"
+)
 
 _AUTH_RE = re.compile(
     r"please set an auth method|api key not valid|invalid api key|api_key_invalid"
@@ -80,6 +91,8 @@ class GeminiParser:
             events = self._flush()
             if exit_code == EXIT_AUTH:
                 events += self._problem("auth", "Gemini CLI is not authenticated (exit code 41)")
+            elif exit_code == EXIT_UNTRUSTED and not self.saw_result:
+                events += self._problem("fatal", f"{UNTRUSTED_HINT} (exit code 55)")
             elif exit_code in (EXIT_INPUT, EXIT_CONFIG) and not self.saw_result:
                 what = "bad input or arguments" if exit_code == EXIT_INPUT else "bad configuration"
                 events += self._problem(
@@ -93,6 +106,8 @@ class GeminiParser:
 
     def _classify(self, text: str) -> list[AgentEvent]:
         text = text[:4000]
+        if _UNTRUSTED_RE.search(text):
+            return self._problem("fatal", UNTRUSTED_HINT)
         if _AUTH_RE.search(text):
             return self._problem("auth", first_line(text, 500))
         if _RATE_RE.search(text):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import time
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -222,6 +223,31 @@ def test_gemini_recorded_no_auth() -> None:
     assert [p.kind for p in problems(events)] == [
         "auth"
     ]  # once, though stderr and exit code 41 both tell
+
+
+GEMINI_REAL = Path(__file__).resolve().parents[1] / "fixtures" / "gemini_real"
+
+
+def test_gemini_recorded_untrusted_folder_is_fatal_with_the_way_out() -> None:
+    stderr = lines_of(GEMINI_REAL / "untrusted.stderr")
+    events = run_parser(GeminiParser(), stdout=[], stderr=stderr, exit_code=55)
+    # Gemini's own words reach the user too, without its colour codes
+    assert logs(events, "stderr") == [
+        line.replace("\x1b[31m", "").replace("\x1b[0m", "") for line in stderr
+    ]
+    assert "\x1b[31m" in stderr[-1]
+    (problem,) = problems(events)  # once, though stderr and exit code 55 both tell
+    assert problem.kind == "fatal"
+    assert "does not trust this folder" in problem.message
+    assert "GEMINI_CLI_TRUST_WORKSPACE=true" in problem.message
+    assert "ralph.env" in problem.message and "--env" in problem.message
+
+
+def test_gemini_exit_55_alone_is_fatal_but_not_after_a_result() -> None:
+    assert [p.kind for p in problems(GeminiParser().finish(55))] == ["fatal"]
+    parser = GeminiParser()
+    parser.feed("stdout", json.dumps({"type": "result", "status": "success", "stats": {}}))
+    assert problems(parser.finish(55)) == []
 
 
 def test_gemini_exit_41_alone_is_auth() -> None:

@@ -130,6 +130,34 @@ async def test_not_logged_in_claude_fails_with_auth_reason(project: Path, spawn_
     assert len(spawns(spawn_log)) <= 2
 
 
+async def test_gemini_in_a_folder_it_does_not_trust_fails_after_one_spawn(
+    project: Path, spawn_log: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The gemini preset, with a `gemini` on PATH that replays what the real CLI (0.61) prints
+    # in a folder it does not trust: headless it refuses at once, exit 55, whatever it's told.
+    recorded = Path(__file__).resolve().parents[1] / "fixtures" / "gemini_real"
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    script = bin_dir / "gemini"
+    replay = fake("replay.py")
+    script.write_text(
+        "#!/bin/sh\n"
+        '[ "$1" = -p ] || exit 99\n'  # the preset passes the prompt as `-p {prompt}`
+        f'exec "{replay[0]}" "{replay[1]}" -p "$2" "{recorded / "untrusted.stdout"}"'
+        f' "{recorded / "untrusted.stderr"}" 55\n'
+    )
+    script.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    before = tasks_text(project)
+    rec, status = await run_to_end(project, Settings(agent="gemini"))
+    assert status.state == "failed"  # type: ignore[attr-defined]
+    assert status.reason.startswith("the agent cannot work: Gemini CLI does not trust")  # type: ignore[attr-defined]
+    assert "GEMINI_CLI_TRUST_WORKSPACE=true" in status.reason  # type: ignore[attr-defined]
+    assert len(spawns(spawn_log)) == 1
+    assert any("not running in a trusted directory" in text for text in rec.logs)
+    assert tasks_text(project) == before
+
+
 async def test_same_startup_error_twice_fails(
     project: Path, spawn_log: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
