@@ -17,7 +17,9 @@ Failures (in error messages and on stderr; never in the agent's own messages): 4
 unauthorized / not logged in / a bad API key → ``auth``; usage limit, rate limit, 429, too many
 requests, quota, ``try again at …`` → ``rate_limit`` (with the reset time when named). While Codex
 is still reconnecting on its own (and in its stderr log), only a 401 or a usage limit counts (a
-transient 429 is retried by Codex itself).
+transient 429 is retried by Codex itself). Outside a git repository (or a folder Codex trusts)
+``codex exec`` refuses to start (``Not inside a trusted directory…``) → ``fatal``, with the two
+ways out a Ralph user has.
 """
 
 from __future__ import annotations
@@ -50,6 +52,14 @@ _USAGE_RE = re.compile(r"usage limit|hit your limit", re.IGNORECASE)
 _RATE_RE = re.compile(
     r"rate[ _-]?limit|too many requests|\b429\b|\bquota\b|try again (?:at|in)\b",
     re.IGNORECASE,
+)
+_UNTRUSTED_RE = re.compile(r"not inside a trusted directory", re.IGNORECASE)
+UNTRUSTED_HINT = (
+    "Codex runs only inside a git repository (or a folder it trusts): make the project one"
+    " (`git init`), or give Codex --skip-git-repo-check with the setting ralph.agentCommand,"
+    ' e.g. ["codex", "exec", "--json", "--sandbox", "workspace-write", "--skip-git-repo-check",'
+    ' "{prompt}"] (CLI: --agent codex --agent-command'
+    " 'codex exec --json --sandbox workspace-write --skip-git-repo-check {prompt}')"
 )
 _SHELL_WRAPPER = re.compile(r"^(?:/\S*/)?(?:ba|z|)sh$")
 
@@ -100,6 +110,8 @@ class CodexParser:
 
     def _classify(self, text: str, reconnecting: bool = False) -> list[AgentEvent]:
         text = text[:4000]
+        if _UNTRUSTED_RE.search(text):
+            return self._problem("fatal", UNTRUSTED_HINT)
         if _AUTH_RE.search(text):
             return self._problem("auth", first_line(text, 500))
         if _USAGE_RE.search(text) or (not reconnecting and _RATE_RE.search(text)):

@@ -39,6 +39,16 @@ def test_codex_recorded_unreachable_run() -> None:
     assert len(logs(events, "stderr")) == 9  # every stderr line is shown
 
 
+def test_codex_recorded_outside_a_git_repository_is_fatal_with_the_way_out() -> None:
+    stderr = lines_of(Path(__file__).resolve().parents[1] / "fixtures/codex_real/not_a_repo.stderr")
+    events = run_parser(CodexParser(), stdout=[], stderr=stderr, exit_code=1)
+    assert logs(events, "stderr") == stderr
+    (problem,) = problems(events)
+    assert problem.kind == "fatal"
+    assert "git repository" in problem.message and "git init" in problem.message
+    assert "--skip-git-repo-check" in problem.message and "ralph.agentCommand" in problem.message
+
+
 def test_codex_successful_turn() -> None:
     events = run_parser(
         CodexParser(cwd="/w/p"),

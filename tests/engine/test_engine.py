@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import time
 from pathlib import Path
 
@@ -130,31 +131,77 @@ async def test_not_logged_in_claude_fails_with_auth_reason(project: Path, spawn_
     assert len(spawns(spawn_log)) <= 2
 
 
-async def test_gemini_in_a_folder_it_does_not_trust_fails_after_one_spawn(
-    project: Path, spawn_log: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+RECORDED = Path(__file__).resolve().parents[1] / "fixtures"
+
+
+def preset_binary(
+    bin_dir: Path, name: str, argv_check: str, prompt_arg: str, recorded: Path, rc: int
 ) -> None:
-    # The gemini preset, with a `gemini` on PATH that replays what the real CLI (0.61) prints
-    # in a folder it does not trust: headless it refuses at once, exit 55, whatever it's told.
-    recorded = Path(__file__).resolve().parents[1] / "fixtures" / "gemini_real"
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    script = bin_dir / "gemini"
+    """A ``name`` on PATH that replays a recording of the real CLI (``recorded`` + ``.stdout``
+    / ``.stderr``) and exits ``rc``, once the shell test ``argv_check`` on its arguments
+    holds (else exit 99); ``prompt_arg`` (e.g. ``$2``) is the argument that holds the prompt."""
+    bin_dir.mkdir(exist_ok=True)
     replay = fake("replay.py")
+    script = bin_dir / name
     script.write_text(
         "#!/bin/sh\n"
-        '[ "$1" = -p ] || exit 99\n'  # the preset passes the prompt as `-p {prompt}`
-        f'exec "{replay[0]}" "{replay[1]}" -p "$2" "{recorded / "untrusted.stdout"}"'
-        f' "{recorded / "untrusted.stderr"}" 55\n'
+        f"{argv_check} || exit 99\n"
+        f'exec "{replay[0]}" "{replay[1]}" -p "{prompt_arg}"'
+        f' "{recorded}.stdout" "{recorded}.stderr" {rc}\n'
     )
     script.chmod(0o755)
+
+
+@pytest.mark.parametrize(
+    ("agent", "argv_check", "prompt_arg", "recorded", "rc", "reason", "hint"),
+    [
+        # headless, Gemini (0.61) refuses at once in a folder it has not been told to trust
+        (
+            "gemini",
+            '[ "$1" = -p ] && [ "$4" = stream-json ]',
+            "$2",
+            "gemini_real/untrusted",
+            55,
+            "the agent cannot work: Gemini CLI does not trust",
+            "GEMINI_CLI_TRUST_WORKSPACE=true",
+        ),
+        # Codex (0.169) refuses outside a git repository (examples/hello is not one)
+        (
+            "codex",
+            '[ "$1" = exec ] && [ "$2" = --json ] && [ "$4" = workspace-write ]',
+            "$5",
+            "codex_real/not_a_repo",
+            1,
+            "the agent cannot work: Codex runs only inside a git repository",
+            "--skip-git-repo-check",
+        ),
+    ],
+)
+async def test_an_agent_refusing_the_folder_fails_after_one_spawn_saying_the_way_out(
+    project: Path,
+    spawn_log: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    agent: str,
+    argv_check: str,
+    prompt_arg: str,
+    recorded: str,
+    rc: int,
+    reason: str,
+    hint: str,
+) -> None:
+    bin_dir = tmp_path / "bin"
+    preset_binary(bin_dir, agent, argv_check, prompt_arg, RECORDED / recorded, rc)
     monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
     before = tasks_text(project)
-    rec, status = await run_to_end(project, Settings(agent="gemini"))
+    rec, status = await run_to_end(project, Settings(agent=agent))
     assert status.state == "failed"  # type: ignore[attr-defined]
-    assert status.reason.startswith("the agent cannot work: Gemini CLI does not trust")  # type: ignore[attr-defined]
-    assert "GEMINI_CLI_TRUST_WORKSPACE=true" in status.reason  # type: ignore[attr-defined]
-    assert len(spawns(spawn_log)) == 1
-    assert any("not running in a trusted directory" in text for text in rec.logs)
+    assert status.reason.startswith(reason)  # type: ignore[attr-defined]
+    assert hint in status.reason  # type: ignore[attr-defined]
+    assert len(spawns(spawn_log)) == 1  # the preset's argv passed the check, and only once
+    last = (RECORDED / f"{recorded}.stderr").read_text().splitlines()[-1]
+    last = re.sub(r"\x1b\[[0-9;]*m", "", last)  # the log shows it without its colours
+    assert any(last in text for text in rec.logs)  # the agent's own words reach the user too
     assert tasks_text(project) == before
 
 
