@@ -67,6 +67,10 @@ def now_iso() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
+def _iterations(n: int) -> str:
+    return f"{n} iteration" if n == 1 else f"{n} iterations"
+
+
 def _clock(epoch: float) -> str:
     return datetime.fromtimestamp(epoch).strftime("%H:%M:%S")
 
@@ -312,7 +316,7 @@ class _Run:
             if counted >= self.status.max_iterations:
                 return (
                     "exhausted",
-                    f"{counted} iterations ran (maxIterations) and"
+                    f"{_iterations(counted)} ran (maxIterations) and"
                     f" {doc.total - doc.completed} of {doc.total} tasks remain",
                 )
             if (
@@ -454,7 +458,7 @@ class _Run:
             else:
                 no_progress += 1
                 if no_progress >= s.stuck_after:
-                    return "stuck", f"no task checked in {no_progress} iterations"
+                    return "stuck", f"no task checked in {_iterations(no_progress)}"
 
     async def _iterate(self, n: int, prompt: str) -> _IterationOutcome:
         prompt_file = self.history.prompt_file(n)

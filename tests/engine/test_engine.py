@@ -78,19 +78,24 @@ async def test_prompt_has_no_history_and_is_byte_identical(project: Path, spawn_
         assert word not in lowered, word
 
 
-async def test_stuck_after_n_iterations_without_progress(project: Path, spawn_log: Path) -> None:
-    settings = Settings(agent="custom", agent_command=tuple(fake("no_progress.py")), stuck_after=2)
+@pytest.mark.parametrize(("after", "said"), [(2, "2 iterations"), (1, "1 iteration")])
+async def test_stuck_after_n_iterations_without_progress(
+    project: Path, spawn_log: Path, after: int, said: str
+) -> None:
+    settings = Settings(
+        agent="custom", agent_command=tuple(fake("no_progress.py")), stuck_after=after
+    )
     _, status = await run_to_end(project, settings)
     assert status.state == "stuck"  # type: ignore[attr-defined]
-    assert status.reason == "no task checked in 2 iterations"  # type: ignore[attr-defined]
-    assert len(spawns(spawn_log)) == 2
+    assert status.reason == f"no task checked in {said}"  # type: ignore[attr-defined]
+    assert len(spawns(spawn_log)) == after
 
 
 async def test_exhausted_at_max_iterations(project: Path, spawn_log: Path) -> None:
     settings = Settings(agent="custom", agent_command=tuple(fake("check_one.py")))
     _, status = await run_to_end(project, settings, max_iterations=3)
     assert status.state == "exhausted"  # type: ignore[attr-defined]
-    assert "5 of 8 tasks remain" in status.reason  # type: ignore[attr-defined]
+    assert status.reason == "3 iterations ran (maxIterations) and 5 of 8 tasks remain"  # type: ignore[attr-defined]
     assert len(spawns(spawn_log)) == 3
 
 

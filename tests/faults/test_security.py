@@ -80,7 +80,7 @@ def test_shell_syntax_in_change_names_and_guidance_is_inert_in_the_cli(fx: Fault
             guidance,
             name=f"cli-{n}",
         )
-        assert result.last_line.startswith("exhausted: 1 iterations ran"), result.stdout[-1000:]
+        assert result.last_line.startswith("exhausted: 1 iteration ran"), result.stdout[-1000:]
         # The agent found the right tasks.md despite the name: it checked one of its tasks.
         assert fx.tasks(name).read_bytes() == check_tasks(TASKS.encode(), 1)
     prompts = [s["prompt"] for s in fx.spawns()]
