@@ -81,7 +81,7 @@ def test_stubborn_tree_is_killed_by_the_iteration_timeout(fx: FaultEnv) -> None:
         "--stop-grace",
         "0.3",
     )
-    record = assert_outcome(fx, result, "stuck", "no task checked in 1 iterations")
+    record = assert_outcome(fx, result, "stuck", "no task checked in 1 iteration")
     assert len(fx.pids()) == 3, "the agent, its child and its setsid grandchild"
     assert "ready" in result.stdout
     assert [i["exitCode"] for i in record["iterations"]] == [-signal.SIGKILL]  # type: ignore[attr-defined]

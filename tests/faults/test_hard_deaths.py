@@ -63,7 +63,7 @@ def test_iteration_timeout_kills_the_stubborn_tree_through_the_server(
     assert "result" in server.command("ralph.run", {"change": "alpha"})
     tree = wait_for_tree(fx, server.proc.pid)
     final = server.wait_final("alpha", 30)
-    assert (final["state"], final["reason"]) == ("stuck", "no task checked in 1 iterations")
+    assert (final["state"], final["reason"]) == ("stuck", "no task checked in 1 iteration")
     assert gone_within(tree, 0) == []
     assert "iteration timed out after 2s" in server.logs()
     assert fx.record()["state"] == "stuck"
