@@ -551,6 +551,26 @@ class _Run:
             elif timer[0] is None:
                 timer[0] = loop.call_later(LOG_BATCH_SECONDS, flush)
 
+        working_reason = self.status.reason  # what the status says while the agent works
+        offline = [False]
+
+        def waiting_for_network(message: str) -> None:
+            # The agent waits for its service on its own, as long as it takes: say so where
+            # the user looks (status, log) instead of showing a run that merely "runs".
+            offline[0] = True
+            self.update(reason=f"waiting for the network: {message}", transition=True)
+            timeout = s.iteration_timeout_seconds
+            bound = (
+                f"the iteration ends after {timeout:g}s (iterationTimeoutSeconds) if it is not"
+                if timeout
+                else "set iterationTimeoutSeconds to bound how long an iteration may wait"
+            )
+            self.log(
+                f"⏸ the agent is waiting for the network ({message}); it goes on by itself"
+                f" once the network is back; {bound}",
+                "warning",
+            )
+
         def handle(events: list[AgentEvent]) -> None:
             for ev in events:
                 if isinstance(ev, LogLines):
@@ -568,6 +588,9 @@ class _Run:
                     add_line(ev.text, level)
                 elif isinstance(ev, Activity):
                     out.activity = True
+                    if offline[0]:
+                        offline[0] = False
+                        self.update(reason=working_reason, transition=True)
                 elif isinstance(ev, ResultInfo):
                     out.result = ev
                     if ev.is_error and ev.text:
@@ -578,6 +601,8 @@ class _Run:
                     if ev.kind == "auth":
                         # An agent that cannot authenticate may retry for minutes: end it now.
                         abort.set()
+                    elif ev.kind == "offline":
+                        waiting_for_network(ev.message)
 
         async def pump() -> None:
             last_poll = 0.0

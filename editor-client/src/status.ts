@@ -32,6 +32,10 @@ export function formatStatusText(status: RunStatus): string {
       // The run waits for the agent's usage limit to reset (the tooltip says until when).
       return `$(watch) Ralph: ${status.change} · it ${status.iteration} · rate limited · ${progress(status)}`;
     }
+    if (status.reason && /^waiting for the network/i.test(status.reason)) {
+      // The agent waits for its service to be reachable again (it goes on by itself).
+      return `$(debug-disconnect) Ralph: ${status.change} · it ${status.iteration} · waiting for network · ${progress(status)}`;
+    }
     return `$(sync~spin) Ralph: ${status.change} · it ${status.iteration} · ${progress(status)}`;
   }
   const icon = FINAL_ICON[status.state] ?? "$(info)";

@@ -22,7 +22,8 @@ from dataclasses import dataclass
 from typing import Any, Literal, Protocol, TypeAlias
 
 LogKind = Literal["text", "tool", "command", "stderr", "info", "summary", "raw"]
-ProblemKind = Literal["auth", "rate_limit", "fatal"]
+# offline: the agent is waiting for its service to be reachable again (it goes on by itself)
+ProblemKind = Literal["auth", "rate_limit", "fatal", "offline"]
 Stream = Literal["stdout", "stderr"]
 
 #: The most characters of one line a :class:`LogLine` carries; longer text is cut and marked.

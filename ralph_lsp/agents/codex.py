@@ -17,7 +17,9 @@ Failures (in error messages and on stderr; never in the agent's own messages): 4
 unauthorized / not logged in / a bad API key → ``auth``; usage limit, rate limit, 429, too many
 requests, quota, ``try again at …`` → ``rate_limit`` (with the reset time when named). While Codex
 is still reconnecting on its own (and in its stderr log), only a 401 or a usage limit counts (a
-transient 429 is retried by Codex itself). Outside a git repository (or a folder Codex trusts)
+transient 429 is retried by Codex itself). ``Reconnecting... waiting for network`` (Codex has
+given up its quick retries and now waits for the network, however long that takes) →
+``offline``, once. Outside a git repository (or a folder Codex trusts)
 ``codex exec`` refuses to start (``Not inside a trusted directory…``) → ``fatal``, with the two
 ways out a Ralph user has.
 """
@@ -53,6 +55,7 @@ _RATE_RE = re.compile(
     r"rate[ _-]?limit|too many requests|\b429\b|\bquota\b|try again (?:at|in)\b",
     re.IGNORECASE,
 )
+_OFFLINE_RE = re.compile(r"waiting for (?:the )?network", re.IGNORECASE)
 _UNTRUSTED_RE = re.compile(r"not inside a trusted directory", re.IGNORECASE)
 UNTRUSTED_HINT = (
     "Codex runs only inside a git repository (or a folder it trusts): make the project one"
@@ -112,6 +115,8 @@ class CodexParser:
         text = text[:4000]
         if _UNTRUSTED_RE.search(text):
             return self._problem("fatal", UNTRUSTED_HINT)
+        if reconnecting and _OFFLINE_RE.search(text):
+            return self._problem("offline", first_line(text, 500))
         if _AUTH_RE.search(text):
             return self._problem("auth", first_line(text, 500))
         if _USAGE_RE.search(text) or (not reconnecting and _RATE_RE.search(text)):

@@ -140,21 +140,65 @@ RECORDED = Path(__file__).resolve().parents[1] / "fixtures"
 
 
 def preset_binary(
-    bin_dir: Path, name: str, argv_check: str, prompt_arg: str, recorded: Path, rc: int
+    bin_dir: Path,
+    name: str,
+    argv_check: str,
+    prompt_arg: str,
+    recorded: Path,
+    rc: int,
+    then: str = "",
 ) -> None:
     """A ``name`` on PATH that replays a recording of the real CLI (``recorded`` + ``.stdout``
     / ``.stderr``) and exits ``rc``, once the shell test ``argv_check`` on its arguments
-    holds (else exit 99); ``prompt_arg`` (e.g. ``$2``) is the argument that holds the prompt."""
+    holds (else exit 99); ``prompt_arg`` (e.g. ``$2``) is the argument that holds the prompt.
+    With ``then``, that shell command runs after the replay instead (e.g. ``sleep 600``)."""
     bin_dir.mkdir(exist_ok=True)
     replay = fake("replay.py")
     script = bin_dir / name
     script.write_text(
         "#!/bin/sh\n"
         f"{argv_check} || exit 99\n"
-        f'exec "{replay[0]}" "{replay[1]}" -p "{prompt_arg}"'
-        f' "{recorded}.stdout" "{recorded}.stderr" {rc}\n'
+        f'{"" if then else "exec "}"{replay[0]}" "{replay[1]}" -p "{prompt_arg}"'
+        f' "{recorded}.stdout" "{recorded}.stderr" {rc}\n' + (f"exec {then}\n" if then else "")
     )
     script.chmod(0o755)
+
+
+CODEX_ARGV = '[ "$1" = exec ] && [ "$2" = --json ] && [ "$4" = workspace-write ]'
+
+
+async def test_an_agent_waiting_for_the_network_says_so_in_status_and_log(
+    project: Path, spawn_log: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Codex (recorded) with no network: quick retries, then "waiting for network" for as long
+    # as it takes. Here the network "comes back" (a file change follows), then it hangs.
+    shared = shared_path("fixtures", "recorded")
+    recorded = tmp_path / "codex_offline"
+    recorded.with_suffix(".stdout").write_bytes(
+        (shared / "codex_json.stdout").read_bytes()
+        + b'{"type":"item.completed","item":{"id":"i1","type":"file_change",'
+        b'"changes":[{"path":"notes.md","kind":"add"}],"status":"completed"}}\n'
+    )
+    recorded.with_suffix(".stderr").write_bytes((shared / "codex_json.stderr").read_bytes())
+    bin_dir = tmp_path / "bin"
+    preset_binary(bin_dir, "codex", CODEX_ARGV, "$5", recorded, 0, then="sleep 600")
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    settings = Settings(agent="codex", iteration_timeout_seconds=3)
+    rec, status = await run_to_end(project, settings, max_iterations=1)
+
+    reasons = [e.status.reason for e in rec.events if isinstance(e, StatusEvent)]
+    waiting = [i for i, r in enumerate(reasons) if r.startswith("waiting for the network: ")]
+    assert len(waiting) == 1, reasons
+    assert "Connection failed: error sending request" in reasons[waiting[0]]
+    # once the agent acts again, the status says what it said before the wait
+    assert reasons[waiting[0] + 1] == reasons[waiting[0] - 1]
+    assert reasons[waiting[0] - 1].startswith("iteration 1 · story 1")
+    (note,) = [t for t in rec.logs if t.startswith("⏸ the agent is waiting for the network")]
+    assert "the iteration ends after 3s (iterationTimeoutSeconds)" in note
+    assert status.state == "exhausted"  # type: ignore[attr-defined]
+    assert len(spawns(spawn_log)) == 1
+    record = load_records(project, CHANGE)[0]
+    assert any(t["reason"].startswith("waiting for the network") for t in record["transitions"])
 
 
 @pytest.mark.parametrize(
@@ -173,7 +217,7 @@ def preset_binary(
         # Codex (0.169) refuses outside a git repository (examples/hello is not one)
         (
             "codex",
-            '[ "$1" = exec ] && [ "$2" = --json ] && [ "$4" = workspace-write ]',
+            CODEX_ARGV,
             "$5",
             "codex_real/not_a_repo",
             1,

@@ -14,6 +14,15 @@ describe("formatStatusText", () => {
     assert.match(describeStatus(waiting), /retrying at 14:05/);
   });
 
+  it("shows a run whose agent waits for the network", () => {
+    const waiting = status({ reason: "waiting for the network: Reconnecting... waiting for network" });
+    assert.equal(
+      formatStatusText(waiting),
+      "$(debug-disconnect) Ralph: add-x · it 2 · waiting for network · 3/10",
+    );
+    assert.match(describeStatus(waiting), /Reconnecting\.\.\. waiting for network/);
+  });
+
   it("shows success with a check", () => {
     assert.equal(
       formatStatusText(status({ state: "succeeded", completed: 10, total: 10 })),
