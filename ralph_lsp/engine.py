@@ -561,7 +561,7 @@ class _Run:
             self.update(reason=f"waiting for the network: {message}", transition=True)
             timeout = s.iteration_timeout_seconds
             bound = (
-                f"the iteration ends after {timeout:g}s (iterationTimeoutSeconds) if it is not"
+                f"the iteration still ends at its timeout ({timeout:g}s, iterationTimeoutSeconds)"
                 if timeout
                 else "set iterationTimeoutSeconds to bound how long an iteration may wait"
             )

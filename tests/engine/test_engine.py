@@ -194,7 +194,7 @@ async def test_an_agent_waiting_for_the_network_says_so_in_status_and_log(
     assert reasons[waiting[0] + 1] == reasons[waiting[0] - 1]
     assert reasons[waiting[0] - 1].startswith("iteration 1 · story 1")
     (note,) = [t for t in rec.logs if t.startswith("⏸ the agent is waiting for the network")]
-    assert "the iteration ends after 3s (iterationTimeoutSeconds)" in note
+    assert note.endswith("the iteration still ends at its timeout (3s, iterationTimeoutSeconds)")
     assert status.state == "exhausted"  # type: ignore[attr-defined]
     assert len(spawns(spawn_log)) == 1
     record = load_records(project, CHANGE)[0]
