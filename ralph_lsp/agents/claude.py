@@ -5,7 +5,8 @@ One JSON object per stdout line, by ``type`` (unknown types and fields are ignor
 - ``system``/``init`` → a short info line (version, model, permission mode, cwd); its ``cwd``
   makes tool paths relative. ``system``/``api_retry`` → ``API retry 2/10 in 1.2s: 429
   rate_limit``; a retry caused by a 401 (a bad key, which the CLI also retries) is an ``auth``
-  problem at once.
+  problem at once; a second retry with no HTTP answer at all is ``offline`` (the API cannot be
+  reached; the CLI gives up by itself after about three minutes).
 - ``assistant`` → its text (one line per text line), ``→ Edit <path>`` / ``$ <command>`` /
   ``→ Grep <pattern>`` / ``→ <Tool>`` plus an :class:`Activity` per tool call; thinking is
   skipped. Its ``error`` field (``authentication_failed``, ``rate_limit``, ``server_error`` with
@@ -275,6 +276,14 @@ class ClaudeParser:
         events: list[AgentEvent] = [log_line(text, "info")]
         if status == 401 or error == "authentication_failed":
             events += self._problem("auth", f"authentication failed (HTTP {status or 401})")
+        elif status is None and (attempt or 0) >= 2:
+            # Retries with no HTTP answer at all: the API cannot be reached (Claude Code keeps
+            # trying for about three minutes). One such retry is a blip; two say so.
+            events += self._problem(
+                "offline",
+                f"Claude Code gets no answer from its API (retry {attempt}"
+                + (f" of {max_retries})" if max_retries is not None else ")"),
+            )
         return events
 
     def _assistant(self, obj: dict[str, Any]) -> list[AgentEvent]:

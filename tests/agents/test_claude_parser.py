@@ -76,13 +76,17 @@ def test_not_logged_in_gives_exactly_one_auth_problem() -> None:
     assert info and "claude-opus-4-8" in info[0] and len(info[0]) < 200
 
 
-def test_unreachable_service_is_not_a_problem_but_an_error_result() -> None:
+def test_unreachable_service_is_an_offline_notice_then_an_error_result() -> None:
     events = run_parser(
         ClaudeParser(),
         stdout=lines_of(shared_file("recorded", "run7_unreachable_full.stdout")),
         exit_code=1,
     )
-    assert problems(events) == []
+    # retries with no HTTP answer: said once, from the second on (the first may be a blip),
+    # and not as a failure (the engine shows it; Claude gives up by itself after ~3 minutes)
+    (offline,) = problems(events)
+    assert offline.kind == "offline"
+    assert offline.message == "Claude Code gets no answer from its API (retry 2 of 10)"
     retries = [t for t in logs(events, "info") if t.startswith("API retry")]
     assert len(retries) == 10
     assert retries[0] == "API retry 1/10 in 0.6s: unknown"
@@ -93,6 +97,35 @@ def test_unreachable_service_is_not_a_problem_but_an_error_result() -> None:
     (summary,) = logs(events, "summary")
     assert summary.startswith("iteration summary: 2m53s · 1 turn · $0.0000")
     assert "Unable to connect" in summary
+
+
+@pytest.mark.parametrize(
+    ("retries", "offline"),
+    [
+        ([(1, None)], False),  # one retry without an answer: a blip
+        ([(1, 529), (2, 529), (3, 529)], False),  # the API answers (overloaded): not offline
+        ([(1, None), (2, None), (3, None)], True),
+    ],
+)
+def test_retries_without_an_http_answer_are_offline(
+    retries: list[tuple[int, int | None]], offline: bool
+) -> None:
+    lines = [
+        json.dumps(
+            {
+                "type": "system",
+                "subtype": "api_retry",
+                "attempt": attempt,
+                "max_retries": 10,
+                "retry_delay_ms": 500,
+                "error_status": status,
+                "error": "unknown" if status is None else "server_error",
+            }
+        )
+        for attempt, status in retries
+    ]
+    kinds = [p.kind for p in problems(run_parser(ClaudeParser(), stdout=lines))]
+    assert kinds == (["offline"] if offline else [])
 
 
 @pytest.mark.parametrize(
