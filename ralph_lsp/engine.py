@@ -566,7 +566,7 @@ class _Run:
                 else "set iterationTimeoutSeconds to bound how long an iteration may wait"
             )
             self.log(
-                f"⏸ the agent is waiting for the network ({message}); it goes on by itself"
+                f"⏸ the agent is waiting for the network — {message}; it goes on by itself"
                 f" once the network is back; {bound}",
                 "warning",
             )
