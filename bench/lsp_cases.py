@@ -83,12 +83,10 @@ async def edits(results: Results, per_mode: int, fallback_per_mode: int) -> None
     samples, misses, _ = await _edit_latencies(results, "inotify", per_mode, bench_env())
     n = 2 * per_mode
     for kind, key in (("diagnostics", "edit_to_diagnostics_ms"), ("refresh", "edit_to_refresh_ms")):
-        both = samples["plain"][kind] + samples["atomic"][kind]
-        results.put(key, {"p50": rnd(percentile(both, 50)), "p95": rnd(percentile(both, 95))}, n)
+        results.put(key, _p50_p95(samples["plain"][kind] + samples["atomic"][kind]), n)
         results.details[key] = {
             mode: {
-                "p50": rnd(percentile(samples[mode][kind], 50)),
-                "p95": rnd(percentile(samples[mode][kind], 95)),
+                **_p50_p95(samples[mode][kind]),
                 "max": rnd(max(samples[mode][kind])),
                 "edits": per_mode,
             }
@@ -106,13 +104,15 @@ async def edits(results: Results, per_mode: int, fallback_per_mode: int) -> None
         "watchfiles_thread_seen": any(WATCHFILES_THREAD in name for name in threads),
     }
     for kind in ("diagnostics", "refresh"):
-        both = samples["plain"][kind] + samples["atomic"][kind]
         fallback[kind] = {
-            "p50": rnd(percentile(both, 50)),
-            "p95": rnd(percentile(both, 95)),
+            **_p50_p95(samples["plain"][kind] + samples["atomic"][kind]),
             "unanswered_edits": misses[kind],
         }
     results.details["edit_watchfiles_fallback"] = fallback
+
+
+def _p50_p95(values: list[float]) -> dict[str, float]:
+    return {"p50": rnd(percentile(values, 50)), "p95": rnd(percentile(values, 95))}
 
 
 async def _edit_latencies(
