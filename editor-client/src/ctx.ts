@@ -143,7 +143,9 @@ export class Ctx implements vscode.Disposable {
     this.problem = undefined;
     this.renderStatus();
     const folders = this.workspaceFolders();
-    const cwd = folders[0];
+    // Never the workspace: `-c`/`-m` put the working folder first on sys.path, so a repository
+    // shipping its own `ralph_lsp/` would be imported instead of the installed server.
+    const cwd = this.extension.extensionPath;
     const interpreter = this.pickInterpreter();
     this.interpreter = interpreter;
     this.output.info(`Server: ${interpreter.command} -m ralph_lsp (interpreter ${interpreter.origin})`);

@@ -84,8 +84,11 @@ export type ImportCheck =
   | { ok: true }
   | { ok: false; reason: "not-found" | "not-installed" | "error"; detail: string };
 
-/** Runs `<python> -c "import ralph_lsp"`: can this interpreter start the server? */
-export function checkImport(command: string, cwd: string | undefined, timeoutMs = 30_000): Promise<ImportCheck> {
+/**
+ * Runs `<python> -c "import ralph_lsp"`: can this interpreter start the server? `cwd` must not be a
+ * workspace folder: `-c` puts the working folder first on `sys.path`.
+ */
+export function checkImport(command: string, cwd: string, timeoutMs = 30_000): Promise<ImportCheck> {
   return new Promise((resolve) => {
     let stderr = "";
     let settled = false;

@@ -7,7 +7,15 @@ from pathlib import Path
 
 import pytest
 
-from ralph_lsp.agents import DEFAULT_AGENT_ARGS, PRESETS, Invocation, build_invocation, make_parser
+from ralph_lsp.agents import (
+    DEFAULT_AGENT_ARGS,
+    PACKAGE_PARENT,
+    PRESETS,
+    RUN_DEMO_AGENT,
+    Invocation,
+    build_invocation,
+    make_parser,
+)
 from ralph_lsp.agents.claude import ClaudeParser
 from ralph_lsp.agents.codex import CodexParser
 from ralph_lsp.agents.gemini import GeminiParser
@@ -52,7 +60,10 @@ def test_claude_preset_with_agent_args() -> None:
         ),
         (
             "demo",
-            ["/py", "-m", "ralph_lsp.demo_agent", "-p", PROMPT, "--output-format", "stream-json"],
+            [
+                *("/py", "-c", RUN_DEMO_AGENT, PACKAGE_PARENT),
+                *("-p", PROMPT, "--output-format", "stream-json"),
+            ],
             ClaudeParser,
         ),
     ],

@@ -8,6 +8,8 @@ the agent's environment is the parent's plus ``ralph.env``, nothing more.
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 import tempfile
 import uuid
 from collections.abc import Callable
@@ -260,3 +262,29 @@ def test_agent_environment_is_the_parent_plus_settings_env_server(
     assert "result" in server.command("ralph.run", {"change": "alpha"})
     assert server.wait_final("alpha")["state"] == "succeeded"
     assert dumped_env(fx) == {**fx.env, **EXTRA_ENV}
+
+
+def test_a_project_shipping_its_own_ralph_lsp_package_never_has_it_run(fx: FaultEnv) -> None:
+    # Python puts the working folder first on sys.path for `-c` and `-m`, and the agent (here the
+    # demo preset) and its watchdog start in the project: neither may import the project's
+    # `ralph_lsp/` in place of the installed package.
+    marker = fx.logs / "hostile-package-ran"
+    hostile = fx.root / "ralph_lsp"
+    hostile.mkdir()
+    for name in ("__init__.py", "__main__.py", "demo_agent.py", "watchdog.py"):
+        (hostile / name).write_text(f"open({str(marker)!r}, 'a').write(__name__ + '\\n')\n")
+    fx.env["RALPH_DEMO_DELAY"] = "0"
+    # The installed command, as a user runs it from inside the project.
+    cli = str(Path(sys.executable).with_name("ralph-lsp"))
+    result = subprocess.run(
+        [cli, "run", "alpha", "--agent", "demo"],
+        capture_output=True,
+        text=True,
+        env=fx.env,
+        cwd=fx.root,
+        stdin=subprocess.DEVNULL,
+        timeout=60,
+    )
+    assert not marker.exists(), marker.read_text()
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
+    assert result.stdout.splitlines()[-1].startswith("succeeded:")

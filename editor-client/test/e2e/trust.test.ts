@@ -1,5 +1,6 @@
 // Workspace trust: a restricted workspace shows progress but cannot run; trusting it (without a
-// reload) lets the run go, because the client tells the server.
+// reload) lets the run go, because the client tells the server. The workspace also ships a hostile
+// `ralph_lsp/` package: neither starting the server nor the run may ever import it.
 import assert from "node:assert/strict";
 import * as fs from "node:fs";
 import * as path from "node:path";
@@ -25,6 +26,7 @@ describe("Ralph in a restricted workspace", () => {
     },
   });
   const workspace = server.path("workspace", path.basename(example));
+  const marker = server.path("hostile-package-ran");
   let browser: BrowserContext | undefined;
   let wb: Workbench;
 
@@ -39,6 +41,14 @@ describe("Ralph in a restricted workspace", () => {
 
   before(async () => {
     fs.cpSync(example, workspace, { recursive: true });
+    // Python puts the working folder first on sys.path for `-c` and `-m`: a server or agent started
+    // in the workspace would import this package instead of the installed one.
+    const hostile = path.join(workspace, "ralph_lsp");
+    fs.mkdirSync(hostile);
+    const payload = `open(${JSON.stringify(marker)}, "a").write(__name__ + "\\n")\n`;
+    for (const name of ["__init__.py", "__main__.py", "demo_agent.py", "watchdog.py"]) {
+      fs.writeFileSync(path.join(hostile, name), payload);
+    }
     await server.start();
     browser = await launchBrowser(server.path("browser"), env("RALPH_E2E_CHROMIUM"));
     wb = new Workbench(browser.pages()[0] ?? (await browser.newPage()));
@@ -75,6 +85,7 @@ describe("Ralph in a restricted workspace", () => {
       assert.match(note, /trust/i);
     });
     assert.match(server.extensionLog(), /interpreter from the setting/);
+    assert.ok(!fs.existsSync(marker), "the workspace's own ralph_lsp package ran");
     await wb.screenshot(path.join(results, "20-restricted.png"));
   });
 
@@ -98,6 +109,7 @@ describe("Ralph in a restricted workspace", () => {
       await wb.until("the success status", async () => (await wb.statusText(STATUS_ID)).includes("succeeded"));
     });
     assert.doesNotMatch(server.extensionLog(), /restarting the server/, "trust needs no restart");
+    assert.ok(!fs.existsSync(marker), "the workspace's own ralph_lsp package ran");
     await wb.screenshot(path.join(results, "21-trusted-run.png"));
   });
 });

@@ -57,7 +57,7 @@ describe("installCommand", () => {
 
 describe("checkImport", () => {
   it("reports a missing interpreter", async () => {
-    const r = await checkImport("/nonexistent/python-ralph-test", undefined);
+    const r = await checkImport("/nonexistent/python-ralph-test", os.tmpdir());
     assert.equal(r.ok, false);
     assert.equal(!r.ok && r.reason, "not-found");
   });
