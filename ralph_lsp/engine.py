@@ -149,6 +149,7 @@ class _IterationOutcome:
     start_error: AgentStartError | None = None
     problems: list[AgentProblem] = field(default_factory=list)
     activity: bool = False
+    printed: bool = False  # any output at all: an agent that printed is not a failed start
     result: ResultInfo | None = None
     timed_out: bool = False
     stopped: bool = False
@@ -440,9 +441,12 @@ class _Run:
                     await asyncio.wait_for(self.stop_event.wait(), timeout=wait)
                 continue
             counted += 1
+            # A startup error: the agent exited non-zero before printing anything. One that
+            # printed and exited non-zero is judged by progress like any other iteration.
             failed_start = (
                 outcome.exit_code not in (0, None)
                 and not outcome.activity
+                and not outcome.printed
                 and checked <= 0
                 and not outcome.timed_out
             )
@@ -576,12 +580,14 @@ class _Run:
                 if isinstance(ev, LogLines):
                     if not ev.texts:
                         continue
+                    out.printed = True
                     level: Level = "warning" if ev.kind == "stderr" else "info"
                     if ev.kind == "stderr":
                         last = next((t.strip() for t in reversed(ev.texts) if t.strip()), "")
                         out.last_error = last or out.last_error
                     add_lines(ev.texts, level)
                 elif isinstance(ev, LogLine):
+                    out.printed = True
                     level = "warning" if ev.kind == "stderr" else "info"
                     if ev.kind == "stderr" and ev.text.strip():
                         out.last_error = ev.text.strip()

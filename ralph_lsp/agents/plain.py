@@ -2,21 +2,36 @@
 
 Plain text lines are shown as they are (``raw``). A stdout line that is a Claude Code
 stream-json event (a JSON object whose ``type`` is ``system``, ``assistant``, ``user``,
-``result`` or ``stream_event``) is read exactly as the ``claude`` preset reads it, and stderr goes
-through the Claude parser's stderr rules, so a wrapper script around ``claude`` keeps the failure
-detection (not logged in, usage limits, refused flags), the tool lines and the summary.
+``result`` or ``stream_event``) is read exactly as the ``claude`` preset reads it, so a wrapper
+script around ``claude`` keeps the failure detection (not logged in, usage limits, refused
+flags), the tool lines and the summary.
+
+Claude's stderr patterns apply only to an agent that has shown itself to be Claude (it printed a
+stream-json event): a custom agent's ordinary stderr, such as a failing test printing
+"authentication failed", is shown and never read as a problem. Stderr lines that came before the
+first Claude event are read again at that point, since the two pipes are read in no set order.
 """
 
 from __future__ import annotations
 
+from collections import deque
 from operator import itemgetter
+from typing import Any
 
 from ralph_lsp.agents._json import get_str, parse_object
-from ralph_lsp.agents.base import MAX_LINE_CHARS, AgentEvent, LogLines, Stream, log_line
+from ralph_lsp.agents.base import (
+    MAX_LINE_CHARS,
+    AgentEvent,
+    LogLine,
+    LogLines,
+    Stream,
+    log_line,
+)
 from ralph_lsp.agents.claude import CLAUDE_EVENT_TYPES, ClaudeParser
 
 _ASCII_CONTROLS = bytes(range(0x20)) + b"\x7f"  # the ASCII characters that are not printable
 _last_char = itemgetter(-1)
+_EARLY_STDERR_LINES = 20  # stderr lines kept until the agent shows whether it is Claude
 
 
 def _need_no_cleaning(lines: list[str]) -> bool:
@@ -42,17 +57,34 @@ class PlainParser:
 
     def __init__(self, cwd: str | None = None) -> None:
         self._claude = ClaudeParser(cwd)
+        self._wraps_claude = False
+        self._early_stderr: deque[str] = deque(maxlen=_EARLY_STDERR_LINES)
 
     def feed(self, stream: Stream, line: str) -> list[AgentEvent]:
         try:
             if stream == "stderr":
-                return self._claude.feed_stderr(line)
+                return self._stderr(line)
             obj = parse_object(line)
             if obj is not None and get_str(obj, "type") in CLAUDE_EVENT_TYPES:
-                return self._claude.handle(obj)
+                return self._claude_event(obj)
             return [log_line(line, "raw")] if line.strip() else []
         except Exception:  # the last line of defence: a parser must never raise
             return [log_line(str(line), "stderr" if stream == "stderr" else "raw")]
+
+    def _stderr(self, line: str) -> list[AgentEvent]:
+        if self._wraps_claude:
+            return self._claude.feed_stderr(line)
+        self._early_stderr.append(line)
+        return [log_line(line, "stderr")]
+
+    def _claude_event(self, obj: dict[str, Any]) -> list[AgentEvent]:
+        events: list[AgentEvent] = []
+        if not self._wraps_claude:
+            self._wraps_claude = True
+            for line in self._early_stderr:  # already shown: only their problems now
+                events += [e for e in self._claude.feed_stderr(line) if not isinstance(e, LogLine)]
+            self._early_stderr.clear()
+        return events + self._claude.handle(obj)
 
     def feed_many(self, stream: Stream, lines: list[str]) -> list[AgentEvent]:
         """What ``feed`` gives for each of ``lines`` in turn, with runs of plain stdout lines that

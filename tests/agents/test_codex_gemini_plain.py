@@ -424,9 +424,28 @@ def test_plain_lines_are_raw_and_claude_lines_are_claude() -> None:
 
 
 def test_plain_wrapper_around_claude_keeps_stderr_detection() -> None:
+    # Claude's stderr, then (the pipes are read in no set order) its first stream-json event.
     lines = lines_of(shared_file("recorded", "bypass.stderr"))
-    events = run_parser(PlainParser(), stderr=lines, exit_code=1)
+    init = '{"type": "system", "subtype": "init", "cwd": "/p", "model": "m", "tools": []}'
+    events = run_parser(PlainParser(), stdout=[init], stderr=lines, exit_code=1)
     assert logs(events, "stderr") == lines and [p.kind for p in problems(events)] == ["fatal"]
+    # Once the agent is known to be Claude, its stderr is read as Claude's at once.
+    parser = PlainParser()
+    parser.feed("stdout", init)
+    assert [p.kind for p in problems(parser.feed("stderr", lines[0]))] == ["fatal"]
+
+
+def test_plain_agent_stderr_is_never_read_with_claude_patterns() -> None:
+    # A custom agent that is not Claude: a failing test printing these must not end the run.
+    lines = [
+        "FAILED test_login: authentication failed",
+        "error: unknown option '--frobnicate'",
+        "Claude AI usage limit reached|1700000000",
+        "Invalid API key",
+    ]
+    events = run_parser(PlainParser(), stdout=["ran the tests"], stderr=lines, exit_code=1)
+    assert logs(events, "stderr") == lines
+    assert problems(events) == []
 
 
 def test_plain_success_sample_keeps_tools_and_summary() -> None:

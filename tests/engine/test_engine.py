@@ -257,12 +257,27 @@ async def test_an_agent_refusing_the_folder_fails_after_one_spawn_saying_the_way
 async def test_same_startup_error_twice_fails(
     project: Path, spawn_log: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    # A startup error: exited non-zero before printing anything.
     monkeypatch.setenv("FAKE_EXIT", "7")
+    monkeypatch.setenv("FAKE_SILENT", "1")
     settings = Settings(agent="custom", agent_command=tuple(fake("no_progress.py")), stuck_after=5)
     _, status = await run_to_end(project, settings)
     assert status.state == "failed"  # type: ignore[attr-defined]
     assert "twice" in status.reason  # type: ignore[attr-defined]
     assert len(spawns(spawn_log)) == 2
+
+
+async def test_an_agent_that_printed_and_exited_nonzero_is_judged_by_progress(
+    project: Path, spawn_log: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A custom agent that works (it prints) but exits 1 is not a failed start: no progress in
+    # stuckAfter iterations makes it stuck, never "failed the same way twice".
+    monkeypatch.setenv("FAKE_EXIT", "1")
+    settings = Settings(agent="custom", agent_command=tuple(fake("no_progress.py")), stuck_after=3)
+    _, status = await run_to_end(project, settings)
+    assert status.state == "stuck", status.reason  # type: ignore[attr-defined]
+    assert status.reason == "no task checked in 3 iterations"  # type: ignore[attr-defined]
+    assert len(spawns(spawn_log)) == 3
 
 
 async def test_iteration_timeout_counts_as_no_progress(project: Path) -> None:

@@ -9,6 +9,7 @@ Modes (``check`` = check the first unchecked task, atomically, as a real agent's
 
 - ``check`` [CODE]: check one task, exit CODE (default 0);
 - ``check-signal`` N: check one task, then kill itself with signal N;
+- ``stderr-check`` TEXT: print TEXT on stderr (as a failing test would), check one task;
 - ``signal`` N: kill itself with signal N at once, checking nothing;
 - ``hang``: check nothing, print nothing, sleep forever;
 - ``stubborn``: ignore SIGTERM, fork a child and a ``setsid`` grandchild that ignore it too,
@@ -174,6 +175,10 @@ def main() -> int:
     if mode == "check":
         check_one(path)
         return int(arg or 0)
+    if mode == "stderr-check":
+        print(arg, file=sys.stderr, flush=True)
+        check_one(path)
+        return 0
     if mode == "check-signal":
         check_one(path)
         os.kill(os.getpid(), int(arg or 9))

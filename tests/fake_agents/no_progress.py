@@ -1,4 +1,5 @@
-"""Reads the prompt, says something, checks nothing."""
+"""Reads the prompt, says something (nothing with FAKE_SILENT=1), checks nothing, exits
+FAKE_EXIT (0)."""
 
 from __future__ import annotations
 
@@ -9,5 +10,6 @@ sys.path.insert(0, os.path.dirname(__file__))
 from _common import read_prompt, record_spawn
 
 record_spawn(read_prompt())
-print("thinking very hard, changing nothing")
+if os.environ.get("FAKE_SILENT") != "1":
+    print("thinking very hard, changing nothing")
 sys.exit(int(os.environ.get("FAKE_EXIT", "0")))

@@ -31,6 +31,24 @@ def test_nonzero_exit_after_checking_a_task_keeps_going(fx: FaultEnv, code: int)
     assert fx.tasks().read_bytes() == check_tasks(TASKS.encode(), 3)
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "FAILED tests/test_login.py::test_bad_password - authentication failed",
+        "error: unknown option '--frobnicate'",
+        "Claude AI usage limit reached|1700000000",
+    ],
+)
+def test_a_custom_agents_stderr_is_not_read_with_claudes_patterns(fx: FaultEnv, text: str) -> None:
+    # Found in review: a test run printing "authentication failed" ended the run
+    # `failed: the agent cannot authenticate`. Claude's patterns belong to Claude's output only.
+    result = fx.run_cli("alpha", "--agent-command", fx.agent_command("stderr-check", text))
+    record = assert_outcome(fx, result, "succeeded", "every task is checked (3/3)")
+    assert [i["tasksChecked"] for i in record["iterations"]] == [1, 1, 1]  # type: ignore[attr-defined]
+    assert text in result.stdout  # shown to the user as the agent's stderr
+    assert fx.tasks().read_bytes() == check_tasks(TASKS.encode(), 3)
+
+
 @pytest.mark.parametrize("signum", [signal.SIGKILL, signal.SIGSEGV])
 def test_killed_by_a_signal_after_checking_a_task_keeps_going(fx: FaultEnv, signum: int) -> None:
     result = fx.run_cli("alpha", "--agent-command", fx.agent_command("check-signal", str(signum)))

@@ -3,6 +3,7 @@ on, after at most two spawns, and never touch tasks.md."""
 
 from __future__ import annotations
 
+import shlex
 import stat
 import uuid
 
@@ -29,11 +30,20 @@ def test_not_logged_in_replay_fails_with_the_agents_message(fx: FaultEnv) -> Non
     assert fx.tasks().read_bytes() == TASKS.encode()
 
 
+def fake_claude(fx: FaultEnv, *mode: str) -> None:
+    """A ``claude`` on PATH that is the fault agent in ``mode`` (the preset's own flags follow)."""
+    script = fx.tmp / "claude"
+    script.write_text(f"#!/bin/sh\nexec {shlex.join(fx.agent(*mode))} \"$@\"\n")
+    script.chmod(0o755)
+    fx.env["PATH"] = f"{fx.tmp}:{fx.env['PATH']}"
+
+
 def test_permission_flag_refused_as_root_fails_with_the_agents_message(fx: FaultEnv) -> None:
+    # Claude's own stderr is read with Claude's patterns: only the claude preset (or a custom
+    # agent that shows itself to be Claude) is judged by them.
     rec = shared_path("fixtures", "recorded")
-    stderr = rec / "bypass.stderr"
-    cmd = fx.agent_command("replay", str(rec / "bypass.stdout"), str(stderr), "1")
-    record = run_failing(fx, "--agent-command", cmd)
+    fake_claude(fx, "replay", str(rec / "bypass.stdout"), str(rec / "bypass.stderr"), "1")
+    record = run_failing(fx, "--agent", "claude")
     reason = str(record["reason"])
     assert reason.startswith("the agent cannot work: --dangerously-skip-permissions cannot be")
     assert "root/sudo privileges" in reason
