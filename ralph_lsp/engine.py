@@ -25,6 +25,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Literal
 
+from ralph_lsp import policy
 from ralph_lsp.agents import build_invocation
 from ralph_lsp.agents.base import (
     Activity,
@@ -36,20 +37,21 @@ from ralph_lsp.agents.base import (
     feed_lines,
 )
 from ralph_lsp.history import RunHistory
+from ralph_lsp.policy import DEFAULT_BACKOFF_SECONDS, MAX_BACKOFF_SECONDS, RunState
 from ralph_lsp.process import AgentProcess, AgentStartError, SpawnSpec
 from ralph_lsp.prompt import build_prompt, infer_verify_commands, scope_story
 from ralph_lsp.settings import Settings
-from ralph_lsp.tasks import TasksDoc, parse_tasks, read_tasks_text
+from ralph_lsp.tasks import Story, TasksDoc, parse_tasks, read_tasks_text
 from ralph_lsp.workspace import Change, resolve_change
 
 log = logging.getLogger(__name__)
 
-FINAL_STATES = ("succeeded", "stuck", "exhausted", "failed", "stopped")
+FINAL_STATES = tuple(state.value for state in RunState if state.final)
 Level = Literal["info", "warning", "error"]
+Phase = Literal["agent", "verifying", "waiting"]
 
-# First wait after a rate limit that names no reset time; doubled each time, capped.
-DEFAULT_BACKOFF_SECONDS = 30.0
-MAX_BACKOFF_SECONDS = 15 * 60.0
+# The longest a rate limit is waited for at once (a reset time far away is waited in turns).
+MAX_WAIT_SECONDS = 6 * 3600.0
 # The prompt may travel as one argv element, which Linux caps at 128 KiB.
 MAX_GUIDANCE_CHARS = 16_000
 # Agent output reaches renderers in batches: one LogEvent once this many lines or characters
@@ -67,8 +69,18 @@ def now_iso() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
-def _iterations(n: int) -> str:
-    return f"{n} iteration" if n == 1 else f"{n} iterations"
+def _initial_backoff() -> float:
+    """``RALPH_BACKOFF_SECONDS``: the first wait after a limit that names no reset time."""
+    try:
+        value = float(os.environ.get("RALPH_BACKOFF_SECONDS", DEFAULT_BACKOFF_SECONDS))
+    except ValueError:
+        return DEFAULT_BACKOFF_SECONDS
+    return min(max(value, 0.0), MAX_BACKOFF_SECONDS) if value == value else DEFAULT_BACKOFF_SECONDS
+
+
+def _iso(epoch: float) -> str:
+    stamp = datetime.fromtimestamp(epoch, timezone.utc).isoformat(timespec="seconds")
+    return stamp.replace("+00:00", "Z")
 
 
 def _clock(epoch: float) -> str:
@@ -94,6 +106,9 @@ class RunStatus:
     updated_at: str
     cost_usd: float | None
     story: str | None = None
+    # What the run is doing now, so that no client reads the English reason to know it.
+    phase: Phase | None = None
+    waiting: dict[str, Any] | None = None  # {"kind": "rateLimit" | "network", "until"?}
 
     @property
     def final(self) -> bool:
@@ -114,6 +129,8 @@ class RunStatus:
             "updatedAt": self.updated_at,
             "costUsd": self.cost_usd,
             "story": self.story,
+            "phase": self.phase,
+            "waiting": dict(self.waiting) if self.waiting else None,
         }
 
     def copy(self) -> RunStatus:
@@ -155,6 +172,26 @@ class _IterationOutcome:
     stopped: bool = False
     last_error: str = ""
 
+    def result_of(
+        self, completed_before: int, after: TasksDoc, *, stopped: bool
+    ) -> policy.IterationResult:
+        """The facts of this spawn, as the run policy reads them."""
+        res = self.result
+        return policy.IterationResult(
+            completed_before=completed_before,
+            completed=after.completed,
+            total=after.total,
+            exit_code=self.exit_code,
+            start_error=str(self.start_error) if self.start_error is not None else None,
+            printed=self.printed,
+            activity=self.activity,
+            timed_out=self.timed_out,
+            stopped=self.stopped or stopped,
+            problems=tuple(self.problems),
+            last_error=self.last_error,
+            cost_usd=res.cost_usd if res else None,
+        )
+
 
 class _Run:
     def __init__(
@@ -193,6 +230,8 @@ class _Run:
         self.task: asyncio.Task[None] | None = None
         self.history = RunHistory(change.root, self.id, self._history_error)
         self.iterations: list[dict[str, Any]] = []
+        self.rate_limited: list[dict[str, Any]] = []  # spawns that did not count
+        self.verify: list[str] = []
         self.transitions: list[dict[str, Any]] = []
         self.ended_at: str | None = None
         self._tasks_stat: tuple[int, int] | None = None
@@ -230,6 +269,7 @@ class _Run:
             "reason": self.status.reason,
             "transitions": list(self.transitions),
             "iterations": list(self.iterations),
+            "rateLimited": list(self.rate_limited),
             "guidance": [
                 {"text": g.text, "at": g.at, "deliveredIn": g.delivered_in} for g in self.guidance
             ],
@@ -292,177 +332,157 @@ class _Run:
             state, reason = "stopped", reason if state == "stopped" else "stopped by the user"
         self.history.close_iteration_log()
         self.ended_at = now_iso()
-        self.update(state=state, reason=reason, transition=True)
+        self.update(state=state, reason=reason, phase=None, waiting=None, transition=True)
         self.log(f"■ {state}: {reason}", "info" if state == "succeeded" else "warning")
 
     async def _loop(self) -> tuple[str, str]:
-        s = self.settings
         self.update(reason="reading tasks.md", transition=True)
         doc = self.read_doc()
         self.update(completed=doc.completed, total=doc.total, reason="running")
-        if doc.total == 0:
-            return "succeeded", "tasks.md lists no tasks: nothing to do"
-        if doc.all_done:
-            return "succeeded", f"every task is already checked ({doc.completed}/{doc.total})"
-        verify = list(s.verify_commands) or infer_verify_commands(self.change.root)
-        no_progress = 0
-        counted = 0
-        spawns = 0
-        total_cost: float | None = None
-        last_startup_error: str | None = None
-        backoff = float(os.environ.get("RALPH_BACKOFF_SECONDS", DEFAULT_BACKOFF_SECONDS))
+        end = policy.before_start(doc.completed, doc.total)
+        if end is not None:
+            return end.state, end.reason
+        self.verify = list(self.settings.verify_commands) or infer_verify_commands(self.change.root)
+        counters = policy.Counters(backoff=_initial_backoff())
+        limits = policy.Limits(
+            self.status.max_iterations, self.settings.stuck_after, self.settings.max_cost_usd
+        )
         while True:
             if self.stop_event.is_set():
                 return "stopped", "stopped by the user"
-            if counted >= self.status.max_iterations:
-                return (
-                    "exhausted",
-                    f"{_iterations(counted)} ran (maxIterations) and"
-                    f" {doc.total - doc.completed} of {doc.total} tasks remain",
-                )
-            if (
-                s.max_cost_usd is not None
-                and total_cost is not None
-                and total_cost >= s.max_cost_usd
-            ):
-                return (
-                    "exhausted",
-                    f"the agent's reported cost ${total_cost:.2f} reached maxCostUsd"
-                    f" ${s.max_cost_usd:.2f}; {doc.total - doc.completed} tasks remain",
-                )
-            n = len(self.iterations) + 1
-            story = scope_story(doc, self.scope)
-            pending = [g for g in self.guidance if g.delivered_in is None]
-            for g in pending:
-                g.delivered_in = n
-            prompt = build_prompt(
-                self.change,
-                doc,
-                scope=self.scope,
-                verify_commands=verify,
-                guidance=[g.text for g in pending],
-            )
-            before = doc.completed
-            self.update(
-                iteration=counted + 1,
-                story=story.id if story else None,
-                reason=f"iteration {counted + 1}"
-                + (f" · story {story.id} {story.title}" if story else " · whole change"),
-                transition=True,
-            )
-            self.log(
-                f"▶ iteration {counted + 1}/{self.status.max_iterations} · "
-                + (f"story {story.id}: {story.title}" if story else "whole change")
-                + f" · {doc.completed}/{doc.total} tasks"
-                + (f" · guidance: {len(pending)}" if pending else "")
-            )
-            started = now_iso()
-            t0 = time.monotonic()
-            spawns += 1
-            outcome = await self._iterate(n, prompt)
-            elapsed = time.monotonic() - t0
-            read_error: _RunEnd | None = None
-            try:
-                doc = self.read_doc()
-                checked = doc.completed - before
-            except _RunEnd as exc:
-                read_error, checked = exc, 0
-            res = outcome.result
-            self.iterations.append(
-                {
-                    "n": n,
-                    "startedAt": started,
-                    "endedAt": now_iso(),
-                    "exitCode": outcome.exit_code,
-                    "tasksChecked": max(0, checked),
-                    "costUsd": res.cost_usd if res else None,
-                    "numTurns": res.num_turns if res else None,
-                    "usage": res.usage if res else None,
-                }
-            )
-            if res and res.cost_usd is not None:
-                total_cost = (total_cost or 0.0) + res.cost_usd
-            if read_error is not None:
-                self.update(cost_usd=total_cost)
-                if outcome.stopped or self.stop_event.is_set():
-                    return "stopped", "stopped by the user"
-                raise read_error
-            self.update(completed=doc.completed, total=doc.total, cost_usd=total_cost)
-            summary = (
-                f"◀ iteration {counted + 1} ended · exit {outcome.exit_code}"
-                f" · {max(0, checked)} task(s) checked · {doc.completed}/{doc.total}"
-                f" · {elapsed:.1f}s"
-            )
-            if res and res.num_turns is not None:
-                summary += f" · {res.num_turns} turns"
-            if res and res.cost_usd is not None:
-                summary += f" · ${res.cost_usd:.4f}"
-            if outcome.timed_out:
-                summary += f" · timed out after {s.iteration_timeout_seconds:g}s"
-            self.log(summary)
+            end = policy.before_spawn(counters, limits, doc.completed, doc.total)
+            if end is not None:
+                return end.state, end.reason
+            doc, decision = await self._iteration(doc, counters, limits)
+            if isinstance(decision, policy.End):
+                return decision.state, decision.reason
+            if isinstance(decision, policy.Wait):
+                await self._wait(decision)
+            counters = decision.counters
 
-            if outcome.stopped or self.stop_event.is_set():
-                return "stopped", "stopped by the user"
-            if outcome.start_error is not None:
-                return "failed", str(outcome.start_error)
-            if doc.total == 0:
-                return "failed", "tasks.md no longer lists any task (was it emptied?)"
-            if doc.all_done:
-                return "succeeded", f"every task is checked ({doc.completed}/{doc.total})"
-            auth = next((p for p in outcome.problems if p.kind == "auth"), None)
-            if auth is not None:
-                return "failed", f"the agent cannot authenticate: {auth.message}"
-            fatal = next((p for p in outcome.problems if p.kind == "fatal"), None)
-            if fatal is not None and checked <= 0:
-                return "failed", f"the agent cannot work: {fatal.message}"
-            limits = [p for p in outcome.problems if p.kind == "rate_limit"]
-            # the problem that names a reset time wins; otherwise the latest one
-            limited = next((p for p in limits if p.retry_at is not None), None) or (
-                limits[-1] if limits else None
-            )
-            if limited is not None and checked <= 0 and not outcome.timed_out:
-                # Not a no-progress iteration and not counted toward maxIterations.
-                wait = backoff
-                if limited.retry_at is not None:
-                    wait = max(1.0, limited.retry_at - time.time())
-                else:
-                    backoff = min(backoff * 2, MAX_BACKOFF_SECONDS)
-                until = time.time() + wait
-                self.update(
-                    reason=f"rate limited ({limited.message}); retrying at {_clock(until)}",
-                    transition=True,
-                )
-                self.log(
-                    f"⏸ rate limited: {limited.message} — waiting {wait:.0f}s (until"
-                    f" {_clock(until)}); this iteration does not count",
-                    "warning",
-                )
-                with contextlib.suppress(asyncio.TimeoutError):
-                    await asyncio.wait_for(self.stop_event.wait(), timeout=wait)
-                continue
-            counted += 1
-            # A startup error: the agent exited non-zero before printing anything. One that
-            # printed and exited non-zero is judged by progress like any other iteration.
-            failed_start = (
-                outcome.exit_code not in (0, None)
-                and not outcome.activity
-                and not outcome.printed
-                and checked <= 0
-                and not outcome.timed_out
-            )
-            if failed_start:
-                signature = outcome.last_error or f"exit code {outcome.exit_code}"
-                if signature == last_startup_error:
-                    return "failed", f"the agent failed the same way twice: {signature}"
-                last_startup_error = signature
-            else:
-                last_startup_error = None
-            if checked > 0:
-                no_progress = 0
-            else:
-                no_progress += 1
-                if no_progress >= s.stuck_after:
-                    return "stuck", f"no task checked in {_iterations(no_progress)}"
+    async def _iteration(
+        self, doc: TasksDoc, counters: policy.Counters, limits: policy.Limits
+    ) -> tuple[TasksDoc, policy.Decision]:
+        """One spawn of the agent, and what the policy makes of it."""
+        n = counters.counted + 1  # a spawn that does not count keeps the number for the next
+        story = scope_story(doc, self.scope)
+        pending = [g for g in self.guidance if g.delivered_in is None]
+        for g in pending:
+            g.delivered_in = n
+        prompt = build_prompt(
+            self.change,
+            doc,
+            scope=self.scope,
+            verify_commands=self.verify,
+            guidance=[g.text for g in pending],
+        )
+        self._announce(n, story, doc, len(pending))
+        started, t0 = now_iso(), time.monotonic()
+        outcome = await self._iterate(n, prompt)
+        elapsed = time.monotonic() - t0
+        read_error: _RunEnd | None = None
+        after = doc
+        try:
+            after = self.read_doc()
+        except _RunEnd as exc:
+            read_error = exc
+        result = outcome.result_of(doc.completed, after, stopped=self.stop_event.is_set())
+        decision = policy.after_iteration(result, counters, limits, time.time())
+        counts = not isinstance(decision, policy.Wait)
+        if not counts or result.start_error is not None or policy.failed_start(result):
+            for g in pending:  # nothing was delivered: the next spawn gets it
+                g.delivered_in = None
+        self._record_spawn(n, started, outcome, result, counts)
+        cost = policy.add_cost(counters.cost_usd, result.cost_usd)
+        self.update(completed=after.completed, total=after.total, cost_usd=cost)
+        self._summarize(n, outcome, result, after, elapsed)
+        if read_error is not None:
+            if result.stopped:
+                return after, policy.End(policy.RunState.STOPPED, "stopped by the user")
+            raise read_error
+        return after, decision
+
+    def _announce(self, n: int, story: Story | None, doc: TasksDoc, guidance: int) -> None:
+        where = f"story {story.id} {story.title}" if story else "whole change"
+        self.update(
+            iteration=n,
+            story=story.id if story else None,
+            reason=f"iteration {n} · {where}",
+            phase="agent",
+            waiting=None,
+            transition=True,
+        )
+        self.log(
+            f"▶ iteration {n}/{self.status.max_iterations} · "
+            + (f"story {story.id}: {story.title}" if story else "whole change")
+            + f" · {doc.completed}/{doc.total} tasks"
+            + (f" · guidance: {guidance}" if guidance else "")
+        )
+
+    def _record_spawn(
+        self,
+        n: int,
+        started: str,
+        outcome: _IterationOutcome,
+        result: policy.IterationResult,
+        counts: bool,
+    ) -> None:
+        res = outcome.result
+        entry: dict[str, Any] = {
+            "n": n,
+            "startedAt": started,
+            "endedAt": now_iso(),
+            "exitCode": outcome.exit_code,
+            "tasksChecked": max(0, result.checked),
+            "costUsd": res.cost_usd if res else None,
+            "numTurns": res.num_turns if res else None,
+            "usage": res.usage if res else None,
+        }
+        if counts:
+            self.iterations.append(entry)
+        else:  # a rate-limited spawn has no number of its own: kept apart, before iteration n
+            del entry["n"], entry["tasksChecked"]
+            self.rate_limited.append({"beforeIteration": n, **entry})
+
+    def _summarize(
+        self,
+        n: int,
+        outcome: _IterationOutcome,
+        result: policy.IterationResult,
+        after: TasksDoc,
+        elapsed: float,
+    ) -> None:
+        res = outcome.result
+        summary = (
+            f"◀ iteration {n} ended · exit {outcome.exit_code}"
+            f" · {max(0, result.checked)} task(s) checked · {after.completed}/{after.total}"
+            f" · {elapsed:.1f}s"
+        )
+        if res and res.num_turns is not None:
+            summary += f" · {res.num_turns} turns"
+        if res and res.cost_usd is not None:
+            summary += f" · ${res.cost_usd:.4f}"
+        if outcome.timed_out:
+            summary += f" · timed out after {self.settings.iteration_timeout_seconds:g}s"
+        self.log(summary)
+
+    async def _wait(self, wait: policy.Wait) -> None:
+        """A rate or usage limit: wait (stoppable) without counting the spawn."""
+        seconds = min(wait.seconds, MAX_WAIT_SECONDS)
+        until = time.time() + seconds
+        self.update(
+            reason=f"rate limited ({wait.message}); retrying at {_clock(until)}",
+            phase="waiting",
+            waiting={"kind": "rateLimit", "until": _iso(until)},
+            transition=True,
+        )
+        self.log(
+            f"⏸ rate limited: {wait.message} — waiting {seconds:.0f}s (until"
+            f" {_clock(until)}); this iteration does not count",
+            "warning",
+        )
+        with contextlib.suppress(asyncio.TimeoutError):
+            await asyncio.wait_for(self.stop_event.wait(), timeout=seconds)
 
     async def _iterate(self, n: int, prompt: str) -> _IterationOutcome:
         prompt_file = self.history.prompt_file(n)
@@ -562,7 +582,12 @@ class _Run:
             # The agent waits for its service on its own, as long as it takes: say so where
             # the user looks (status, log) instead of showing a run that merely "runs".
             offline[0] = True
-            self.update(reason=f"waiting for the network: {message}", transition=True)
+            self.update(
+                reason=f"waiting for the network: {message}",
+                phase="waiting",
+                waiting={"kind": "network"},
+                transition=True,
+            )
             timeout = s.iteration_timeout_seconds
             bound = (
                 f"the iteration still ends at its timeout ({timeout:g}s, iterationTimeoutSeconds)"
@@ -596,7 +621,9 @@ class _Run:
                     out.activity = True
                     if offline[0]:
                         offline[0] = False
-                        self.update(reason=working_reason, transition=True)
+                        self.update(
+                            reason=working_reason, phase="agent", waiting=None, transition=True
+                        )
                 elif isinstance(ev, ResultInfo):
                     out.result = ev
                     if ev.is_error and ev.text:

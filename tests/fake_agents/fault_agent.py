@@ -9,6 +9,8 @@ Modes (``check`` = check the first unchecked task, atomically, as a real agent's
 
 - ``check`` [CODE]: check one task, exit CODE (default 0);
 - ``check-signal`` N: check one task, then kill itself with signal N;
+- ``limited-once`` STDOUT: on its first spawn (per ``$FAULT_LOG_DIR``) write the recorded
+  STDOUT (a rate-limited Claude run) and exit 1; later spawns check one task;
 - ``stderr-check`` TEXT: print TEXT on stderr (as a failing test would), check one task;
 - ``signal`` N: kill itself with signal N at once, checking nothing;
 - ``hang``: check nothing, print nothing, sleep forever;
@@ -175,6 +177,14 @@ def main() -> int:
     if mode == "check":
         check_one(path)
         return int(arg or 0)
+    if mode == "limited-once":
+        first = os.path.join(LOG_DIR or ".", "limited-once.done")
+        if not os.path.exists(first):
+            open(first, "w").close()
+            sys.stdout.write(Path(arg or "").read_text(encoding="utf-8"))
+            return 1
+        check_one(path)
+        return 0
     if mode == "stderr-check":
         print(arg, file=sys.stderr, flush=True)
         check_one(path)

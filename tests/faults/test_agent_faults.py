@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import signal
 import time
+from pathlib import Path
 
 import pytest
 
@@ -129,3 +130,29 @@ def test_stop_kills_a_stubborn_tree(fx: FaultEnv, signum: int) -> None:
     assert f"{signal.Signals(signum).name}: stopping the run" in out
     assert 0.4 < elapsed < 10, elapsed  # the grace is honoured, then SIGKILL
     assert fx.tasks().read_bytes() == TASKS.encode()
+
+
+def test_guidance_is_not_used_up_by_a_rate_limited_spawn(fx: FaultEnv) -> None:
+    # Found in review: the guidance went to a spawn that was rate limited and did not count,
+    # and the iteration that did the work never saw it.
+    recorded = Path(__file__).resolve().parents[1] / "fixtures" / "claude_real" / "rate_limit.jsonl"
+    fx.env["RALPH_BACKOFF_SECONDS"] = "0.2"
+    guidance = "Use the staging database, never production."
+    result = fx.run_cli(
+        "alpha",
+        "--agent-command",
+        fx.agent_command("limited-once", str(recorded)),
+        "--guidance",
+        guidance,
+    )
+    record = assert_outcome(fx, result, "succeeded", "every task is checked (3/3)")
+    prompts = [s["prompt"] for s in fx.spawns()]
+    assert len(prompts) == 4  # one rate-limited spawn, then three iterations
+    assert guidance in prompts[0] and guidance in prompts[1]  # queued again after the limit
+    assert all(guidance not in p for p in prompts[2:])  # delivered once it counted
+    assert record["guidance"] == [  # type: ignore[comparison-overlap]
+        {"text": guidance, "at": record["guidance"][0]["at"], "deliveredIn": 1}  # type: ignore[index]
+    ]
+    assert [i["n"] for i in record["iterations"]] == [1, 2, 3]  # type: ignore[attr-defined]
+    assert [s["beforeIteration"] for s in record["rateLimited"]] == [1]  # type: ignore[attr-defined]
+    assert "rate limited" in result.stdout

@@ -33,7 +33,7 @@ def test_not_logged_in_replay_fails_with_the_agents_message(fx: FaultEnv) -> Non
 def fake_claude(fx: FaultEnv, *mode: str) -> None:
     """A ``claude`` on PATH that is the fault agent in ``mode`` (the preset's own flags follow)."""
     script = fx.tmp / "claude"
-    script.write_text(f"#!/bin/sh\nexec {shlex.join(fx.agent(*mode))} \"$@\"\n")
+    script.write_text(f'#!/bin/sh\nexec {shlex.join(fx.agent(*mode))} "$@"\n')
     script.chmod(0o755)
     fx.env["PATH"] = f"{fx.tmp}:{fx.env['PATH']}"
 

@@ -1,0 +1,214 @@
+"""What a run does next: the decisions of the Ralph loop, as pure functions (no I/O, no clock).
+
+The engine gathers what an iteration produced (tasks.md before and after, how the agent ended,
+what it reported) into an :class:`IterationResult` and asks :func:`after_iteration` whether to
+go on, wait (a rate limit that does not count), or end with a state and a reason. Before each
+spawn, :func:`before_spawn` applies the limits; before the first, :func:`before_start` ends a
+run that has nothing to do. Every row of the outcome table in the README ("How a run ends") is a
+branch here, and ``tests/engine/test_policy.py`` holds one test row per branch.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from enum import Enum
+
+from ralph_lsp.agents.base import AgentProblem
+
+# First wait after a rate limit that names no reset time; doubled each time, capped.
+DEFAULT_BACKOFF_SECONDS = 30.0
+MAX_BACKOFF_SECONDS = 15 * 60.0
+
+
+class RunState(str, Enum):
+    """The state of a run; its value is the word clients and the history see."""
+
+    RUNNING = "running"
+    SUCCEEDED = "succeeded"
+    STUCK = "stuck"
+    EXHAUSTED = "exhausted"
+    FAILED = "failed"
+    STOPPED = "stopped"
+
+    def __str__(self) -> str:
+        return self.value
+
+    def __format__(self, spec: str) -> str:
+        return format(self.value, spec)
+
+    @property
+    def final(self) -> bool:
+        return self is not RunState.RUNNING
+
+
+def iterations(n: int) -> str:
+    return f"{n} iteration" if n == 1 else f"{n} iterations"
+
+
+@dataclass(frozen=True)
+class Limits:
+    max_iterations: int
+    stuck_after: int
+    max_cost_usd: float | None = None
+
+
+@dataclass(frozen=True)
+class Counters:
+    """What the loop carries from one iteration to the next."""
+
+    counted: int = 0  # iterations that count toward maxIterations
+    no_progress: int = 0  # counted iterations in a row that checked no task
+    last_startup_error: str | None = None
+    cost_usd: float | None = None  # the agent's reported cost, summed
+    backoff: float = DEFAULT_BACKOFF_SECONDS  # the next wait for a limit with no reset time
+
+
+@dataclass(frozen=True)
+class IterationResult:
+    """What one spawn of the agent produced."""
+
+    completed_before: int
+    completed: int
+    total: int
+    exit_code: int | None = 0
+    start_error: str | None = None  # the agent could not be executed
+    printed: bool = False  # any output at all, stdout or stderr
+    activity: bool = False  # a tool call or other real work
+    timed_out: bool = False
+    stopped: bool = False
+    problems: tuple[AgentProblem, ...] = ()
+    last_error: str = ""
+    cost_usd: float | None = None
+
+    @property
+    def checked(self) -> int:
+        return self.completed - self.completed_before
+
+
+@dataclass(frozen=True)
+class Continue:
+    counters: Counters
+
+
+@dataclass(frozen=True)
+class Wait:
+    """Wait ``seconds`` and spawn again; this spawn does not count."""
+
+    seconds: float
+    message: str  # what the agent said about the limit
+    counters: Counters
+
+
+@dataclass(frozen=True)
+class End:
+    state: RunState
+    reason: str
+
+
+Decision = Continue | Wait | End
+
+
+def before_start(completed: int, total: int) -> End | None:
+    """A run with nothing to do ends before the first spawn."""
+    if total == 0:
+        return End(RunState.SUCCEEDED, "tasks.md lists no tasks: nothing to do")
+    if completed >= total:
+        return End(RunState.SUCCEEDED, f"every task is already checked ({completed}/{total})")
+    return None
+
+
+def before_spawn(counters: Counters, limits: Limits, completed: int, total: int) -> End | None:
+    """The limits, checked before each spawn."""
+    if counters.counted >= limits.max_iterations:
+        return End(
+            RunState.EXHAUSTED,
+            f"{iterations(counters.counted)} ran (maxIterations) and"
+            f" {total - completed} of {total} tasks remain",
+        )
+    cost = counters.cost_usd
+    if limits.max_cost_usd is not None and cost is not None and cost >= limits.max_cost_usd:
+        return End(
+            RunState.EXHAUSTED,
+            f"the agent's reported cost ${cost:.2f} reached maxCostUsd"
+            f" ${limits.max_cost_usd:.2f}; {total - completed} tasks remain",
+        )
+    return None
+
+
+def failed_start(r: IterationResult) -> bool:
+    """A startup error: the agent exited non-zero before printing anything or doing any work.
+    One that printed and exited non-zero is judged by progress like any other iteration."""
+    return (
+        r.exit_code not in (0, None)
+        and not r.printed
+        and not r.activity
+        and r.checked <= 0
+        and not r.timed_out
+    )
+
+
+def rate_limit(r: IterationResult) -> AgentProblem | None:
+    """The rate or usage limit that makes this spawn not count, if any: the one that names a
+    reset time wins, otherwise the latest. A spawn that checked a task or timed out counts."""
+    if r.checked > 0 or r.timed_out:
+        return None
+    limits = [p for p in r.problems if p.kind == "rate_limit"]
+    named = next((p for p in limits if p.retry_at is not None), None)
+    return named or (limits[-1] if limits else None)
+
+
+def add_cost(total: float | None, cost: float | None) -> float | None:
+    """The reported cost so far: None until the agent reports one."""
+    return total if cost is None else (total or 0.0) + cost
+
+
+def after_iteration(r: IterationResult, counters: Counters, limits: Limits, now: float) -> Decision:
+    """Continue, wait, or end, after one spawn (``now`` is the epoch time, for reset times)."""
+    end = _ending(r)
+    counters = replace(counters, cost_usd=add_cost(counters.cost_usd, r.cost_usd))
+    if end is not None:
+        return end
+    limited = rate_limit(r)
+    if limited is not None:
+        if limited.retry_at is not None:
+            return Wait(max(1.0, limited.retry_at - now), limited.message, counters)
+        backoff = min(counters.backoff * 2, MAX_BACKOFF_SECONDS)
+        return Wait(counters.backoff, limited.message, replace(counters, backoff=backoff))
+    return _counted(r, replace(counters, counted=counters.counted + 1), limits)
+
+
+def _ending(r: IterationResult) -> End | None:
+    """The outcomes that end a run whatever the counters say."""
+    if r.stopped:
+        return End(RunState.STOPPED, "stopped by the user")
+    if r.start_error is not None:
+        return End(RunState.FAILED, r.start_error)
+    if r.total == 0:
+        return End(RunState.FAILED, "tasks.md no longer lists any task (was it emptied?)")
+    if r.completed >= r.total:
+        return End(RunState.SUCCEEDED, f"every task is checked ({r.completed}/{r.total})")
+    auth = next((p for p in r.problems if p.kind == "auth"), None)
+    if auth is not None:
+        return End(RunState.FAILED, f"the agent cannot authenticate: {auth.message}")
+    fatal = next((p for p in r.problems if p.kind == "fatal"), None)
+    if fatal is not None and r.checked <= 0:
+        return End(RunState.FAILED, f"the agent cannot work: {fatal.message}")
+    return None
+
+
+def _counted(r: IterationResult, counters: Counters, limits: Limits) -> Decision:
+    """A counted iteration: two identical startup errors fail; no progress for stuckAfter
+    iterations in a row is stuck."""
+    if failed_start(r):
+        signature = r.last_error or f"exit code {r.exit_code}"
+        if signature == counters.last_startup_error:
+            return End(RunState.FAILED, f"the agent failed the same way twice: {signature}")
+        counters = replace(counters, last_startup_error=signature)
+    else:
+        counters = replace(counters, last_startup_error=None)
+    if r.checked > 0:
+        return Continue(replace(counters, no_progress=0))
+    no_progress = counters.no_progress + 1
+    if no_progress >= limits.stuck_after:
+        return End(RunState.STUCK, f"no task checked in {iterations(no_progress)}")
+    return Continue(replace(counters, no_progress=no_progress))

@@ -1,0 +1,231 @@
+"""The run policy, row by row: every outcome of the loop without a process."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from ralph_lsp.agents.base import AgentProblem
+from ralph_lsp.policy import (
+    MAX_BACKOFF_SECONDS,
+    Continue,
+    Counters,
+    End,
+    IterationResult,
+    Limits,
+    RunState,
+    Wait,
+    after_iteration,
+    before_spawn,
+    before_start,
+    failed_start,
+)
+
+LIMITS = Limits(max_iterations=20, stuck_after=3, max_cost_usd=None)
+NOW = 1_700_000_000.0
+
+
+def it(**kw: object) -> IterationResult:
+    """An iteration of a 2/5 change that checked nothing, exited 0 and printed."""
+    base = {"completed_before": 2, "completed": 2, "total": 5, "printed": True}
+    return IterationResult(**{**base, **kw})  # type: ignore[arg-type]
+
+
+def problem(kind: str, message: str = "m", retry_at: float | None = None) -> AgentProblem:
+    return AgentProblem(kind, message, retry_at)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("completed", "total", "expected"),
+    [
+        (0, 0, End(RunState.SUCCEEDED, "tasks.md lists no tasks: nothing to do")),
+        (4, 4, End(RunState.SUCCEEDED, "every task is already checked (4/4)")),
+        (3, 4, None),
+    ],
+)
+def test_before_start(completed: int, total: int, expected: End | None) -> None:
+    assert before_start(completed, total) == expected
+
+
+@pytest.mark.parametrize(
+    ("counters", "limits", "expected"),
+    [
+        (Counters(counted=19), LIMITS, None),
+        (
+            Counters(counted=20),
+            LIMITS,
+            End(RunState.EXHAUSTED, "20 iterations ran (maxIterations) and 3 of 5 tasks remain"),
+        ),
+        (
+            Counters(counted=1),
+            Limits(1, 3),
+            End(RunState.EXHAUSTED, "1 iteration ran (maxIterations) and 3 of 5 tasks remain"),
+        ),
+        (Counters(cost_usd=0.99), Limits(20, 3, 1.0), None),
+        (
+            Counters(cost_usd=1.25),
+            Limits(20, 3, 1.0),
+            End(
+                RunState.EXHAUSTED,
+                "the agent's reported cost $1.25 reached maxCostUsd $1.00; 3 tasks remain",
+            ),
+        ),
+        (Counters(cost_usd=None), Limits(20, 3, 0.0), None),  # no cost reported: no limit hit
+    ],
+)
+def test_before_spawn(counters: Counters, limits: Limits, expected: End | None) -> None:
+    assert before_spawn(counters, limits, 2, 5) == expected
+
+
+# (what the iteration produced, the counters before, the decision)
+ROWS: list[tuple[str, IterationResult, Counters, object]] = [
+    ("progress continues", it(completed=3), Counters(no_progress=2), Continue(Counters(counted=1))),
+    (
+        "every task checked succeeds",
+        it(completed=5),
+        Counters(),
+        End(RunState.SUCCEEDED, "every task is checked (5/5)"),
+    ),
+    (
+        "stopped wins over success",
+        it(completed=5, stopped=True),
+        Counters(),
+        End(RunState.STOPPED, "stopped by the user"),
+    ),
+    (
+        "a start error fails",
+        it(start_error="agent program 'x' was not found on PATH", printed=False, exit_code=None),
+        Counters(),
+        End(RunState.FAILED, "agent program 'x' was not found on PATH"),
+    ),
+    (
+        "an emptied tasks.md fails",
+        it(completed=0, total=0),
+        Counters(),
+        End(RunState.FAILED, "tasks.md no longer lists any task (was it emptied?)"),
+    ),
+    (
+        "an auth problem fails even after progress",
+        it(completed=3, problems=(problem("auth", "Not logged in"),)),
+        Counters(),
+        End(RunState.FAILED, "the agent cannot authenticate: Not logged in"),
+    ),
+    (
+        "a fatal problem with no progress fails",
+        it(problems=(problem("fatal", "refused flag"),)),
+        Counters(),
+        End(RunState.FAILED, "the agent cannot work: refused flag"),
+    ),
+    (
+        "a fatal problem after progress is judged by progress",
+        it(completed=3, problems=(problem("fatal", "refused flag"),)),
+        Counters(),
+        Continue(Counters(counted=1)),
+    ),
+    (
+        "no progress counts toward stuck",
+        it(),
+        Counters(counted=1, no_progress=1),
+        Continue(Counters(counted=2, no_progress=2)),
+    ),
+    (
+        "stuckAfter iterations without progress is stuck",
+        it(),
+        Counters(counted=2, no_progress=2),
+        End(RunState.STUCK, "no task checked in 3 iterations"),
+    ),
+    (
+        "a timed-out iteration counts as no progress",
+        it(timed_out=True, exit_code=-15, printed=False),
+        Counters(),
+        Continue(Counters(counted=1, no_progress=1)),
+    ),
+    (
+        "a silent non-zero exit is a startup error",
+        it(exit_code=7, printed=False, last_error=""),
+        Counters(),
+        Continue(Counters(counted=1, no_progress=1, last_startup_error="exit code 7")),
+    ),
+    (
+        "the same startup error twice fails",
+        it(exit_code=7, printed=False),
+        Counters(counted=1, no_progress=1, last_startup_error="exit code 7"),
+        End(RunState.FAILED, "the agent failed the same way twice: exit code 7"),
+    ),
+    (
+        "an agent that printed and exited 1 is judged by progress",
+        it(exit_code=1, printed=True, last_error="boom"),
+        Counters(counted=1, no_progress=1, last_startup_error="boom"),
+        Continue(Counters(counted=2, no_progress=2)),
+    ),
+    (
+        "a rate limit with a reset time waits until it, uncounted",
+        it(problems=(problem("rate_limit", "limit", NOW + 120),)),
+        Counters(counted=4, no_progress=2),
+        Wait(120.0, "limit", Counters(counted=4, no_progress=2)),
+    ),
+    (
+        "a rate limit without one backs off, doubling",
+        it(problems=(problem("rate_limit", "429"),)),
+        Counters(backoff=30.0),
+        Wait(30.0, "429", Counters(backoff=60.0)),
+    ),
+    (
+        "the back-off is capped",
+        it(problems=(problem("rate_limit", "429"),)),
+        Counters(backoff=MAX_BACKOFF_SECONDS),
+        Wait(MAX_BACKOFF_SECONDS, "429", Counters(backoff=MAX_BACKOFF_SECONDS)),
+    ),
+    (
+        "a reset time in the past waits a second",
+        it(problems=(problem("rate_limit", "limit", NOW - 50),)),
+        Counters(),
+        Wait(1.0, "limit", Counters()),
+    ),
+    (
+        "a rate limit after progress counts",
+        it(completed=3, problems=(problem("rate_limit", "limit", NOW + 60),)),
+        Counters(),
+        Continue(Counters(counted=1)),
+    ),
+    (
+        "reported cost adds up",
+        it(completed=3, cost_usd=0.25),
+        Counters(cost_usd=0.5),
+        Continue(Counters(counted=1, cost_usd=0.75)),
+    ),
+]
+
+
+@pytest.mark.parametrize(("name", "result", "counters", "expected"), ROWS, ids=[r[0] for r in ROWS])
+def test_after_iteration(
+    name: str, result: IterationResult, counters: Counters, expected: object
+) -> None:
+    assert after_iteration(result, counters, LIMITS, NOW) == expected
+
+
+def test_a_named_reset_time_wins_over_a_later_limit_without_one() -> None:
+    r = it(problems=(problem("rate_limit", "a", NOW + 300), problem("rate_limit", "b")))
+    assert after_iteration(r, Counters(), LIMITS, NOW) == Wait(300.0, "a", Counters())
+
+
+def test_a_cost_reported_by_a_rate_limited_spawn_still_adds_up() -> None:
+    r = it(problems=(problem("rate_limit", "x", NOW + 10),), cost_usd=0.1)
+    decision = after_iteration(r, Counters(cost_usd=1.0), LIMITS, NOW)
+    assert isinstance(decision, Wait) and decision.counters.cost_usd == pytest.approx(1.1)
+
+
+def test_failed_start_needs_silence_a_nonzero_exit_and_no_work() -> None:
+    silent = it(exit_code=2, printed=False)
+    assert failed_start(silent)
+    assert not failed_start(replace(silent, exit_code=0))
+    assert not failed_start(replace(silent, printed=True))
+    assert not failed_start(replace(silent, activity=True))
+    assert not failed_start(replace(silent, completed=3))
+    assert not failed_start(replace(silent, timed_out=True))
+
+
+def test_states_read_as_their_words() -> None:
+    assert f"{RunState.STUCK}: x" == "stuck: x" and str(RunState.FAILED) == "failed"
+    assert RunState.SUCCEEDED == "succeeded" and not RunState.RUNNING.final
