@@ -15,11 +15,12 @@ from typing import Any
 
 PRESETS = ("claude", "codex", "gemini", "demo", "custom")
 SCOPES = ("story", "change")
+VERIFY_WHEN = ("final", "each", "off")
 DEFAULT_AGENT_ARGS = ("--permission-mode", "acceptEdits")
 
 # Settings that name a program to run or shape its environment: never taken from an
 # untrusted workspace.
-PROGRAM_SETTINGS = ("agent", "agentCommand", "agentArgs", "env")
+PROGRAM_SETTINGS = ("agent", "agentCommand", "agentArgs", "env", "allowedTools", "verifyCommands")
 
 
 @dataclass(frozen=True)
@@ -35,6 +36,11 @@ class Settings:
     stop_grace_seconds: float = 5.0
     iteration_timeout_seconds: float | None = None
     env: Mapping[str, str] = field(default_factory=dict)
+    verify_when: str = "final"
+    verify_timeout_seconds: float = 900.0
+    finish_grace_seconds: float = 60.0
+    allowed_tools: tuple[str, ...] = ()
+    history_keep_runs: int = 50
 
     def replace(self, **changes: Any) -> Settings:
         return dataclasses.replace(self, **changes)
@@ -42,8 +48,13 @@ class Settings:
 
 # camelCase name → (field name, converter). A converter returns the value or raises ValueError
 # with what was expected.
-def _positive_int(v: Any) -> int:
-    if isinstance(v, bool) or not isinstance(v, (int, float)) or v != int(v) or v < 1:
+def positive_int(v: Any) -> int:
+    """A count: a whole number ≥ 1 (``ValueError`` otherwise; 1e400 and NaN included)."""
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        raise ValueError("a whole number of at least 1")
+    if isinstance(v, float) and (not math.isfinite(v) or not v.is_integer()):
+        raise ValueError("a whole number of at least 1")  # 1e400 is inf: never int() it
+    if v < 1:
         raise ValueError("a whole number of at least 1")
     return int(v)
 
@@ -102,14 +113,19 @@ _FIELDS: dict[str, tuple[str, Callable[[Any], Any]]] = {
     "agent": ("agent", _choice(PRESETS)),
     "agentCommand": ("agent_command", _optional_argv),
     "agentArgs": ("agent_args", _str_list),
-    "maxIterations": ("max_iterations", _positive_int),
+    "maxIterations": ("max_iterations", positive_int),
     "maxCostUsd": ("max_cost_usd", _optional_positive_number),
-    "stuckAfter": ("stuck_after", _positive_int),
+    "stuckAfter": ("stuck_after", positive_int),
     "iterationScope": ("iteration_scope", _choice(SCOPES)),
     "verifyCommands": ("verify_commands", _str_list),
     "stopGraceSeconds": ("stop_grace_seconds", _non_negative_number),
     "iterationTimeoutSeconds": ("iteration_timeout_seconds", _optional_positive_number),
     "env": ("env", _env),
+    "verifyWhen": ("verify_when", _choice(VERIFY_WHEN)),
+    "verifyTimeoutSeconds": ("verify_timeout_seconds", _non_negative_number),
+    "finishGraceSeconds": ("finish_grace_seconds", _non_negative_number),
+    "allowedTools": ("allowed_tools", _str_list),
+    "historyKeepRuns": ("history_keep_runs", positive_int),
 }
 SETTING_NAMES = tuple(_FIELDS)
 

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlparse
 
+from ralph_lsp import settings
 from ralph_lsp.server.errors import InvalidArguments
 
 # The fields each command accepts; anything else is refused so that a typo is not ignored.
@@ -30,8 +31,9 @@ def _shape(command: str) -> str:
 
 
 def one_object(command: str, args: Sequence[object]) -> dict[str, Any]:
-    """The command's argument: none is ``{}``; several, or a non-object, are refused."""
-    if len(args) == 0 or (len(args) == 1 and args[0] is None):
+    """The command's argument: none, ``null`` or ``[]`` (an empty table from Lua) is ``{}``;
+    several, or a non-object, are refused."""
+    if len(args) == 0 or (len(args) == 1 and (args[0] is None or args[0] == [])):
         return {}
     if len(args) > 1:
         raise InvalidArguments(
@@ -68,12 +70,18 @@ def _kind(value: object) -> str:
     return type(value).__name__
 
 
-def string(command: str, obj: Mapping[str, Any], key: str, *, required: bool) -> str | None:
-    """A string field; ``None`` when absent (or null) and not required."""
+def required_string(command: str, obj: Mapping[str, Any], key: str) -> str:
+    """A string field that must be there."""
+    value = optional_string(command, obj, key)
+    if value is None:
+        raise InvalidArguments(f'{command} needs "{key}" (a string); send {_shape(command)}')
+    return value
+
+
+def optional_string(command: str, obj: Mapping[str, Any], key: str) -> str | None:
+    """A string field; ``None`` when absent (or null)."""
     value = obj.get(key)
     if value is None:
-        if required:
-            raise InvalidArguments(f'{command} needs "{key}" (a string); send {_shape(command)}')
         return None
     if not isinstance(value, str) or not value:
         raise InvalidArguments(f'{command}: "{key}" must be a non-empty string, got {_kind(value)}')
@@ -84,16 +92,12 @@ def positive_int(command: str, obj: Mapping[str, Any], key: str) -> int | None:
     value = obj.get(key)
     if value is None:
         return None
-    if (
-        isinstance(value, bool)
-        or not isinstance(value, (int, float))
-        or value != int(value)
-        or value < 1
-    ):
+    try:
+        return settings.positive_int(value)
+    except ValueError:
         raise InvalidArguments(
             f'{command}: "{key}" must be a whole number of at least 1, got {value!r}'
-        )
-    return int(value)
+        ) from None
 
 
 def choice(command: str, obj: Mapping[str, Any], key: str, options: Sequence[str]) -> str | None:

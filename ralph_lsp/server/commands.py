@@ -34,7 +34,7 @@ UNTRUSTED = (
 
 
 async def changes(ls: RalphLanguageServer, obj: Obj) -> Obj:
-    root_arg = args.string("ralph.changes", obj, "root", required=False)
+    root_arg = args.optional_string("ralph.changes", obj, "root")
     roots = [ls.resolve_root("ralph.changes", root_arg)] if root_arg else ls.roots
     out = []
     for root in roots:
@@ -48,9 +48,8 @@ async def changes(ls: RalphLanguageServer, obj: Obj) -> Obj:
 
 async def run(ls: RalphLanguageServer, obj: Obj) -> Obj:
     cmd = "ralph.run"
-    name = args.string(cmd, obj, "change", required=True)
-    assert name is not None
-    root = ls.resolve_root(cmd, args.string(cmd, obj, "root", required=False))
+    name = args.required_string(cmd, obj, "change")
+    root = ls.resolve_root(cmd, args.optional_string(cmd, obj, "root"))
     max_iterations = args.positive_int(cmd, obj, "maxIterations")
     scope = args.choice(cmd, obj, "iterationScope", SCOPES)
     resolve_change(root, name)
@@ -63,9 +62,8 @@ async def run(ls: RalphLanguageServer, obj: Obj) -> Obj:
 
 async def stop(ls: RalphLanguageServer, obj: Obj) -> Obj:
     cmd = "ralph.stop"
-    name = args.string(cmd, obj, "change", required=True)
-    assert name is not None
-    root = ls.resolve_root(cmd, args.string(cmd, obj, "root", required=False))
+    name = args.required_string(cmd, obj, "change")
+    root = ls.resolve_root(cmd, args.optional_string(cmd, obj, "root"))
     try:
         status = await ls.engine.stop(root, name)
     except EngineError:
@@ -76,12 +74,11 @@ async def stop(ls: RalphLanguageServer, obj: Obj) -> Obj:
 
 async def guide(ls: RalphLanguageServer, obj: Obj) -> Obj:
     cmd = "ralph.guide"
-    name = args.string(cmd, obj, "change", required=True)
-    text = args.string(cmd, obj, "text", required=True)
-    assert name is not None and text is not None
+    name = args.required_string(cmd, obj, "change")
+    text = args.required_string(cmd, obj, "text")
     if not text.strip():
         raise InvalidArguments(f'{cmd}: "text" is blank; send the guidance to give the agent')
-    root = ls.resolve_root(cmd, args.string(cmd, obj, "root", required=False))
+    root = ls.resolve_root(cmd, args.optional_string(cmd, obj, "root"))
     try:
         ls.engine.guide(root, name, text)
     except EngineError:
@@ -92,8 +89,8 @@ async def guide(ls: RalphLanguageServer, obj: Obj) -> Obj:
 
 async def status(ls: RalphLanguageServer, obj: Obj) -> Obj:
     cmd = "ralph.status"
-    name = args.string(cmd, obj, "change", required=False)
-    root_arg = args.string(cmd, obj, "root", required=False)
+    name = args.optional_string(cmd, obj, "change")
+    root_arg = args.optional_string(cmd, obj, "root")
     root = ls.resolve_root(cmd, root_arg) if root_arg else None
     runs = ls.engine.statuses(root, name)
     if name is not None and not runs:
@@ -106,9 +103,8 @@ async def status(ls: RalphLanguageServer, obj: Obj) -> Obj:
 
 async def history(ls: RalphLanguageServer, obj: Obj) -> Obj:
     cmd = "ralph.history"
-    name = args.string(cmd, obj, "change", required=True)
-    assert name is not None
-    root = ls.resolve_root(cmd, args.string(cmd, obj, "root", required=False))
+    name = args.required_string(cmd, obj, "change")
+    root = ls.resolve_root(cmd, args.optional_string(cmd, obj, "root"))
     records = await asyncio.to_thread(load_records, root, name)
     if not records:
         resolve_change(root, name)  # nothing recorded: say so if the name is unknown

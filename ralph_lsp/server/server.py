@@ -487,4 +487,31 @@ class RalphLanguageServer(LanguageServer):
                 f"{command}: {root} is not an OpenSpec root (it has no openspec/changes/ folder);"
                 f" open roots: {listing}"
             )
+        if not self._root_allowed(path):
+            listing = ", ".join(r.as_uri() for r in self.roots) or "none"
+            raise InvalidArguments(
+                f"{command}: {root} is not in this editor's workspace folders; only the OpenSpec"
+                f" roots of the open workspace can be used (open roots: {listing})"
+            )
         return path
+
+    def _root_allowed(self, path: Path) -> bool:
+        """A command may name one of the workspace's roots, or a root inside a workspace folder
+        (with no folders at all, as for a lone file, the root of an open tasks.md)."""
+        if path in self.roots:
+            return True
+        folders = [Path(to_fs_path(f.uri) or "") for f in self.workspace.folders.values()]
+        folders = [f for f in folders if str(f) not in ("", ".")]
+        if not folders and self.workspace.root_path:
+            folders = [Path(self.workspace.root_path)]
+        if folders:
+            return any(_inside(path, folder) for folder in folders)
+        return path in {self._root_key(p)[0] for p in self._open_change_paths()}
+
+
+def _inside(path: Path, folder: Path) -> bool:
+    try:
+        folder = folder.resolve()
+    except (OSError, RuntimeError):
+        pass
+    return path == folder or folder in path.parents

@@ -73,7 +73,7 @@ MALFORMED: list[tuple[str, list[Any] | None, str]] = [
     ("ralph.guide", [{"change": CHANGE, "text": "   "}], '"text" is blank'),
     ("ralph.status", [{"change": 1}], '"change" must be a non-empty string'),
     ("ralph.history", [], 'ralph.history needs "change"'),
-    ("ralph.changes", [[]], "got an array"),
+    ("ralph.changes", [[1]], "got an array"),  # `[]` alone reads as {} (Lua's empty table)
 ]
 
 
