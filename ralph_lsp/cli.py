@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, NoReturn, TextIO
 
 from ralph_lsp import __version__
-from ralph_lsp.settings import PRESETS, Settings, settings_from_dict
+from ralph_lsp.settings import PRESETS, Settings, check_setting, settings_from_dict
 from ralph_lsp.tasks import read_tasks_text, summarize_tasks
 from ralph_lsp.workspace import Change, UnknownChangeError, change_json, find_root, list_changes
 
@@ -236,17 +236,10 @@ def _settings_from_args(args: argparse.Namespace) -> Settings:
             raw["agentArgs"] = shlex.split(args.agent_args)
         except ValueError as exc:
             raise CliError(f"--agent-args: {exc}") from exc
-    for flag, key in (
-        ("max_iterations", "maxIterations"),
-        ("max_cost", "maxCostUsd"),
-        ("stuck_after", "stuckAfter"),
-        ("scope", "iterationScope"),
-        ("iteration_timeout", "iterationTimeoutSeconds"),
-        ("stop_grace", "stopGraceSeconds"),
-    ):
-        value = getattr(args, flag, None)
+    for attr, key in _FLAG_SETTINGS:
+        value = getattr(args, attr, None)
         if value is not None:
-            raw[key] = value
+            raw[key] = _checked(attr, key, value)
     if getattr(args, "verify", None):
         raw["verifyCommands"] = args.verify
     env: dict[str, str] = {}
@@ -258,9 +251,33 @@ def _settings_from_args(args: argparse.Namespace) -> Settings:
     if env:
         raw["env"] = env
     settings, warnings = settings_from_dict(raw)
-    if warnings:
-        raise CliError(warnings[0].replace("; using the default", " (default"))
+    if warnings:  # every flag was checked above: a safety net that names the setting
+        raise CliError(warnings[0])
     return settings
+
+
+# `run` flags that set a setting: (argparse attribute, setting). The flag is the attribute with
+# dashes (`max_iterations` → `--max-iterations`).
+_FLAG_SETTINGS = (
+    ("max_iterations", "maxIterations"),
+    ("max_cost", "maxCostUsd"),
+    ("stuck_after", "stuckAfter"),
+    ("scope", "iterationScope"),
+    ("iteration_timeout", "iterationTimeoutSeconds"),
+    ("stop_grace", "stopGraceSeconds"),
+    ("finish_grace", "finishGraceSeconds"),
+)
+
+
+def _checked(attr: str, key: str, value: Any) -> Any:
+    """A flag's value, checked as its setting is; a usage error names the flag."""
+    try:
+        check_setting(key, value)
+    except ValueError as exc:
+        flag = "--" + attr.replace("_", "-")
+        expected = str(exc).removesuffix(", or null")  # null is for settings, not flags
+        raise CliError(f"{flag}: expected {expected}, got {value!r}") from None
+    return value
 
 
 class _Renderer:
@@ -425,6 +442,13 @@ def build_parser() -> argparse.ArgumentParser:
         type=float,
         metavar="S",
         help="seconds between SIGTERM and SIGKILL on stop (default 5)",
+    )
+    sp.add_argument(
+        "--finish-grace",
+        type=float,
+        metavar="S",
+        help="once every task is checked, seconds the agent gets to exit by itself before it"
+        " is stopped (default 60)",
     )
     sp.add_argument(
         "--guidance",

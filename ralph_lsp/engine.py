@@ -20,23 +20,15 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Literal
 
 from ralph_lsp import policy
 from ralph_lsp.agents import build_invocation
-from ralph_lsp.agents.base import (
-    Activity,
-    AgentEvent,
-    AgentProblem,
-    LogLine,
-    LogLines,
-    ResultInfo,
-    feed_lines,
-)
 from ralph_lsp.history import RunHistory
+from ralph_lsp.iteration import AgentIteration, IterationOutcome
 from ralph_lsp.policy import DEFAULT_BACKOFF_SECONDS, MAX_BACKOFF_SECONDS, RunState
 from ralph_lsp.process import AgentProcess, AgentStartError, SpawnSpec
 from ralph_lsp.prompt import build_prompt, infer_verify_commands, scope_story
@@ -54,15 +46,6 @@ Phase = Literal["agent", "verifying", "waiting"]
 MAX_WAIT_SECONDS = 6 * 3600.0
 # The prompt may travel as one argv element, which Linux caps at 128 KiB.
 MAX_GUIDANCE_CHARS = 16_000
-# Agent output reaches renderers in batches: one LogEvent once this many lines or characters
-# are collected, or after this delay. The lines of one read of the agent's output are never
-# split, so an event holds at most what one read completed (64 KiB) beyond these.
-LOG_BATCH_LINES = 256
-LOG_BATCH_SECONDS = 0.02
-LOG_BATCH_CHARS = 8_000
-# One stream-json event can hold a whole file an agent read or edited: read lines this long
-# whole so they still parse (what is shown of them is capped by the parsers).
-AGENT_LINE_CAP = 16 * 1024 * 1024
 
 
 def now_iso() -> str:
@@ -158,39 +141,6 @@ class _Guidance:
     text: str
     at: str
     delivered_in: int | None = None
-
-
-@dataclass
-class _IterationOutcome:
-    exit_code: int | None = None
-    start_error: AgentStartError | None = None
-    problems: list[AgentProblem] = field(default_factory=list)
-    activity: bool = False
-    printed: bool = False  # any output at all: an agent that printed is not a failed start
-    result: ResultInfo | None = None
-    timed_out: bool = False
-    stopped: bool = False
-    last_error: str = ""
-
-    def result_of(
-        self, completed_before: int, after: TasksDoc, *, stopped: bool
-    ) -> policy.IterationResult:
-        """The facts of this spawn, as the run policy reads them."""
-        res = self.result
-        return policy.IterationResult(
-            completed_before=completed_before,
-            completed=after.completed,
-            total=after.total,
-            exit_code=self.exit_code,
-            start_error=str(self.start_error) if self.start_error is not None else None,
-            printed=self.printed,
-            activity=self.activity,
-            timed_out=self.timed_out,
-            stopped=self.stopped or stopped,
-            problems=tuple(self.problems),
-            last_error=self.last_error,
-            cost_usd=res.cost_usd if res else None,
-        )
 
 
 class _Run:
@@ -293,25 +243,28 @@ class _Run:
             raise _RunEnd("failed", f"{self.change.tasks_path} is missing")
         return parse_tasks(text)
 
-    def poll_tasks(self) -> None:
-        """Cheap live progress during an iteration: re-parse only when the file changed."""
+    def poll_tasks(self) -> tuple[int, int]:
+        """Cheap live progress during an iteration: re-parse only when the file changed.
+        Returns (completed, total) as the status now says."""
         try:
             st = self.change.tasks_path.stat()
         except OSError:
-            return
+            return self.status.completed, self.status.total
         key = (st.st_mtime_ns, st.st_size)
-        if key == self._tasks_stat:
-            return
-        self._tasks_stat = key
-        try:
-            text = read_tasks_text(self.change.tasks_path)
-        except OSError:
-            return
-        if text is None:
-            return
-        doc = parse_tasks(text)
-        if (doc.completed, doc.total) != (self.status.completed, self.status.total):
-            self.update(completed=doc.completed, total=doc.total)
+        if key != self._tasks_stat:
+            self._tasks_stat = key
+            try:
+                text = read_tasks_text(self.change.tasks_path)
+            except OSError:
+                text = None
+            if text is not None:
+                doc = parse_tasks(text)
+                if (doc.completed, doc.total) != (self.status.completed, self.status.total):
+                    self.update(completed=doc.completed, total=doc.total)
+        return self.status.completed, self.status.total
+
+    def reason(self) -> str | None:
+        return self.status.reason
 
     # -- the loop ----------------------------------------------------------------------------
     async def main(self) -> None:
@@ -386,7 +339,7 @@ class _Run:
             after = self.read_doc()
         except _RunEnd as exc:
             read_error = exc
-        result = outcome.result_of(doc.completed, after, stopped=self.stop_event.is_set())
+        result = _facts(outcome, doc.completed, after, stopped=self.stop_event.is_set())
         decision = policy.after_iteration(result, counters, limits, time.time())
         counts = not isinstance(decision, policy.Wait)
         if not counts or result.start_error is not None or policy.failed_start(result):
@@ -423,7 +376,7 @@ class _Run:
         self,
         n: int,
         started: str,
-        outcome: _IterationOutcome,
+        outcome: IterationOutcome,
         result: policy.IterationResult,
         counts: bool,
     ) -> None:
@@ -447,7 +400,7 @@ class _Run:
     def _summarize(
         self,
         n: int,
-        outcome: _IterationOutcome,
+        outcome: IterationOutcome,
         result: policy.IterationResult,
         after: TasksDoc,
         elapsed: float,
@@ -484,7 +437,7 @@ class _Run:
         with contextlib.suppress(asyncio.TimeoutError):
             await asyncio.wait_for(self.stop_event.wait(), timeout=seconds)
 
-    async def _iterate(self, n: int, prompt: str) -> _IterationOutcome:
+    async def _iterate(self, n: int, prompt: str) -> IterationOutcome:
         prompt_file = self.history.prompt_file(n)
         temporary = False
         try:
@@ -504,9 +457,8 @@ class _Run:
                 with contextlib.suppress(OSError):
                     prompt_file.unlink()
 
-    async def _spawn(self, n: int, prompt: str, prompt_file: Path) -> _IterationOutcome:
+    async def _spawn(self, n: int, prompt: str, prompt_file: Path) -> IterationOutcome:
         s = self.settings
-        out = _IterationOutcome()
         try:
             inv = build_invocation(
                 s.agent,
@@ -518,179 +470,20 @@ class _Run:
                 cwd=self.change.root,
             )
         except ValueError as exc:
-            out.start_error = AgentStartError("not_found", str(exc))
-            return out
+            return IterationOutcome(start_error=AgentStartError("not_found", str(exc)))
         env = dict(os.environ)
         env.update(s.env)
         spec = SpawnSpec(argv=inv.argv, cwd=self.change.root, env=env, stdin_data=inv.stdin_data)
         self.history.open_iteration_log(n)
+        iteration = AgentIteration(self, inv, spec, self.history.write_raw)
         try:
-            proc = await AgentProcess.start(
-                spec, raw_sink=self.history.write_raw, line_cap=AGENT_LINE_CAP
-            )
-        except AgentStartError as exc:
-            out.start_error = exc
-            self.log(f"✗ {exc}", "error")
-            self.history.close_iteration_log()
-            return out
-        self.process = proc
-        parser = inv.parser
-        abort = asyncio.Event()
-        loop = asyncio.get_running_loop()
-        # Agent lines are passed on in small batches (one LogEvent holding several lines), so a
-        # flood costs one event per batch, not one per line; a timer keeps a lone line live.
-        batch: list[str] = []
-        batch_chars = [0]
-        batch_level: list[Level] = ["info"]
-        timer: list[asyncio.TimerHandle | None] = [None]
-
-        def flush() -> None:
-            if timer[0] is not None:
-                timer[0].cancel()
-                timer[0] = None
-            if batch:
-                self.log("\n".join(batch), batch_level[0])
-                batch.clear()
-                batch_chars[0] = 0
-
-        def add_line(text: str, level: Level) -> None:
-            if batch and level != batch_level[0]:
-                flush()
-            batch_level[0] = level
-            batch.append(text)
-            batch_chars[0] += len(text) + 1
-            if len(batch) >= LOG_BATCH_LINES or batch_chars[0] >= LOG_BATCH_CHARS:
-                flush()
-            elif timer[0] is None:
-                timer[0] = loop.call_later(LOG_BATCH_SECONDS, flush)
-
-        def add_lines(texts: tuple[str, ...], level: Level) -> None:
-            if batch and level != batch_level[0]:
-                flush()
-            batch_level[0] = level
-            batch.extend(texts)
-            batch_chars[0] += sum(map(len, texts)) + len(texts)
-            if len(batch) >= LOG_BATCH_LINES or batch_chars[0] >= LOG_BATCH_CHARS:
-                flush()
-            elif timer[0] is None:
-                timer[0] = loop.call_later(LOG_BATCH_SECONDS, flush)
-
-        working_reason = self.status.reason  # what the status says while the agent works
-        offline = [False]
-
-        def waiting_for_network(message: str) -> None:
-            # The agent waits for its service on its own, as long as it takes: say so where
-            # the user looks (status, log) instead of showing a run that merely "runs".
-            offline[0] = True
-            self.update(
-                reason=f"waiting for the network: {message}",
-                phase="waiting",
-                waiting={"kind": "network"},
-                transition=True,
-            )
-            timeout = s.iteration_timeout_seconds
-            bound = (
-                f"the iteration still ends at its timeout ({timeout:g}s, iterationTimeoutSeconds)"
-                if timeout
-                else "set iterationTimeoutSeconds to bound how long an iteration may wait"
-            )
-            self.log(
-                f"⏸ the agent is waiting for the network — {message}; it goes on by itself"
-                f" once the network is back; {bound}",
-                "warning",
-            )
-
-        def handle(events: list[AgentEvent]) -> None:
-            for ev in events:
-                if isinstance(ev, LogLines):
-                    if not ev.texts:
-                        continue
-                    out.printed = True
-                    level: Level = "warning" if ev.kind == "stderr" else "info"
-                    if ev.kind == "stderr":
-                        last = next((t.strip() for t in reversed(ev.texts) if t.strip()), "")
-                        out.last_error = last or out.last_error
-                    add_lines(ev.texts, level)
-                elif isinstance(ev, LogLine):
-                    out.printed = True
-                    level = "warning" if ev.kind == "stderr" else "info"
-                    if ev.kind == "stderr" and ev.text.strip():
-                        out.last_error = ev.text.strip()
-                    add_line(ev.text, level)
-                elif isinstance(ev, Activity):
-                    out.activity = True
-                    if offline[0]:
-                        offline[0] = False
-                        self.update(
-                            reason=working_reason, phase="agent", waiting=None, transition=True
-                        )
-                elif isinstance(ev, ResultInfo):
-                    out.result = ev
-                    if ev.is_error and ev.text:
-                        out.last_error = ev.text.strip()[:500]
-                elif isinstance(ev, AgentProblem):
-                    out.problems.append(ev)
-                    out.last_error = ev.message
-                    if ev.kind == "auth":
-                        # An agent that cannot authenticate may retry for minutes: end it now.
-                        abort.set()
-                    elif ev.kind == "offline":
-                        waiting_for_network(ev.message)
-
-        async def pump() -> None:
-            last_poll = 0.0
-            async for stream, lines in proc.batches():
-                handle(feed_lines(parser, stream, lines))
-                t = time.monotonic()
-                if t - last_poll > 0.25:
-                    last_poll = t
-                    self.poll_tasks()
-
-        pump_task = asyncio.ensure_future(pump())
-        stop_task = asyncio.ensure_future(self.stop_event.wait())
-        abort_task = asyncio.ensure_future(abort.wait())
-        wait_task = asyncio.ensure_future(proc.wait())
-        try:
-            done, _ = await asyncio.wait(
-                {wait_task, stop_task, abort_task},
-                timeout=s.iteration_timeout_seconds,
-                return_when=asyncio.FIRST_COMPLETED,
-            )
-            flush()
-            if wait_task in done:
-                pass
-            elif abort_task in done:
-                self.log("✗ the agent cannot authenticate: stopping it", "error")
-                await proc.terminate(min(s.stop_grace_seconds, 2.0))
-            elif stop_task in done:
-                out.stopped = True
-                await proc.terminate(s.stop_grace_seconds)
-            elif not done:
-                out.timed_out = True
-                self.log(
-                    f"⏱ iteration timed out after {s.iteration_timeout_seconds:g}s:"
-                    " stopping the agent",
-                    "warning",
-                )
-                await proc.terminate(s.stop_grace_seconds)
-            out.exit_code = await proc.wait()
-            try:
-                await asyncio.wait_for(asyncio.shield(pump_task), timeout=5)
-            except asyncio.TimeoutError:
-                pump_task.cancel()
-            handle(parser.finish(out.exit_code))
-            flush()
+            if not await iteration.start():
+                return iteration.out
+            self.process = iteration.process
+            return await iteration.run()
         finally:
-            flush()
-            stop_task.cancel()
-            abort_task.cancel()
-            if not wait_task.done():
-                await proc.terminate(0.5)
-            with contextlib.suppress(BaseException):
-                await asyncio.wait_for(pump_task, timeout=1)
             self.process = None
             self.history.close_iteration_log()
-        return out
 
     async def _kill_process(self, grace: float) -> None:
         proc = self.process
@@ -699,6 +492,27 @@ class _Run:
                 await asyncio.wait_for(proc.terminate(grace), timeout=grace + 5)
             except Exception:
                 proc.kill_now()
+
+
+def _facts(
+    out: IterationOutcome, completed_before: int, after: TasksDoc, *, stopped: bool
+) -> policy.IterationResult:
+    """The facts of one spawn, as the run policy reads them."""
+    res = out.result
+    return policy.IterationResult(
+        completed_before=completed_before,
+        completed=after.completed,
+        total=after.total,
+        exit_code=out.exit_code,
+        start_error=str(out.start_error) if out.start_error is not None else None,
+        printed=out.printed,
+        activity=out.activity,
+        timed_out=out.timed_out,
+        stopped=out.stopped or stopped,
+        problems=tuple(out.problems),
+        last_error=out.last_error,
+        cost_usd=res.cost_usd if res else None,
+    )
 
 
 class _RunEnd(Exception):

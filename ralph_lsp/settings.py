@@ -130,6 +130,11 @@ _FIELDS: dict[str, tuple[str, Callable[[Any], Any]]] = {
 SETTING_NAMES = tuple(_FIELDS)
 
 
+def check_setting(key: str, value: Any) -> Any:
+    """``value`` as setting ``key`` holds it; ``ValueError`` saying what was expected."""
+    return _FIELDS[key][1](value)
+
+
 def _show(v: Any) -> str:
     text = repr(v)
     return text if len(text) <= 60 else text[:57] + "..."

@@ -11,6 +11,8 @@ Modes (``check`` = check the first unchecked task, atomically, as a real agent's
 - ``check-signal`` N: check one task, then kill itself with signal N;
 - ``limited-once`` STDOUT: on its first spawn (per ``$FAULT_LOG_DIR``) write the recorded
   STDOUT (a rate-limited Claude run) and exit 1; later spawns check one task;
+- ``check-all-linger``: check every task, print nothing more, sleep forever;
+- ``check-silent-hang``: check one task, print nothing, sleep forever;
 - ``stderr-check`` TEXT: print TEXT on stderr (as a failing test would), check one task;
 - ``signal`` N: kill itself with signal N at once, checking nothing;
 - ``hang``: check nothing, print nothing, sleep forever;
@@ -185,6 +187,17 @@ def main() -> int:
             return 1
         check_one(path)
         return 0
+    if mode == "check-all-linger":
+        while check_one(path):
+            pass
+        sleep_forever()
+    if mode == "check-silent-hang":
+        data = path.read_bytes()
+        new = re.sub(rb"^(\s*[-*+] )\[ \]", rb"\1[x]", data, count=1, flags=re.M)
+        tmp = path.with_name(".tasks.md.fault-tmp")
+        tmp.write_bytes(new)
+        os.replace(tmp, path)
+        sleep_forever()
     if mode == "stderr-check":
         print(arg, file=sys.stderr, flush=True)
         check_one(path)

@@ -156,3 +156,26 @@ def test_guidance_is_not_used_up_by_a_rate_limited_spawn(fx: FaultEnv) -> None:
     assert [i["n"] for i in record["iterations"]] == [1, 2, 3]  # type: ignore[attr-defined]
     assert [s["beforeIteration"] for s in record["rateLimited"]] == [1]  # type: ignore[attr-defined]
     assert "rate limited" in result.stdout
+
+
+def test_an_agent_that_checked_everything_and_lingers_is_stopped_after_the_finish_grace(
+    fx: FaultEnv,
+) -> None:
+    # Found in review: with no iteration timeout, such an agent was waited on forever.
+    result = fx.run_cli(
+        "alpha",
+        "--agent-command",
+        fx.agent_command("check-all-linger"),
+        "--finish-grace",
+        "0.5",
+        "--stop-grace",
+        "0.5",
+        timeout=30,
+    )
+    record = assert_outcome(fx, result, "succeeded", "every task is checked (3/3)")
+    assert len(fx.spawns()) == 1
+    [iteration] = record["iterations"]  # type: ignore[misc]
+    assert iteration["tasksChecked"] == 3 and iteration["exitCode"] == -15
+    assert "finishGraceSeconds" in result.stdout
+    assert result.elapsed < 15
+    assert fx.tasks().read_bytes() == check_tasks(TASKS.encode(), 3)

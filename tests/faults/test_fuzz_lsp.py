@@ -176,7 +176,11 @@ def test_random_command_arguments_get_an_answer(
         assert isinstance(answer["result"], dict), answer
     malformed = arguments is not None and (
         len(arguments) > 1
-        or (len(arguments) == 1 and not isinstance(arguments[0], (dict, type(None))))
+        # `[]` reads as `{}` (Lua's empty table), like null
+        or (
+            (len(arguments) == 1 and not isinstance(arguments[0], (dict, type(None))))
+            and arguments[0] != []
+        )
     )
     if malformed:
         assert answer.get("error", {}).get("code") == -32602, answer

@@ -83,3 +83,23 @@ def test_four_floods_at_once_through_the_server_end_sanely(
     assert "\x1b" not in text and "\x00" not in text
     assert max(len(line) for line in text.split("\n")) < 20_000
     assert gone_within(fx.pids(), 0) == []
+
+
+def test_the_run_status_follows_tasks_md_while_the_agent_is_silent(
+    fx: FaultEnv, start_lsp: StartLsp
+) -> None:
+    # Found in review: the file and lenses showed 1/3 while ralph/runStatus stayed at 0/3 until
+    # the iteration ended, because progress was only looked at when the agent printed.
+    server = start_lsp(custom(fx, "check-silent-hang"))
+    assert "result" in server.command("ralph.run", {"change": "alpha"})
+    live = wait_until(
+        lambda: [
+            s
+            for s in server.statuses("alpha")
+            if s["state"] == "running" and s["iteration"] == 1 and s["completed"] == 1
+        ],
+        10,
+        "a running status showing the task the silent agent checked",
+    )
+    assert live[0]["total"] == 3
+    assert "result" in server.command("ralph.stop", {"change": "alpha"}, timeout=30)
