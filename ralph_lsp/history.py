@@ -21,6 +21,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any
 
+from ralph_lsp.tasks import NotARegularFile, open_regular
+
 HISTORY_DIR = ".ralph"
 OWNER_FILE = "owner.pid"
 
@@ -127,8 +129,24 @@ class RunHistory:
         return None if self._failed else self.dir / f"prompt-{n}.md"
 
 
+#: The largest record read (a real one is a few KiB per iteration).
+MAX_RECORD_BYTES = 16 * 1024 * 1024
+
+
+def read_small_file(path: Path, max_bytes: int = MAX_RECORD_BYTES) -> str:
+    """A regular file's text (a FIFO, a device or an oversized file raises OSError, never
+    blocks or fills memory)."""
+    fd = open_regular(path, max_bytes)
+    with os.fdopen(fd, "rb") as f:
+        data = f.read(max_bytes + 1)
+    if len(data) > max_bytes:
+        raise NotARegularFile(f"{path} grew past {max_bytes >> 20} MiB while read")
+    return data.decode("utf-8", errors="replace")
+
+
 def load_records(root: Path, change: str | None = None) -> list[dict[str, Any]]:
-    """Every readable record under ``root``'s history, newest first; damaged files are skipped."""
+    """Every readable record under ``root``'s history, newest first; damaged files (and files
+    that are not regular files) are skipped."""
     runs = history_root(root) / "runs"
     records: list[dict[str, Any]] = []
     try:
@@ -137,7 +155,7 @@ def load_records(root: Path, change: str | None = None) -> list[dict[str, Any]]:
         return records
     for folder in folders:
         try:
-            data = json.loads((folder / "record.json").read_text(encoding="utf-8"))
+            data = json.loads(read_small_file(folder / "record.json"))
         except (OSError, ValueError):
             continue
         if not isinstance(data, dict) or not isinstance(data.get("runId"), str):
@@ -170,7 +188,7 @@ def _owner_alive(folder: Path) -> bool:
     if not Path("/proc/self").exists():
         return True  # cannot tell without /proc: trust the record
     try:
-        saved = (folder / OWNER_FILE).read_text(encoding="utf-8")
+        saved = read_small_file(folder / OWNER_FILE, 4096)
         pid = int(saved.split()[0])
     except (OSError, ValueError, IndexError):
         return True  # a record without an owner file: trust it

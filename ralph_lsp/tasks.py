@@ -17,6 +17,7 @@ from __future__ import annotations
 import gc
 import os
 import re
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
@@ -500,22 +501,72 @@ def decode_tasks_bytes(data: bytes) -> str:
     return data.decode("utf-8", errors="replace")
 
 
+#: The largest tasks.md read; a larger one counts as 0/0 with a warning (real ones are < 64 KiB).
+MAX_TASKS_BYTES = 16 * 1024 * 1024
+
+
+class NotARegularFile(OSError):
+    """A tasks.md (or record) that is not a regular file, or is over the size cap: never read,
+    so that a FIFO cannot hang a reader and /dev/zero cannot fill its memory."""
+
+
+def open_regular(path: Path, max_bytes: int) -> int:
+    """An fd for reading ``path``, only when it is a regular file of at most ``max_bytes``.
+
+    Opened non-blocking (opening a FIFO with no writer would wait forever) and checked with
+    fstat on the open fd, so a swap between the check and the read cannot fool it. Raises
+    :class:`NotARegularFile` (an OSError) or the OSError of the open.
+    """
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise NotARegularFile(f"{path} is not a regular file ({_kind(st.st_mode)}): not read")
+        if st.st_size > max_bytes:
+            cap = f"{max_bytes >> 20} MiB"
+            raise NotARegularFile(f"{path} is {st.st_size:,} bytes, over the {cap} read: not read")
+        os.set_blocking(fd, True)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def _kind(mode: int) -> str:
+    for test, name in (
+        (stat.S_ISDIR, "a folder"),
+        (stat.S_ISFIFO, "a named pipe"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISSOCK, "a socket"),
+    ):
+        if test(mode):
+            return name
+    return "not a file"
+
+
 def read_tasks_text(path: Path) -> str | None:
-    """The text of a tasks.md, or None when it does not exist or is not a readable file."""
+    """The text of a tasks.md, or None when it does not exist.
+
+    Raises :class:`NotARegularFile` for a FIFO, a device, a folder or a file over
+    :data:`MAX_TASKS_BYTES`, and OSError when it cannot be read.
+    """
     # os.open/os.read: a third of the cost of Path.read_bytes (no buffered file object),
     # which counts when a listing reads a thousand of them.
     try:
-        fd = os.open(path, os.O_RDONLY)
-    except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+        fd = open_regular(path, MAX_TASKS_BYTES)
+    except (FileNotFoundError, NotADirectoryError):
         return None
     try:
         chunks = []
-        while chunk := os.read(fd, _READ_CHUNK):
+        size = 0
+        while size <= MAX_TASKS_BYTES and (chunk := os.read(fd, _READ_CHUNK)):
             chunks.append(chunk)
-    except IsADirectoryError:
-        return None
+            size += len(chunk)
     finally:
         os.close(fd)
+    if size > MAX_TASKS_BYTES:  # it grew while being read
+        raise NotARegularFile(f"{path} grew past {MAX_TASKS_BYTES >> 20} MiB while read: not read")
     return decode_tasks_bytes(chunks[0] if len(chunks) == 1 else b"".join(chunks))
 
 

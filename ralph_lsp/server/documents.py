@@ -9,12 +9,13 @@ is never missed.
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from ralph_lsp.tasks import TasksDoc, parse_tasks, read_tasks_text
+from ralph_lsp.tasks import NotARegularFile, TasksDoc, parse_tasks, read_tasks_text
 
 
 @dataclass(frozen=True)
@@ -33,6 +34,9 @@ class DocState:
         return ""
 
 
+log = logging.getLogger(__name__)
+
+
 def _state(path: Path, text: str, version: int | None, from_buffer: bool) -> DocState:
     return DocState(path, text.split("\n"), parse_tasks(text), version, from_buffer)
 
@@ -41,6 +45,9 @@ def read_disk_text(path: Path) -> str | None:
     """The file's text, or None when it is missing or not a readable file."""
     try:
         return read_tasks_text(path)
+    except NotARegularFile as exc:  # a FIFO, a device, over 16 MiB: 0/0 and a warning
+        log.warning("%s; counted as 0/0 tasks", exc)
+        return None
     except OSError:  # unreadable (permissions, I/O error): shown as no tasks, never a crash
         return None
 

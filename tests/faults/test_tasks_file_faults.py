@@ -4,13 +4,19 @@ file of the project is as it was."""
 
 from __future__ import annotations
 
+import json
 import os
 import time
+from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 
 from tests.faults.conftest import make_change, snapshot
 from tests.faults.helpers import CliResult, FaultEnv, assert_outcome, wait_until
+from tests.faults.lsp_raw import RawLsp
+
+StartLsp = Callable[..., RawLsp]
 
 
 @pytest.mark.parametrize(
@@ -108,3 +114,57 @@ def test_change_folder_removed_mid_run(fx: FaultEnv) -> None:
     assert "openspec/changes/alpha" in str(record["reason"])
     assert not (fx.root / "openspec" / "changes" / "alpha").exists()  # not recreated
     assert snapshot(fx.root) == before
+
+
+def _not_a_file(path: Path, kind: str) -> None:
+    path.unlink()
+    if kind == "fifo":
+        os.mkfifo(path)
+    else:
+        path.symlink_to("/dev/zero")
+
+
+@pytest.mark.parametrize("kind", ["fifo", "dev-zero"])
+def test_a_tasks_md_that_is_not_a_file_never_hangs_the_cli(fx: FaultEnv, kind: str) -> None:
+    # Found in review: a FIFO hung `ralph-lsp changes`; a symlink to /dev/zero read until
+    # memory ran out. Now: a warning, 0/0 for that change, everything else as usual.
+    make_change(fx.root, "beta")
+    _not_a_file(fx.tasks("beta"), kind)
+    listing = fx.ralph("changes", "--json", timeout=20)
+    assert listing.returncode == 0, listing.stderr
+    counts = {
+        c["name"]: (c["completed"], c["total"]) for c in json.loads(listing.stdout)["changes"]
+    }
+    assert counts == {"alpha": (0, 3), "beta": (0, 0)}
+    assert "not a regular file" in listing.stderr
+    result = fx.run_cli("beta", "--agent-command", fx.agent_command("check"), timeout=20)
+    assert_outcome(fx, result, "failed", "not a regular file", change="beta")
+    assert fx.spawns() == []
+
+
+@pytest.mark.parametrize("kind", ["fifo", "dev-zero"])
+def test_a_tasks_md_that_is_not_a_file_never_blocks_the_server(
+    fx: FaultEnv, start_lsp: StartLsp, kind: str
+) -> None:
+    make_change(fx.root, "beta")
+    _not_a_file(fx.tasks("beta"), kind)
+    server = start_lsp()
+    answer = server.command("ralph.changes", {}, timeout=10)
+    counts = {c["name"]: (c["completed"], c["total"]) for c in answer["result"]["changes"]}
+    assert counts == {"alpha": (0, 3), "beta": (0, 0)}
+    wait_until(lambda: "not a regular file" in server.logs(), 10, "the warning in the log")
+    lenses = server.code_lens(fx.tasks().as_uri(), timeout=10)
+    assert any("Run change" in lens["command"]["title"] for lens in lenses)
+
+
+@pytest.mark.parametrize("kind", ["fifo", "dev-zero"])
+def test_a_history_record_that_is_not_a_file_is_skipped(fx: FaultEnv, kind: str) -> None:
+    done = fx.run_cli("alpha", "--agent-command", fx.agent_command("check"))
+    assert done.returncode == 0, done.stdout
+    bad = fx.root / ".ralph" / "runs" / "r-bad" / "record.json"
+    bad.parent.mkdir(parents=True)
+    bad.write_text("{}")
+    _not_a_file(bad, kind)
+    history = fx.ralph("history", "alpha", "--json", timeout=20)
+    assert history.returncode == 0, history.stderr
+    assert [r["state"] for r in json.loads(history.stdout)["runs"]] == ["succeeded"]
