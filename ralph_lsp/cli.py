@@ -8,8 +8,11 @@ a live status line on a TTY, plain lines otherwise. The last line of standard ou
 from __future__ import annotations
 
 import argparse
+import contextlib
+import errno
 import json
 import math
+import os
 import sys
 from collections.abc import Callable
 from json.encoder import encode_basestring_ascii as _encode_str
@@ -281,26 +284,46 @@ def _checked(attr: str, key: str, value: Any) -> Any:
 
 
 class _Renderer:
-    """Engine events → a terminal: log lines scroll, a status line stays at the bottom."""
+    """Engine events → a terminal: log lines scroll, a status line stays at the bottom.
 
-    def __init__(self, out: TextIO) -> None:
+    When standard output is closed (``ralph-lsp run … | head``), ``on_closed`` is called once
+    and nothing more is written: the run is stopped quietly, with no traceback.
+    """
+
+    def __init__(self, out: TextIO, on_closed: Callable[[], None] = lambda: None) -> None:
         self.out = out
         self.tty = out.isatty()
         self.status_line = ""
+        self.closed = False
+        self._on_closed = on_closed
 
-    def _clear(self) -> None:
-        if self.tty and self.status_line:
-            self.out.write("\r\x1b[2K")
+    def _write(self, text: str) -> None:
+        if self.closed:
+            return
+        try:
+            self.out.write(text)
+            self.out.flush()
+        except (BrokenPipeError, ValueError, OSError) as exc:
+            if isinstance(exc, OSError) and exc.errno not in (errno.EPIPE, errno.EBADF, None):
+                raise
+            self._close()
 
-    def _draw(self) -> None:
-        if self.tty and self.status_line:
-            self.out.write(self.status_line)
-        self.out.flush()
+    def _close(self) -> None:
+        self.closed = True
+        # Python flushes stdout again at exit: point it at /dev/null so that cannot fail.
+        with contextlib.suppress(OSError, ValueError):
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, self.out.fileno())
+            os.close(devnull)
+        self._on_closed()
+
+    def _redraw(self, text: str) -> None:
+        """``text`` (whole lines, or nothing) above the status line."""
+        clear = "\r\x1b[2K" if self.tty and self.status_line else ""
+        self._write(clear + text + (self.status_line if self.tty else ""))
 
     def line(self, text: str) -> None:
-        self._clear()
-        self.out.write(text + "\n")
-        self._draw()
+        self._redraw(text + "\n")
 
     def status(self, st: Any) -> None:
         from ralph_lsp.engine import RunStatus
@@ -313,18 +336,17 @@ class _Renderer:
         if st.cost_usd:
             text += f" · ${st.cost_usd:.4f}"
         if self.tty:
-            self._clear()
             self.status_line = text
-            self._draw()
+            self._redraw("")
         elif text != self.status_line:
             self.status_line = text
-            self.out.write(f"[ralph] {text}\n")
-            self.out.flush()
+            self._write(f"[ralph] {text}\n")
 
-    def done(self) -> None:
-        self._clear()
+    def done(self, final: str) -> None:
+        """Clear the status line and print the final ``<state>: <reason>`` line, once."""
+        clear = "\r\x1b[2K" if self.tty and self.status_line else ""
         self.status_line = ""
-        self.out.flush()
+        self._write(clear + final + "\n")
 
 
 def cmd_run(args: argparse.Namespace, out: TextIO) -> int:
@@ -342,7 +364,13 @@ async def _run(change: Change, settings: Settings, guidance: list[str], out: Tex
 
     from ralph_lsp.engine import Engine, EngineEvent, LogEvent, StatusEvent
 
-    renderer = _Renderer(out)
+    stopping: list[asyncio.Task[None]] = []
+
+    def stop_quietly() -> None:  # standard output was closed: stop as Ctrl-C does, silently
+        if not stopping:
+            stopping.append(loop.create_task(engine.shutdown("standard output was closed")))
+
+    renderer = _Renderer(out, stop_quietly)
 
     def on_event(event: EngineEvent) -> None:
         if isinstance(event, LogEvent):
@@ -353,7 +381,6 @@ async def _run(change: Change, settings: Settings, guidance: list[str], out: Tex
     engine = Engine(on_event)
     loop = asyncio.get_running_loop()
     signals = 0
-    stopping: list[asyncio.Task[None]] = []
 
     def on_signal(signame: str) -> None:
         nonlocal signals
@@ -373,9 +400,7 @@ async def _run(change: Change, settings: Settings, guidance: list[str], out: Tex
         engine.shutdown_now()
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.remove_signal_handler(sig)
-    renderer.done()
-    out.write(f"{status.state}: {status.reason}\n")
-    out.flush()
+    renderer.done(f"{status.state}: {status.reason}")
     return EXIT_CODES.get(status.state, 1)
 
 

@@ -176,6 +176,7 @@ class _Run:
         )
         self.guidance = [_Guidance(t, started) for t in guidance if t.strip()]
         self.stop_event = asyncio.Event()
+        self.stop_reason = "stopped by the user"
         self.process: AgentProcess | None = None
         self.task: asyncio.Task[None] | None = None
         self.history = RunHistory(change.root, self.id, self._history_error)
@@ -282,7 +283,7 @@ class _Run:
             state, reason = "failed", f"internal error: {exc!r}"
             await self._kill_process(self.settings.stop_grace_seconds)
         if self.stop_event.is_set() and state not in ("succeeded",):
-            state, reason = "stopped", reason if state == "stopped" else "stopped by the user"
+            state, reason = "stopped", self.stop_reason
         self.history.close_iteration_log()
         self.ended_at = now_iso()
         self.update(state=state, reason=reason, phase=None, waiting=None, transition=True)
@@ -635,9 +636,12 @@ class Engine:
             raise EngineError(f"change {change!r} has not run")
         return status
 
-    async def shutdown(self) -> None:
+    async def shutdown(self, reason: str | None = None) -> None:
+        """Stop every run and wait for their ends; ``reason`` replaces "stopped by the user"."""
         runs = list(self._active.values())
         for run in runs:
+            if reason:
+                run.stop_reason = reason
             run.stop_event.set()
         await asyncio.gather(*(r.task for r in runs if r.task is not None), return_exceptions=True)
 

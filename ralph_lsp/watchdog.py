@@ -270,7 +270,9 @@ class Watchdog:
                 self.kill_pass()
                 timeout = 0.01
             elif self.deadline is not None:
-                timeout = self.deadline - now
+                # At most a second at a time: poll() takes an int of milliseconds, which a huge
+                # grace (--stop-grace 3000000) would overflow.
+                timeout = min(self.deadline - now, 1.0)
             else:
                 timeout = 1.0  # a missed SIGCHLD costs at most this long
             ready = {fd for fd, _event in poller.poll(max(1, int(timeout * 1000 + 0.999)))}

@@ -179,3 +179,24 @@ def test_an_agent_that_checked_everything_and_lingers_is_stopped_after_the_finis
     assert "finishGraceSeconds" in result.stdout
     assert result.elapsed < 15
     assert fx.tasks().read_bytes() == check_tasks(TASKS.encode(), 3)
+
+
+def test_a_huge_stop_grace_is_honoured_not_an_overflow(fx: FaultEnv) -> None:
+    # Found in review: --stop-grace 3000000 overflowed the watchdog's poll timeout; the
+    # watchdog crashed and the agent was SIGKILLed at once instead of getting its SIGTERM.
+    cli = fx.start_cli(
+        "alpha", "--agent-command", fx.agent_command("hang"), "--stop-grace", "3000000"
+    )
+    try:
+        wait_until(lambda: len(fx.pids()) == 1, 20, "the agent to start")
+        time.sleep(0.3)
+        cli.send_signal(signal.SIGINT)
+        code = cli.wait(20)
+    finally:
+        if cli.poll() is None:
+            cli.kill()
+            cli.wait()
+    out, err = fx.cli_output()
+    record = assert_outcome(fx, CliResult(code, out, err, 0.0), "stopped", "stopped by the user")
+    assert [i["exitCode"] for i in record["iterations"]] == [-signal.SIGTERM]  # type: ignore[attr-defined]
+    assert "Traceback" not in err, err[-2000:]

@@ -5,6 +5,7 @@ bounded UTF-8 lines, and the raw output is kept for the operator."""
 from __future__ import annotations
 
 import re
+import subprocess
 
 import pytest
 
@@ -45,3 +46,29 @@ def test_flood_through_the_cli(fx: FaultEnv, kind: str, marker: str) -> None:
         assert len(raw_log) > 10 * 1024 * 1024
     assert marker.encode() in raw_log
     assert result.elapsed < 60
+
+
+def test_a_closed_stdout_stops_the_run_quietly(fx: FaultEnv) -> None:
+    # Found in review: `ralph-lsp run … | head -2` printed 131 tracebacks and ran every
+    # iteration anyway. Now the first failed write stops the run as Ctrl-C does, silently.
+    fx.env["FAULT_RELEASE"] = str(fx.tmp / "never")
+    argv = fx.cli_argv("alpha", "--agent-command", fx.agent_command("flood-until"))
+    proc = subprocess.Popen(
+        argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=fx.env, cwd=fx.root
+    )
+    assert proc.stdout is not None and proc.stderr is not None
+    head = [proc.stdout.readline() for _ in range(2)]  # what `head -2` reads
+    proc.stdout.close()
+    try:
+        code = proc.wait(30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    stderr = proc.stderr.read().decode("utf-8", "replace")
+    assert all(head)
+    assert code == 5, stderr[-2000:]
+    assert "Traceback" not in stderr and "BrokenPipe" not in stderr, stderr[-2000:]
+    record = fx.record()
+    assert record["state"] == "stopped"
+    assert record["reason"] == "standard output was closed"
+    assert len(record["iterations"]) == 1  # type: ignore[arg-type]
