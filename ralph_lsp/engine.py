@@ -34,7 +34,7 @@ from ralph_lsp.process import AgentProcess, AgentStartError, SpawnSpec
 from ralph_lsp.prompt import build_prompt, infer_verify_commands, scope_story
 from ralph_lsp.settings import Settings
 from ralph_lsp.tasks import Story, TasksDoc, parse_tasks, read_tasks_text
-from ralph_lsp.workspace import Change, resolve_change
+from ralph_lsp.workspace import ARCHIVE, Change, resolve_change
 
 log = logging.getLogger(__name__)
 
@@ -177,6 +177,7 @@ class _Run:
         self.guidance = [_Guidance(t, started) for t in guidance if t.strip()]
         self.stop_event = asyncio.Event()
         self.stop_reason = "stopped by the user"
+        self.archived_to: str | None = None  # where the agent archived the change, if it did
         self.process: AgentProcess | None = None
         self.task: asyncio.Task[None] | None = None
         self.history = RunHistory(change.root, self.id, self._history_error)
@@ -232,17 +233,48 @@ class _Run:
     # -- tasks.md ----------------------------------------------------------------------------
     def read_doc(self) -> TasksDoc:
         """Parse tasks.md; raises _RunEnd('failed') when it vanished or cannot be read."""
+        path = self.change.tasks_path
         if not self.change.folder.is_dir():
-            raise _RunEnd("failed", f"the change folder {self.change.folder} was removed")
+            archived = self._archived_tasks()
+            if archived is None:
+                raise _RunEnd("failed", f"the change folder {self.change.folder} was removed")
+            path = archived
         try:
-            text = read_tasks_text(self.change.tasks_path)
+            text = read_tasks_text(path)
         except OSError as exc:
             raise _RunEnd(
                 "failed", f"tasks.md cannot be read ({exc.strerror or exc}); nothing was changed"
             ) from exc
         if text is None:
-            raise _RunEnd("failed", f"{self.change.tasks_path} is missing")
-        return parse_tasks(text)
+            raise _RunEnd("failed", f"{path} is missing")
+        doc = parse_tasks(text)
+        if path != self.change.tasks_path and not (doc.total and doc.all_done):
+            raise _RunEnd(
+                "failed",
+                f"the change was archived to {path.parent} with"
+                f" {doc.total - doc.completed} of {doc.total} tasks open",
+            )
+        return doc
+
+    def _archived_tasks(self) -> Path | None:
+        """The tasks.md of this change archived by the agent (OpenSpec's last step moves it to
+        ``openspec/changes/archive/<date>-<name>/``), newest first, if there is one."""
+        archive = self.change.folder.parent / ARCHIVE
+        try:
+            found = sorted(
+                (e.path for e in os.scandir(archive) if e.name.endswith(f"-{self.change.name}")),
+                reverse=True,
+            )
+        except OSError:
+            return None
+        for folder in found:
+            path = Path(folder) / "tasks.md"
+            if path.is_file():
+                if not self.archived_to:
+                    self.archived_to = str(path.parent)
+                    self.log(f"the agent archived the change to {path.parent}")
+                return path
+        return None
 
     def poll_tasks(self) -> tuple[int, int]:
         """Cheap live progress during an iteration: re-parse only when the file changed.
@@ -284,6 +316,8 @@ class _Run:
             await self._kill_process(self.settings.stop_grace_seconds)
         if self.stop_event.is_set() and state not in ("succeeded",):
             state, reason = "stopped", self.stop_reason
+        if state == "succeeded" and self.archived_to:
+            reason += f"; the agent archived the change to {self.archived_to}"
         self.history.close_iteration_log()
         self.ended_at = now_iso()
         self.update(state=state, reason=reason, phase=None, waiting=None, transition=True)

@@ -11,6 +11,8 @@ Modes (``check`` = check the first unchecked task, atomically, as a real agent's
 - ``check-signal`` N: check one task, then kill itself with signal N;
 - ``limited-once`` STDOUT: on its first spawn (per ``$FAULT_LOG_DIR``) write the recorded
   STDOUT (a rate-limited Claude run) and exit 1; later spawns check one task;
+- ``archive`` [all]: check one task (every task with ``all``), then move the change folder to
+  ``openspec/changes/archive/2026-01-02-<name>/`` as ``openspec archive`` does;
 - ``check-all-linger``: check every task, print nothing more, sleep forever;
 - ``check-silent-hang``: check one task, print nothing, sleep forever;
 - ``stderr-check`` TEXT: print TEXT on stderr (as a failing test would), check one task;
@@ -186,6 +188,14 @@ def main() -> int:
             sys.stdout.write(Path(arg or "").read_text(encoding="utf-8"))
             return 1
         check_one(path)
+        return 0
+    if mode == "archive":
+        while check_one(path) and arg == "all":
+            pass
+        folder = path.parent
+        archive = folder.parent / "archive"
+        archive.mkdir(exist_ok=True)
+        os.rename(folder, archive / f"2026-01-02-{folder.name}")
         return 0
     if mode == "check-all-linger":
         while check_one(path):

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.faults.conftest import make_change, snapshot
-from tests.faults.helpers import CliResult, FaultEnv, assert_outcome, wait_until
+from tests.faults.conftest import TASKS, make_change, snapshot
+from tests.faults.helpers import CliResult, FaultEnv, assert_outcome, check_tasks, wait_until
 from tests.faults.lsp_raw import RawLsp
 
 StartLsp = Callable[..., RawLsp]
@@ -168,3 +168,20 @@ def test_a_history_record_that_is_not_a_file_is_skipped(fx: FaultEnv, kind: str)
     history = fx.ralph("history", "alpha", "--json", timeout=20)
     assert history.returncode == 0, history.stderr
     assert [r["state"] for r in json.loads(history.stdout)["runs"]] == ["succeeded"]
+
+
+def test_an_agent_that_archives_the_finished_change_succeeds(fx: FaultEnv) -> None:
+    # Found in review: OpenSpec's normal last step (archive) failed the run with "the change
+    # folder was removed".
+    result = fx.run_cli("alpha", "--agent-command", fx.agent_command("archive", "all"))
+    record = assert_outcome(fx, result, "succeeded", "every task is checked (3/3)")
+    archived = fx.root / "openspec" / "changes" / "archive" / "2026-01-02-alpha"
+    assert str(archived) in str(record["reason"])
+    assert (archived / "tasks.md").read_bytes() == check_tasks(TASKS.encode(), 3)
+    assert [i["tasksChecked"] for i in record["iterations"]] == [3]  # type: ignore[attr-defined]
+
+
+def test_an_agent_that_archives_an_unfinished_change_fails_saying_so(fx: FaultEnv) -> None:
+    result = fx.run_cli("alpha", "--agent-command", fx.agent_command("archive"))
+    record = assert_outcome(fx, result, "failed", "was archived to")
+    assert "with 2 of 3 tasks open" in str(record["reason"])
