@@ -44,7 +44,7 @@ Phase = Literal["agent", "verifying", "waiting"]
 
 # The longest a rate limit is waited for at once (a reset time far away is waited in turns).
 MAX_WAIT_SECONDS = 6 * 3600.0
-# The prompt may travel as one argv element, which Linux caps at 128 KiB.
+# One guidance text at most (the prompt bounds all guidance together, see prompt.py).
 MAX_GUIDANCE_CHARS = 16_000
 
 

@@ -7,7 +7,7 @@ statuses, so the same tasks.md with no guidance gives a byte-identical prompt.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from ralph_lsp.tasks import Story, TasksDoc
@@ -16,6 +16,11 @@ from ralph_lsp.workspace import Change
 # Markers the bundled demo agent reads; keep them stable.
 TASKS_FILE_MARKER = "Tasks file: "
 STORY_MARKER = "Story in scope: "
+
+# Bounds on what the prompt lists, so that it stays a size an agent (and a command line) takes.
+MAX_LISTED_TASKS = 200
+MAX_TASK_CHARS = 400
+MAX_GUIDANCE_TOTAL_CHARS = 40_000
 
 _INFERRED = (
     (("pyproject.toml", "setup.py", "setup.cfg"), "pytest"),
@@ -69,9 +74,7 @@ def build_prompt(
         add(f"{STORY_MARKER}{story.id}")
         where = f"line {story.line + 1} of tasks.md" if story.line >= 0 else "the top of tasks.md"
         add(f'Work on the story "{story.title}" ({where}) only. Its unchecked tasks:')
-        for t in story.tasks:
-            if not t.done:
-                add(f"- {t.text}")
+        _add_tasks(add, [t.text for t in story.tasks if not t.done])
         add("Stop when every task of this story is checked; do not start tasks of other stories.")
     else:
         add("The whole change: work through the unchecked tasks of tasks.md in order.")
@@ -100,10 +103,32 @@ def build_prompt(
         add("")
         add("## Guidance")
         add("Direction from the operator for this work; follow it:")
-        for text in guidance:
-            lines = text.strip().splitlines() or [""]
-            add(f"- {lines[0]}")
-            for more in lines[1:]:
-                add(f"  {more}")
+        _add_guidance(add, guidance)
     add("")
     return "\n".join(out)
+
+
+def _clip(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _add_tasks(add: Callable[[str], None], texts: list[str]) -> None:
+    for text in texts[:MAX_LISTED_TASKS]:
+        add(f"- {_clip(text, MAX_TASK_CHARS)}")
+    if len(texts) > MAX_LISTED_TASKS:
+        more = len(texts) - MAX_LISTED_TASKS
+        add(f"- … and {more} more unchecked tasks of this story: read them in tasks.md")
+
+
+def _add_guidance(add: Callable[[str], None], guidance: Sequence[str]) -> None:
+    room = MAX_GUIDANCE_TOTAL_CHARS
+    for n, text in enumerate(guidance):
+        if room <= 0:
+            add(f"- ({len(guidance) - n} more guidance texts did not fit in this prompt)")
+            return
+        text = _clip(text.strip(), room)
+        room -= len(text)
+        lines = text.splitlines() or [""]
+        add(f"- {lines[0]}")
+        for more in lines[1:]:
+            add(f"  {more}")

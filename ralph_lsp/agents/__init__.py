@@ -88,6 +88,20 @@ _PARSERS: dict[str, Callable[[str | None], OutputParser]] = {
     "custom": PlainParser,
 }
 _PLACEHOLDER_RE = re.compile(r"\{prompt\}|\{promptFile\}")
+#: Linux refuses one argv element longer than 128 KiB ("Argument list too long"); a prompt past
+#: this many UTF-8 bytes is handed over as a file instead (see ``prompt_argument``).
+MAX_PROMPT_ARG_BYTES = 100_000
+
+
+def prompt_argument(prompt: str, prompt_file: Path) -> str:
+    """What ``{prompt}`` becomes: the prompt itself, or, when it is too long for a command line,
+    a short instruction to read it from ``prompt_file`` (which holds the whole prompt)."""
+    if len(prompt) * 4 <= MAX_PROMPT_ARG_BYTES or len(prompt.encode()) <= MAX_PROMPT_ARG_BYTES:
+        return prompt
+    return (
+        f"Your instructions for this session are in the file {prompt_file}"
+        " (too long for a command line). Read that whole file first, then follow it exactly."
+    )
 
 
 @dataclass(frozen=True)
@@ -129,7 +143,9 @@ def build_invocation(
       preset's parser; ``agent_args`` are not added to it.
     - ``agent_args`` (``ralph.agentArgs``, default ``["--permission-mode", "acceptEdits"]``) are
       appended to the ``claude`` preset only; the other presets ignore them.
-    - In every argv element, ``{prompt}`` becomes the prompt and ``{promptFile}`` becomes
+    - In every argv element, ``{prompt}`` becomes the prompt (or, past
+      :data:`MAX_PROMPT_ARG_BYTES`, an instruction to read ``prompt_file``) and
+      ``{promptFile}`` becomes
       ``str(prompt_file)`` (in one pass: a prompt that itself contains ``{promptFile}`` is left
       alone). The caller writes the prompt to ``prompt_file`` before spawning. When either
       placeholder was used, ``stdin_data`` is None (stdin is /dev/null); otherwise the prompt
@@ -154,11 +170,12 @@ def build_invocation(
 
     used = False
     prompt_file_text = str(prompt_file)
+    prompt_arg = prompt_argument(prompt, prompt_file)
 
     def substitute(m: re.Match[str]) -> str:
         nonlocal used
         used = True
-        return prompt if m.group(0) == "{prompt}" else prompt_file_text
+        return prompt_arg if m.group(0) == "{prompt}" else prompt_file_text
 
     argv = [_PLACEHOLDER_RE.sub(substitute, part) for part in template]
     stdin_data = None if used else prompt.encode("utf-8", errors="replace")

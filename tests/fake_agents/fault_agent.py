@@ -55,7 +55,10 @@ LOG_DIR = os.environ.get("FAULT_LOG_DIR")
 def read_prompt() -> str:
     args = sys.argv[1:]
     if "-p" in args:
-        return args[args.index("-p") + 1]
+        prompt = args[args.index("-p") + 1]
+        # A prompt too long for a command line comes as a pointer to its file: read it.
+        m = re.match(r"Your instructions for this session are in the file (.+?) \(too long", prompt)
+        return Path(m.group(1)).read_text(encoding="utf-8") if m else prompt
     if "--prompt-file" in args:
         return Path(args[args.index("--prompt-file") + 1]).read_text(encoding="utf-8")
     return sys.stdin.read()

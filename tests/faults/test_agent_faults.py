@@ -200,3 +200,36 @@ def test_a_huge_stop_grace_is_honoured_not_an_overflow(fx: FaultEnv) -> None:
     record = assert_outcome(fx, CliResult(code, out, err, 0.0), "stopped", "stopped by the user")
     assert [i["exitCode"] for i in record["iterations"]] == [-signal.SIGTERM]  # type: ignore[attr-defined]
     assert "Traceback" not in err, err[-2000:]
+
+
+@pytest.mark.parametrize(("count", "char"), [(9, "g"), (3, "漢")])
+def test_long_guidance_never_fails_the_run(fx: FaultEnv, count: int, char: str) -> None:
+    # Found in review: nine guidance texts of 15,000 characters (or three of 15,000 CJK
+    # characters) failed the run with "command line is too long".
+    texts = [f"Directive {i}: " + char * 15_000 for i in range(count)]
+    flags = [arg for text in texts for arg in ("--guidance", text)]
+    result = fx.run_cli(
+        "alpha", "--agent-command", fx.agent_command("check") + " -p {prompt}", *flags
+    )
+    assert_outcome(fx, result, "succeeded", "every task is checked (3/3)")
+    first = fx.spawns()[0]["prompt"]
+    assert "Directive 0: " in first and fx.tasks().as_posix() in first
+    assert len(first.encode()) < 200_000  # bounded, with a note where guidance was cut
+    assert count == 3 or "did not fit in this prompt" in first
+
+
+def test_a_story_of_2400_tasks_never_fails_the_run(fx: FaultEnv) -> None:
+    many = "## 1. Huge\n" + "".join(
+        f"- [ ] 1.{i} Task number {i} " + "x" * 40 + "\n" for i in range(2400)
+    )
+    fx.tasks().write_text(many)
+    result = fx.run_cli(
+        "alpha",
+        "--agent-command",
+        fx.agent_command("check") + " -p {prompt}",
+        "--max-iterations",
+        "1",
+    )
+    assert_outcome(fx, result, "exhausted", "1 iteration ran (maxIterations) and 2399 of 2400")
+    prompt = fx.spawns()[0]["prompt"]
+    assert "- 1.0 Task number 0" in prompt and "2200 more unchecked tasks" in prompt
