@@ -362,7 +362,7 @@ async def _run(change: Change, settings: Settings, guidance: list[str], out: Tex
     import asyncio
     import signal
 
-    from ralph_lsp.engine import Engine, EngineEvent, LogEvent, StatusEvent
+    from ralph_lsp.engine import Engine, EngineError, EngineEvent, LogEvent, StatusEvent
 
     stopping: list[asyncio.Task[None]] = []
 
@@ -394,7 +394,10 @@ async def _run(change: Change, settings: Settings, guidance: list[str], out: Tex
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, on_signal, sig.name)
     try:
-        await engine.start(change.root, change.name, settings, guidance=guidance)
+        try:
+            await engine.start(change.root, change.name, settings, guidance=guidance)
+        except EngineError as exc:  # e.g. another process runs this change: no run started
+            raise CliError(str(exc)) from None
         status = await engine.wait(change.root, change.name)
     finally:
         engine.shutdown_now()

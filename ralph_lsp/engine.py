@@ -15,7 +15,6 @@ import asyncio
 import contextlib
 import logging
 import os
-import secrets
 import sys
 import tempfile
 import time
@@ -27,7 +26,13 @@ from typing import Any, Literal
 
 from ralph_lsp import policy
 from ralph_lsp.agents import build_invocation
-from ralph_lsp.history import RunHistory
+from ralph_lsp.history import (
+    ChangeBusy,
+    ChangeClaim,
+    RunHistory,
+    new_run_id,
+    process_started_at,
+)
 from ralph_lsp.iteration import AgentIteration, IterationOutcome
 from ralph_lsp.policy import DEFAULT_BACKOFF_SECONDS, MAX_BACKOFF_SECONDS, RunState
 from ralph_lsp.process import AgentProcess, AgentStartError, SpawnSpec
@@ -37,6 +42,7 @@ from ralph_lsp.tasks import Story, TasksDoc, parse_tasks, read_tasks_text
 from ralph_lsp.workspace import ARCHIVE, Change, resolve_change
 
 log = logging.getLogger(__name__)
+_PROCESS_STARTED = process_started_at(os.getpid())
 
 FINAL_STATES = tuple(state.value for state in RunState if state.final)
 Level = Literal["info", "warning", "error"]
@@ -152,13 +158,14 @@ class _Run:
         max_iterations: int,
         scope: str,
         guidance: Sequence[str],
+        run_id: str,
     ) -> None:
         self.engine = engine
         self.change = change
         self.settings = settings
         self.scope = scope
-        stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
-        self.id = f"r-{stamp}-{secrets.token_hex(2)}"
+        self.id = run_id
+        self.claim: ChangeClaim | None = None
         started = now_iso()
         self.status = RunStatus(
             run_id=self.id,
@@ -219,6 +226,7 @@ class _Run:
             "endedAt": self.ended_at,
             "state": self.status.state,
             "reason": self.status.reason,
+            "owner": {"pid": os.getpid(), "startedAt": _PROCESS_STARTED},
             "transitions": list(self.transitions),
             "iterations": list(self.iterations),
             "rateLimited": list(self.rate_limited),
@@ -599,6 +607,11 @@ class Engine:
             raise EngineError("maxIterations must be a whole number of at least 1")
         if scope is not None and scope not in ("story", "change"):
             raise EngineError("iterationScope must be 'story' or 'change'")
+        run_id = new_run_id()
+        try:  # one run per change on the machine: another process may hold it
+            claim = ChangeClaim.take(resolved.root, resolved.name, run_id)
+        except ChangeBusy as exc:
+            raise EngineError(str(exc)) from None
         run = _Run(
             self,
             resolved,
@@ -606,7 +619,9 @@ class Engine:
             max_iterations or settings.max_iterations,
             scope or settings.iteration_scope,
             guidance,
+            run_id,
         )
+        run.claim = claim
         self._active[key] = run
         run.update(transition=True)
         run.task = asyncio.ensure_future(self._main(run))
@@ -617,6 +632,8 @@ class Engine:
         try:
             await run.main()
         finally:
+            if run.claim is not None:
+                run.claim.release()
             self._active.pop(key, None)
             self._finished[key] = run.status.copy()
 

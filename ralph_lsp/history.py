@@ -14,10 +14,14 @@ the record stays in memory, and the problem is reported once.
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
+import secrets
 import tempfile
 from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import IO, Any
 
@@ -173,6 +177,33 @@ def load_records(root: Path, change: str | None = None) -> list[dict[str, Any]]:
     return records
 
 
+def new_run_id() -> str:
+    """A run id, unique on this machine even for runs started in the same second by different
+    processes (the pid tells them apart) and sortable by start time."""
+    stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
+    return f"r-{stamp}-{os.getpid():x}{secrets.token_hex(2)}"
+
+
+def process_started_at(pid: int) -> str | None:
+    """When process ``pid`` started (ISO 8601, UTC), from /proc; None where that is unknown."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text(encoding="utf-8", errors="replace")
+        ticks = int(stat.rsplit(")", 1)[1].split()[19])
+        boot = next(
+            int(line.split()[1])
+            for line in Path("/proc/stat").read_text().splitlines()
+            if line.startswith("btime ")
+        )
+    except (OSError, ValueError, IndexError, StopIteration):
+        return None
+    started = boot + ticks / os.sysconf("SC_CLK_TCK")
+    return (
+        datetime.fromtimestamp(started, timezone.utc)
+        .isoformat(timespec="seconds")
+        .replace("+00:00", "Z")
+    )
+
+
 def _process_identity(pid: int) -> str:
     """``pid start-time``: the start time (from /proc) tells a reused pid from the original."""
     try:
@@ -195,3 +226,103 @@ def _owner_alive(folder: Path) -> bool:
     if pid == os.getpid():
         return True
     return _process_identity(pid) == saved and Path(f"/proc/{pid}").exists()
+
+
+# -- one run per change on the machine ----------------------------------------------------------
+LOCKS_DIR = "locks"
+
+
+class ChangeBusy(Exception):
+    """Another live process runs this change; the message names it."""
+
+
+@dataclass(frozen=True)
+class Owner:
+    """The process running a change: its pid and run, as the claim names them."""
+
+    pid: int
+    run_id: str
+
+
+def _lock_path(root: Path, change: str) -> Path:
+    return history_root(root) / LOCKS_DIR / f"{change}.lock"
+
+
+class ChangeClaim:
+    """A change claimed by this process for one run: an advisory lock (``flock``) on
+    ``.ralph/locks/<change>.lock``, held while the run lasts. The kernel drops it when the
+    process ends however it ends, so no claim can go stale; the file only names the owner.
+    """
+
+    def __init__(self, fd: int | None) -> None:
+        self._fd = fd
+
+    @classmethod
+    def take(cls, root: Path, change: str, run_id: str) -> ChangeClaim:
+        """Claim ``change``; raises :class:`ChangeBusy` naming the live owner. Where history
+        cannot be written, runs cannot be coordinated: the claim is empty."""
+        path = _lock_path(root, change)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o644)
+        except OSError:
+            return cls(None)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            owner = _read_owner(fd)
+            os.close(fd)
+            named = f"pid {owner.pid}, run {owner.run_id}" if owner else "pid unknown"
+            raise ChangeBusy(
+                f"change {change!r} is already running in another ralph-lsp process ({named})"
+            ) from None
+        except OSError:
+            os.close(fd)
+            return cls(None)
+        with_owner = f"{os.getpid()} {run_id}\n".encode()
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, with_owner, 0)
+        return cls(fd)
+
+    def release(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)  # closing drops the lock
+            self._fd = None
+
+
+def _read_owner(fd: int) -> Owner | None:
+    try:
+        words = os.pread(fd, 200, 0).decode("ascii", "replace").split()
+        return Owner(int(words[0]), words[1])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def running_elsewhere(root: Path, change: str) -> Owner | None:
+    """The other live process that runs ``change`` now, if any (a cheap check: one open and a
+    non-blocking shared lock attempt)."""
+    try:
+        fd = os.open(_lock_path(root, change), os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW)
+    except OSError:
+        return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        owner = _read_owner(fd)
+        return owner if owner and owner.pid != os.getpid() else None
+    except OSError:
+        return None
+    finally:
+        os.close(fd)  # also drops the shared lock just taken
+    return None
+
+
+def read_record(root: Path, run_id: str) -> dict[str, Any] | None:
+    """One run's record, or None when it cannot be read."""
+    if "/" in run_id or run_id in ("", ".", ".."):
+        return None
+    try:
+        data = json.loads(read_small_file(history_root(root) / "runs" / run_id / "record.json"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None

@@ -12,6 +12,7 @@ from ralph_lsp.engine import EngineError
 from ralph_lsp.server.args import one_object
 from ralph_lsp.server.commands import COMMANDS, Handler
 from ralph_lsp.server.errors import CommandError, RequestFailed
+from ralph_lsp.server.render import NOOP
 from ralph_lsp.server.server import RalphLanguageServer
 from ralph_lsp.workspace import UnknownChangeError
 
@@ -42,6 +43,12 @@ def _register_command(server: RalphLanguageServer, name: str, handler: Handler) 
 def register(server: RalphLanguageServer) -> None:
     for name, handler in COMMANDS.items():
         _register_command(server, name, handler)
+
+    # The command of display-only lenses (story and task status): running it, in any client,
+    # does nothing and reports no error.
+    @server.command(NOOP)
+    async def noop(ls: RalphLanguageServer, *arguments: Any) -> dict[str, Any]:
+        return {}
 
     @server.feature(types.INITIALIZE)
     def initialize(params: types.InitializeParams) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +14,7 @@ from ralph_lsp.server.documents import DocState
 SOURCE = "ralph"
 # The client's own command: it asks for the guidance text, then calls ralph.guide.
 SEND_GUIDANCE = "ralph.sendGuidance"
+NOOP = "ralph.noop"  # the server's no-op command, carried by display-only lenses
 ENDED_BADLY = ("stuck", "exhausted", "failed")
 
 
@@ -45,15 +47,29 @@ def is_running(status: RunStatus | None) -> bool:
     return status is not None and status.state == "running"
 
 
+@dataclass(frozen=True)
+class Elsewhere:
+    """A run of this change in another ralph-lsp process (a CLI, another editor)."""
+
+    pid: int
+    iteration: int
+
+
 def code_lenses(
-    state: DocState, root: Path, change: str, status: RunStatus | None
+    state: DocState,
+    root: Path,
+    change: str,
+    status: RunStatus | None,
+    elsewhere: Elsewhere | None = None,
 ) -> list[types.CodeLens]:
     doc = state.doc
     ref = [{"change": change, "root": root.as_uri()}]
     counts = f"{doc.completed}/{doc.total} tasks"
     lenses: list[types.CodeLens] = []
 
-    def lens(line: int, title: str, command: str = "", arguments: list[Any] | None = None) -> None:
+    def lens(
+        line: int, title: str, command: str = NOOP, arguments: list[Any] | None = None
+    ) -> None:
         pos = types.Position(line=line, character=0)
         lenses.append(
             types.CodeLens(
@@ -66,6 +82,8 @@ def code_lenses(
     if status is not None and running:
         lens(0, f"■ Stop · iteration {status.iteration} · {counts}", "ralph.stop", list(ref))
         lens(0, "✎ Guide", SEND_GUIDANCE, list(ref))
+    elif elsewhere is not None:
+        lens(0, f"● running elsewhere · iteration {elsewhere.iteration} · {counts}")
     else:
         lens(0, f"▶ Run change · {counts}", "ralph.run", list(ref))
 

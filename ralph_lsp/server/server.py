@@ -24,6 +24,7 @@ from pygls.uris import to_fs_path
 
 from ralph_lsp import __version__
 from ralph_lsp.engine import Engine, EngineEvent, LogEvent, RunStatus, StatusEvent
+from ralph_lsp.history import read_record, running_elsewhere
 from ralph_lsp.server import render
 from ralph_lsp.server.args import path_of_uri
 from ralph_lsp.server.config import SECTION, Config
@@ -330,7 +331,9 @@ class RalphLanguageServer(LanguageServer):
         if found is None:
             return []
         state, root, change = found
-        return render.code_lenses(state, root, change, self.status_of(root, change))
+        status = self.status_of(root, change)
+        elsewhere = None if render.is_running(status) else _elsewhere(root, change)
+        return render.code_lenses(state, root, change, status, elsewhere)
 
     # -- publishing ----------------------------------------------------------------------------
 
@@ -515,3 +518,14 @@ def _inside(path: Path, folder: Path) -> bool:
     except (OSError, RuntimeError):
         pass
     return path == folder or folder in path.parents
+
+
+def _elsewhere(root: Path, change: str) -> render.Elsewhere | None:
+    """The run of ``change`` another live ralph-lsp process holds, if any."""
+    owner = running_elsewhere(root, change)
+    if owner is None:
+        return None
+    record = read_record(root, owner.run_id) or {}
+    iterations = record.get("iterations")
+    done = len(iterations) if isinstance(iterations, list) else 0
+    return render.Elsewhere(owner.pid, done + 1)

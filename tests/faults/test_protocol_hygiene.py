@@ -116,3 +116,18 @@ def test_an_empty_array_argument_reads_as_an_empty_object(
     server = start_lsp()
     answer = server.command("ralph.changes", [])
     assert [c["name"] for c in answer["result"]["changes"]] == ["alpha"], answer
+
+
+def test_display_only_lenses_carry_a_registered_no_op_command(
+    fx: FaultEnv, start_lsp: StartLsp
+) -> None:
+    # Found with Neovim: running a status lens gave "Language server does not support command".
+    server = start_lsp(initialize=False)
+    provider = server.initialize()["capabilities"]["executeCommandProvider"]["commands"]
+    assert "ralph.noop" in provider
+    lenses = server.code_lens(fx.tasks().as_uri())
+    display = [lens for lens in lenses if lens["range"]["start"]["line"] > 0]
+    assert display and {lens["command"]["command"] for lens in display} == {"ralph.noop"}
+    for arguments in ([], [None], [{"anything": 1}], [1, 2]):
+        answer = server.command("ralph.noop", *arguments)
+        assert answer.get("result") == {}, (arguments, answer)

@@ -41,13 +41,13 @@ async def test_lens_titles_and_commands(start_session: StartSession, workspace: 
     s.tasks_md.write_text(SAMPLE)
     assert await s.lenses() == [
         (0, "▶ Run change · 3/5 tasks", "ralph.run", ref(workspace)),
-        (2, "1/3 done", "", None),
-        (3, "✓ done", "", None),
-        (4, "○ pending", "", None),
-        (5, "○ pending", "", None),
-        (7, "✓ done", "", None),
-        (8, "✓ done", "", None),
-        (9, "✓ done", "", None),
+        (2, "1/3 done", "ralph.noop", None),
+        (3, "✓ done", "ralph.noop", None),
+        (4, "○ pending", "ralph.noop", None),
+        (5, "○ pending", "ralph.noop", None),
+        (7, "✓ done", "ralph.noop", None),
+        (8, "✓ done", "ralph.noop", None),
+        (9, "✓ done", "ralph.noop", None),
     ]
 
 
