@@ -28,6 +28,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 import weakref
 from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from dataclasses import dataclass
@@ -256,6 +257,7 @@ class AgentProcess:
         self._discard = False
         self._lines_taken = False
         self._tasks: list[asyncio.Task[None]] = []
+        self._watchdog_started: int | None = None  # its start time, in clock ticks since boot
 
     # -- starting ----------------------------------------------------------------------------
     @classmethod
@@ -272,6 +274,7 @@ class AgentProcess:
                 "os_error", f"the agent's working directory {str(spec.cwd)!r} is not a folder"
             )
         exe = resolve_program(spec.argv[0], spec.env.get("PATH"), spec.cwd)
+        _become_subreaper()
         loop = asyncio.get_running_loop()
         control_r, control_w = os.pipe()
         status_r, status_w = os.pipe()
@@ -352,6 +355,7 @@ class AgentProcess:
             )
 
         self = cls(popen, agent_pid, control_w, status, status_transport, raw_sink, line_cap)
+        self._watchdog_started = _start_ticks(popen.pid)
         _live.add(self)
         pipes: list[tuple[Stream, IO[bytes]]] = [("stdout", popen.stdout), ("stderr", popen.stderr)]
         for name, pipe in pipes:
@@ -544,6 +548,7 @@ class AgentProcess:
             # of the agent's session ourselves.
             log.error("watchdog %d of agent %d died unexpectedly", *self._pids())
             _kill_session(self.pid)
+            await _end_orphans(self._watchdog_started)
         if self.leftover:
             log.error("agent %d left processes it could not kill: %s", self.pid, self.leftover)
         self._close_control()
@@ -605,6 +610,52 @@ async def _reap(popen: subprocess.Popen[bytes]) -> None:
         delay = min(delay * 2, 0.02)
     popen.kill()
     await asyncio.to_thread(popen.wait)
+
+
+_subreaper = False
+
+
+def _become_subreaper() -> None:
+    """Make this process a child subreaper (once): should a watchdog be killed, its agent's
+    offspring re-parent here instead of to init, where :func:`_end_orphans` finds them."""
+    global _subreaper
+    if not _subreaper:
+        _subreaper = watchdog.become_subreaper()
+
+
+def _start_ticks(pid: int) -> int | None:
+    """When ``pid`` started, in clock ticks since boot (from /proc), or None."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            return int(f.read().rsplit(b")", 1)[1].split()[19])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+async def _end_orphans(since: int | None) -> None:
+    """SIGKILL (and reap) what a dead watchdog's tree left: processes that re-parented to this
+    process (a subreaper) and started after that watchdog, with their descendants. Live
+    watchdogs are kept. Looked for until none has turned up for 0.3 s (at most 2 s), since
+    each killed parent hands its children over in turn."""
+    if not _subreaper:
+        return
+    me = os.getpid()
+    quiet = time.monotonic()
+    deadline = quiet + 2.0
+    while time.monotonic() < deadline and time.monotonic() - quiet < 0.3:
+        keep = {p.watchdog_pid for p in _live}
+        table = watchdog.process_table()
+        mine = [pid for pid, st in table.items() if st[1] == me and pid not in keep]
+        mine = [pid for pid in mine if since is None or (_start_ticks(pid) or since) >= since]
+        for pid in mine:
+            if table[pid][0] != "Z":
+                quiet = time.monotonic()
+                watchdog.signal_tree(pid, signal.SIGKILL)
+                with contextlib.suppress(OSError):
+                    os.kill(pid, signal.SIGKILL)
+            with contextlib.suppress(ChildProcessError, OSError):
+                os.waitpid(pid, os.WNOHANG)
+        await asyncio.sleep(0.02)
 
 
 def _kill_session(sid: int) -> None:

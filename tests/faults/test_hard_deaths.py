@@ -8,9 +8,12 @@ checked over the whole tree, watchdog included, not only the pids the agent wrot
 
 from __future__ import annotations
 
+import os
 import signal
 import time
 from collections.abc import Callable
+
+import pytest
 
 from tests.faults.conftest import TASKS
 from tests.faults.helpers import FaultEnv, gone_within, tagged_processes, wait_until
@@ -117,4 +120,29 @@ def test_cli_killed_with_sigkill(fx: FaultEnv) -> None:
         if cli.poll() is None:
             cli.kill()
             cli.wait()
+    assert fx.tasks().read_bytes() == TASKS.encode()
+
+
+@pytest.mark.parametrize("front", ["cli", "server"])
+def test_watchdog_killed_leaves_nothing(fx: FaultEnv, start_lsp: StartLsp, front: str) -> None:
+    # Found in review: if the watchdog is killed (the OOM killer, an agent's `pkill -f python`),
+    # a process that left the agent's session (the `setsid` grandchild) survived the run.
+    if front == "cli":
+        proc = fx.start_cli("alpha", "--agent-command", fx.agent_command("stubborn"))
+        pid = proc.pid
+    else:
+        server = start_lsp(stubborn_settings(fx))
+        assert "result" in server.command("ralph.run", {"change": "alpha"})
+        pid = server.proc.pid
+    try:
+        tree = wait_for_tree(fx, pid)
+        [dog] = [p for p in tree if p not in fx.pids()]
+        os.kill(dog, signal.SIGKILL)
+        killed = time.monotonic()
+        left = gone_within(tree, 3.0)
+        assert left == [], f"alive {time.monotonic() - killed:.2f}s after the watchdog died: {left}"
+    finally:
+        if front == "cli" and proc.poll() is None:
+            proc.send_signal(signal.SIGINT)
+            proc.wait(20)
     assert fx.tasks().read_bytes() == TASKS.encode()
