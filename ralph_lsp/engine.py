@@ -32,6 +32,7 @@ from ralph_lsp.history import (
     RunHistory,
     new_run_id,
     process_started_at,
+    prune_runs,
 )
 from ralph_lsp.iteration import AgentIteration, IterationOutcome
 from ralph_lsp.policy import DEFAULT_BACKOFF_SECONDS, MAX_BACKOFF_SECONDS, RunState
@@ -230,6 +231,8 @@ class _Run:
             "transitions": list(self.transitions),
             "iterations": list(self.iterations),
             "rateLimited": list(self.rate_limited),
+            # iterations whose raw output was removed to keep the run under its cap
+            "rawOutputDropped": list(self.history.dropped),
             "guidance": [
                 {"text": g.text, "at": g.at, "deliveredIn": g.delivered_in} for g in self.guidance
             ],
@@ -612,6 +615,8 @@ class Engine:
             claim = ChangeClaim.take(resolved.root, resolved.name, run_id)
         except ChangeBusy as exc:
             raise EngineError(str(exc)) from None
+        # Retention: the newest historyKeepRuns runs of the change, this one included.
+        prune_runs(resolved.root, resolved.name, settings.history_keep_runs - 1)
         run = _Run(
             self,
             resolved,

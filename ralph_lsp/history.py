@@ -14,10 +14,12 @@ the record stays in memory, and the problem is reported once.
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import json
 import os
 import secrets
+import shutil
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -55,7 +57,15 @@ def atomic_write_json(path: Path, data: Any) -> None:
 
 
 class RunHistory:
-    """Writes one run's record and raw logs; never raises on I/O trouble."""
+    """Writes one run's record and raw logs; never raises on I/O trouble.
+
+    Raw output is capped at :attr:`max_log_bytes` per iteration and :attr:`max_run_bytes` per
+    run: past the run's cap, the oldest iterations' raw logs are removed first (their summaries
+    stay in the record).
+    """
+
+    max_log_bytes = 64 * 1024 * 1024
+    max_run_bytes = 512 * 1024 * 1024
 
     def __init__(self, root: Path, run_id: str, on_error: Callable[[str], None]) -> None:
         self.dir = history_root(root) / "runs" / run_id
@@ -63,7 +73,9 @@ class RunHistory:
         self._failed = False
         self._log: IO[bytes] | None = None
         self._log_bytes = 0
-        self.max_log_bytes = 64 * 1024 * 1024
+        self._logs: list[tuple[Path, int]] = []  # earlier iterations' raw logs and their sizes
+        self._log_path = self.dir / "iteration-0.log"
+        self.dropped: list[int] = []  # iterations whose raw log was removed for the run's cap
         try:
             base = history_root(root)
             base.mkdir(parents=True, exist_ok=True)
@@ -100,11 +112,27 @@ class RunHistory:
         self.close_iteration_log()
         if self._failed:
             return
+        path = self.dir / f"iteration-{n}.log"
         try:
-            self._log = open(self.dir / f"iteration-{n}.log", "ab")  # noqa: SIM115
-            self._log_bytes = 0
+            self._log = open(path, "ab")  # noqa: SIM115
+            self._log_bytes = self._log.tell()  # a spawn that did not count wrote here already
         except OSError as exc:
             self._fail(exc)
+            return
+        self._logs = [(p, size) for p, size in self._logs if p != path]
+        self._log_path = path
+
+    def _run_bytes(self) -> int:
+        return self._log_bytes + sum(size for _, size in self._logs)
+
+    def _drop_oldest(self) -> None:
+        """Remove the oldest iterations' raw logs until the run is under its cap."""
+        while self._logs and self._run_bytes() > self.max_run_bytes:
+            path, _ = self._logs.pop(0)
+            with contextlib.suppress(OSError):
+                path.unlink()
+            with contextlib.suppress(ValueError):
+                self.dropped.append(int(path.stem.rsplit("-", 1)[1]))
 
     def write_raw(self, stream: str, chunk: bytes) -> None:
         if self._log is None:
@@ -115,10 +143,16 @@ class RunHistory:
             self._log.write(chunk)
             self._log_bytes += len(chunk)
             if self._log_bytes > self.max_log_bytes:
-                self._log.write(b"\n[ralph: raw log capped at 64 MiB for this iteration]\n")
+                cap = self.max_log_bytes >> 20
+                self._log.write(
+                    f"\n[ralph: raw log capped at {cap} MiB for this iteration]\n".encode()
+                )
         except OSError as exc:
             self._log = None
             self._fail(exc)
+            return
+        if self._logs and self._run_bytes() > self.max_run_bytes:
+            self._drop_oldest()
 
     def close_iteration_log(self) -> None:
         if self._log is not None:
@@ -127,6 +161,8 @@ class RunHistory:
             except OSError:
                 pass
             self._log = None
+            self._logs.append((self._log_path, self._log_bytes))
+            self._log_bytes = 0
 
     def prompt_file(self, n: int) -> Path | None:
         """Where iteration n's prompt is written for agents that take ``{promptFile}``."""
@@ -226,6 +262,33 @@ def _owner_alive(folder: Path) -> bool:
     if pid == os.getpid():
         return True
     return _process_identity(pid) == saved and Path(f"/proc/{pid}").exists()
+
+
+def prune_runs(root: Path, change: str, keep: int) -> list[str]:
+    """Remove the run folders of ``change`` beyond the newest ``keep`` (runs whose process is
+    still alive are never removed). Returns the removed run ids."""
+    runs = history_root(root) / "runs"
+    try:
+        folders = [Path(e.path) for e in os.scandir(runs) if e.is_dir(follow_symlinks=False)]
+    except OSError:
+        return []
+    mine: list[tuple[str, str, Path, bool]] = []
+    for folder in folders:
+        try:
+            data = json.loads(read_small_file(folder / "record.json"))
+        except (OSError, ValueError):
+            continue
+        if isinstance(data, dict) and data.get("change") == change:
+            running = data.get("state") == "running" and _owner_alive(folder)
+            mine.append((str(data.get("startedAt") or ""), folder.name, folder, running))
+    mine.sort(reverse=True)
+    removed: list[str] = []
+    for _, run_id, folder, running in mine[max(0, keep) :]:
+        if running:
+            continue  # a run still going (here or in another process) keeps its folder
+        shutil.rmtree(folder, ignore_errors=True)
+        removed.append(run_id)
+    return removed
 
 
 # -- one run per change on the machine ----------------------------------------------------------
