@@ -15,7 +15,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from ralph_lsp.tasks import NotARegularFile, TasksDoc, parse_tasks, read_tasks_text
+from ralph_lsp.tasks import (
+    MAX_TASKS_BYTES,
+    NotARegularFile,
+    TasksDoc,
+    parse_tasks,
+    read_tasks_text,
+)
 
 
 @dataclass(frozen=True)
@@ -25,6 +31,7 @@ class DocState:
     doc: TasksDoc
     version: int | None  # the buffer's version; None when read from disk
     from_buffer: bool
+    too_large: int = 0  # the size of a buffer too large to analyse (then it counts as empty)
 
     def line(self, n: int) -> str:
         """Line ``n`` without a trailing ``\\r`` ("" past the end)."""
@@ -39,6 +46,12 @@ log = logging.getLogger(__name__)
 
 def _state(path: Path, text: str, version: int | None, from_buffer: bool) -> DocState:
     return DocState(path, text.split("\n"), parse_tasks(text), version, from_buffer)
+
+
+def _buffer_state(path: Path, text: str, version: int | None) -> DocState:
+    if len(text) > MAX_TASKS_BYTES:  # a pasted 50 MB: not analysed (it would cost ~30× in memory)
+        return DocState(path, [], parse_tasks(""), version, True, too_large=len(text))
+    return _state(path, text, version, True)
 
 
 def read_disk_text(path: Path) -> str | None:
@@ -61,18 +74,34 @@ class DocumentStore:
     def __init__(self, read_buffer: BufferReader) -> None:
         self._read_buffer = read_buffer
         self._open: dict[Path, str] = {}  # path → the URI the client opened it under
+        # What was on disk when a buffer was opened or last saved: while the buffer equals it,
+        # it holds no edits of its own and the disk wins (so editors that do not reload files
+        # by themselves show the agent's progress too).
+        self._baseline: dict[Path, str | None] = {}
         self._buffer_cache: dict[Path, DocState] = {}
+        self._unmodified: dict[Path, int | None] = {}  # path → buffer version equal to baseline
         self._disk_cache: dict[Path, tuple[tuple[int, int, int], DocState]] = {}
 
     # -- editor buffers --------------------------------------------------------------------
 
     def opened(self, path: Path, uri: str) -> None:
         self._open[path] = uri
-        self._buffer_cache.pop(path, None)
+        self._forget_buffer(path)
+        self._baseline[path] = read_disk_text(path)
+
+    def saved(self, path: Path) -> None:
+        if path in self._open:
+            self._forget_buffer(path)
+            self._baseline[path] = read_disk_text(path)
 
     def closed(self, path: Path) -> None:
         self._open.pop(path, None)
+        self._baseline.pop(path, None)
+        self._forget_buffer(path)
+
+    def _forget_buffer(self, path: Path) -> None:
         self._buffer_cache.pop(path, None)
+        self._unmodified.pop(path, None)
 
     def is_open(self, path: Path) -> bool:
         return path in self._open
@@ -90,19 +119,24 @@ class DocumentStore:
         self._disk_cache.pop(path, None)
 
     def get(self, path: Path) -> DocState:
-        """The document now: the open buffer wins, the disk otherwise (missing: no tasks)."""
+        """The document now: an open buffer with edits of its own wins, the disk otherwise
+        (missing: no tasks)."""
         uri = self._open.get(path)
-        if uri is not None:
-            buffer = self._read_buffer(uri)
-            if buffer is not None:
-                version, text = buffer
-                cached = self._buffer_cache.get(path)
-                if cached is not None and version is not None and cached.version == version:
-                    return cached
-                state = _state(path, text, version, True)
-                self._buffer_cache[path] = state
-                return state
-        return self.get_disk(path)
+        buffer = self._read_buffer(uri) if uri is not None else None
+        if buffer is None:
+            return self.get_disk(path)
+        version, text = buffer
+        if version is not None and self._unmodified.get(path, -1) == version:
+            return self.get_disk(path)
+        cached = self._buffer_cache.get(path)
+        if cached is not None and version is not None and cached.version == version:
+            return cached
+        if text == self._baseline.get(path):
+            self._unmodified[path] = version
+            return self.get_disk(path)
+        state = _buffer_state(path, text, version)
+        self._buffer_cache[path] = state
+        return state
 
     def get_disk(self, path: Path) -> DocState:
         try:

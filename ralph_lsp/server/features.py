@@ -82,6 +82,10 @@ def register(server: RalphLanguageServer) -> None:
     def did_change(params: types.DidChangeTextDocumentParams) -> None:
         server.on_edit(params.text_document.uri)
 
+    @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
+    def did_save(params: types.DidSaveTextDocumentParams) -> None:
+        server.on_save(params.text_document.uri)
+
     @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
     def did_close(params: types.DidCloseTextDocumentParams) -> None:
         server.on_close(params.text_document.uri)

@@ -110,6 +110,18 @@ def diagnostics(
 ) -> list[types.Diagnostic]:
     doc = state.doc
     out: list[types.Diagnostic] = []
+    if state.too_large:
+        size = f"{state.too_large / 1e6:.1f} MB"
+        out.append(
+            types.Diagnostic(
+                range=types.Range(types.Position(0, 0), types.Position(0, 0)),
+                message=f"This buffer is {size}, more than Ralph analyses (16 MiB): its tasks"
+                " are not counted and it gets no task lenses or diagnostics until it is smaller.",
+                severity=types.DiagnosticSeverity.Warning,
+                source=SOURCE,
+                code="too-large",
+            )
+        )
     for f in doc.findings:
         out.append(
             types.Diagnostic(

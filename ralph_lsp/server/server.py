@@ -297,6 +297,14 @@ class RalphLanguageServer(LanguageServer):
             self.publish(path)
             self.refresh_lenses()
 
+    def on_save(self, uri: str) -> None:
+        path = self.path_of(uri)
+        if path is None:
+            return
+        self.docs.saved(path)  # the saved text holds no edits of its own: the disk wins again
+        self.publish(path)
+        self.refresh_lenses()
+
     def on_close(self, uri: str) -> None:
         path = self.path_of(uri)
         if path is None:

@@ -184,3 +184,53 @@ async def test_a_missing_tasks_md_has_no_tasks(
     s.tasks_md.unlink()
     assert await s.lenses() == [(0, "▶ Run change · 0/0 tasks", "ralph.run", ref(workspace))]
     assert (await s.command("ralph.changes", {}))["changes"][0]["total"] == 0
+
+
+async def test_an_unmodified_open_buffer_follows_the_disk(
+    start_session: StartSession, workspace: Path
+) -> None:
+    # Neovim and Helix do not reload a changed file by themselves: an open buffer that holds no
+    # edits of its own must follow the agent's edits on disk, with no didChange.
+    s = await start_session(workspace)
+    disk = s.tasks_md.read_text()
+    s.open(disk, version=1)
+    assert (await s.lenses())[0][1] == "▶ Run change · 0/8 tasks"
+    before = len(s.refreshes)
+    s.tasks_md.write_text(disk.replace("- [ ] 1.1", "- [x] 1.1").replace("- [ ] 1.2", "- [x] 1.2"))
+    await wait_until(lambda: len(s.refreshes) > before, what="a refresh")
+    await wait_until_lens(s, "▶ Run change · 2/8 tasks")
+    changes = await s.command("ralph.changes", {})
+    assert changes["changes"][0]["completed"] == 2
+
+    # An edit of its own: the buffer wins again, whatever the disk says.
+    s.edit(disk.replace("- [ ] 3.1", "- [x] 3.1"), version=2)
+    await wait_until_lens(s, "▶ Run change · 1/8 tasks")
+    s.tasks_md.write_text(disk.replace("- [ ]", "- [x]"))
+    await wait_until(lambda: len(s.refreshes) > before + 1, what="another refresh")
+    assert (await s.lenses())[0][1] == "▶ Run change · 1/8 tasks"
+
+    # Saved: what it saved is on disk, and it follows the disk from there on.
+    saved = disk.replace("- [ ] 3.1", "- [x] 3.1")
+    s.tasks_md.write_text(saved)
+    s.client.text_document_did_save(
+        types.DidSaveTextDocumentParams(types.TextDocumentIdentifier(s.tasks_uri))
+    )
+    await s.lenses()  # a request after it: the server has read the saved file by now
+    s.tasks_md.write_text(saved.replace("- [ ] 3.2", "- [x] 3.2"))
+    await wait_until_lens(s, "▶ Run change · 2/8 tasks")
+
+
+async def test_a_huge_buffer_is_not_analysed_and_says_so(
+    start_session: StartSession, workspace: Path
+) -> None:
+    s = await start_session(workspace)
+    disk = s.tasks_md.read_text()
+    s.open(disk, version=1)
+    huge = disk + ("- [ ] filler task\n" * 1_000_000)  # 18 MB
+    s.edit(huge, version=2)
+    await wait_until(
+        lambda: [d.code for d in s.diagnostics()] == ["too-large"], what="the too-large warning"
+    )
+    assert (await s.lenses())[0][1] == "▶ Run change · 0/0 tasks"
+    s.edit(disk, version=3)
+    await wait_until(lambda: s.diagnostics() == [], what="the warning to go")
