@@ -9,14 +9,14 @@ STAMP := $(VENV)/.installed
 CACHE := $(CURDIR)/.cache
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: help venv demo test lint typecheck pytest client client-test e2e vsix bench clean
+.PHONY: help venv demo test lint typecheck pytest nvim-setup client client-test e2e vsix bench clean
 
 help:
 	@echo "make demo       run the bundled demo agent over examples/hello (a scratch copy)"
 	@echo "make test       every check: lint, types, Python tests, client tests, real VS Code e2e"
 	@echo "make lint       ruff"
 	@echo "make typecheck  mypy --strict on ralph_lsp, tsc on the client"
-	@echo "make pytest     Python unit, engine, fault and LSP tests"
+	@echo "make pytest     Python unit, engine, fault, LSP and headless Neovim tests"
 	@echo "make client-test  editor-client unit tests (node --test)"
 	@echo "make e2e        the extension in a real VS Code (code-server + chromium)"
 	@echo "make vsix       package the extension into editor-client/*.vsix"
@@ -45,6 +45,9 @@ typecheck: $(STAMP)
 pytest: $(STAMP)
 	$(VENV)/bin/pytest -q
 
+nvim-setup:
+	@bash scripts/nvim-setup.sh
+
 client: 
 	@bash editor-client/scripts/build.sh
 
@@ -57,7 +60,7 @@ e2e: $(STAMP)
 vsix:
 	@bash editor-client/scripts/build.sh --vsix
 
-test: lint typecheck pytest client-test e2e
+test: lint typecheck nvim-setup pytest client-test e2e
 
 bench: $(STAMP)
 	$(PY) -m bench

@@ -28,6 +28,29 @@ from tests.conftest import EXAMPLE
 CHANGE = "add-greeting-cli"
 SERVER = [sys.executable, "-m", "ralph_lsp"]
 
+# The client profiles a session can take: VS Code's capabilities, or a minimal client with no
+# workspace/configuration, no codeLens/refresh and no work-done progress (as some editors'
+# clients are), which gets its settings from initializationOptions and didChangeConfiguration.
+PROFILES = ("visual-studio-code", "minimal")
+
+
+def profile_capabilities(profile: str) -> types.ClientCapabilities:
+    if profile == "minimal":
+        return types.ClientCapabilities(
+            text_document=types.TextDocumentClientCapabilities(
+                synchronization=types.TextDocumentSyncClientCapabilities(did_save=True),
+                code_lens=types.CodeLensClientCapabilities(),
+                publish_diagnostics=types.PublishDiagnosticsClientCapabilities(),
+            ),
+        )
+    return client_capabilities(profile)
+
+
+@pytest.fixture
+def client_profile(request: pytest.FixtureRequest) -> str:
+    """VS Code's profile, unless a test module parametrizes it (``indirect=True``)."""
+    return str(getattr(request, "param", "visual-studio-code"))
+
 
 def plain(value: Any) -> Any:
     """A custom notification's params (pygls makes namedtuples of them) as plain JSON values."""
@@ -140,7 +163,7 @@ def workspace(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-async def start_session() -> AsyncIterator[StartSession]:
+async def start_session(client_profile: str) -> AsyncIterator[StartSession]:
     """``await start_session(root, init=..., settings=..., env=...)`` → an initialized Session."""
     sessions: list[Session] = []
 
@@ -187,9 +210,11 @@ async def start_session() -> AsyncIterator[StartSession]:
 
         client.set_configuration(settings or {}, section="ralph")
         folders = [root] if folders is None else folders
+        if client_profile == "minimal" and init is None:
+            init = settings  # a client that cannot be asked: its settings come with initialize
         await client.initialize_session(
             types.InitializeParams(
-                capabilities=capabilities or client_capabilities("visual-studio-code"),
+                capabilities=capabilities or profile_capabilities(client_profile),
                 workspace_folders=[
                     types.WorkspaceFolder(uri=f.as_uri(), name=f.name) for f in folders
                 ],

@@ -9,7 +9,11 @@ from typing import Any
 import pytest
 from pygls.exceptions import JsonRpcException
 
-from tests.lsp.conftest import CHANGE, Session, StartSession
+from tests.lsp.conftest import CHANGE, PROFILES, Session, StartSession
+
+# Every command test runs as VS Code and as a minimal client (no workspace/configuration,
+# no codeLens/refresh, no work-done progress).
+pytestmark = pytest.mark.parametrize("client_profile", PROFILES, indirect=True)
 
 
 async def refused(session: Session, name: str, arguments: list[Any] | None) -> str:

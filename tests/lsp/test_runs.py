@@ -234,3 +234,21 @@ async def test_a_client_without_refresh_progress_or_configuration(
     assert s.client.progress_reports == {}
     assert s.refreshes == []
     assert (await s.lenses())[0][1] == "▶ Run change · 8/8 tasks"
+
+
+@pytest.mark.parametrize("client_profile", ["minimal"], indirect=True)
+async def test_a_minimal_client_runs_to_success_from_initialization_options(
+    start_session: StartSession, workspace: Path
+) -> None:
+    # No workspace/configuration, no codeLens/refresh, no work-done progress (as some editors'
+    # clients): settings come from initializationOptions, and didChangeConfiguration still works.
+    s = await start_session(workspace, settings={"agent": "custom", "agentCommand": ["false"]})
+    s.client.workspace_did_change_configuration(
+        types.DidChangeConfigurationParams(settings={"ralph": {"agent": "demo"}})
+    )
+    await s.lenses()  # in order after the notification
+    await s.command("ralph.run", {"change": CHANGE})
+    end = await wait_until(lambda: final(s), timeout=60, what="the run's final status")
+    assert end["state"] == "succeeded", end
+    assert (await s.lenses())[0][1] == "▶ Run change · 8/8 tasks"
+    assert s.refreshes == [] and s.client.progress_reports == {}
