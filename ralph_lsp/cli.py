@@ -283,6 +283,41 @@ def _checked(attr: str, key: str, value: Any) -> Any:
     return value
 
 
+_COLOURS = {  # the status line's colour by state, on a terminal
+    "running": "\x1b[36m",
+    "succeeded": "\x1b[32m",
+    "stuck": "\x1b[33m",
+    "exhausted": "\x1b[33m",
+    "failed": "\x1b[31m",
+    "stopped": "\x1b[35m",
+}
+
+
+def _status_text(st: Any, elapsed: bool = True) -> str:
+    """``[####....] 3/8 tasks · iteration 2/20 · running · 1m05s · $0.1234``."""
+    from datetime import datetime, timezone
+
+    doing = str(st.state)
+    if st.phase == "waiting" and st.waiting:
+        doing = "waiting for the network" if st.waiting.get("kind") == "network" else "rate limited"
+    elif st.phase == "verifying":
+        doing = "verifying"
+    try:
+        started = datetime.fromisoformat(str(st.started_at).replace("Z", "+00:00"))
+        seconds = max(0, int((datetime.now(timezone.utc) - started).total_seconds()))
+    except ValueError:
+        seconds = 0
+    text = (
+        f"{_bar(st.completed, st.total)} {st.completed}/{st.total} tasks"
+        f" · iteration {st.iteration}/{st.max_iterations} · {doing}"
+    )
+    if elapsed:
+        text += f" · {seconds // 60}m{seconds % 60:02d}s" if seconds >= 60 else f" · {seconds}s"
+    if st.cost_usd:
+        text += f" · ${st.cost_usd:.4f}"
+    return text
+
+
 class _Renderer:
     """Engine events → a terminal: log lines scroll, a status line stays at the bottom.
 
@@ -296,6 +331,7 @@ class _Renderer:
         self.status_line = ""
         self.closed = False
         self._on_closed = on_closed
+        self._last: Any = None
 
     def _write(self, text: str) -> None:
         if self.closed:
@@ -329,18 +365,32 @@ class _Renderer:
         from ralph_lsp.engine import RunStatus
 
         assert isinstance(st, RunStatus)
-        text = (
-            f"{_bar(st.completed, st.total)} {st.completed}/{st.total} tasks"
-            f" · iteration {st.iteration}/{st.max_iterations} · {st.state}"
-        )
-        if st.cost_usd:
-            text += f" · ${st.cost_usd:.4f}"
+        self._last = st
+        text = _status_text(st, elapsed=self.tty)  # plain lines: only when something changed
         if self.tty:
-            self.status_line = text
+            self.status_line = self._fit(text, st.state)
             self._redraw("")
         elif text != self.status_line:
             self.status_line = text
             self._write(f"[ralph] {text}\n")
+
+    def tick(self) -> None:
+        """Redraw the status line (its elapsed time) on a terminal."""
+        if self.tty and self._last is not None and self.status_line:
+            self.status(self._last)
+
+    def _fit(self, text: str, state: str) -> str:
+        """The status line cut to the terminal's width (a wrapped line leaves stale copies
+        behind), coloured unless NO_COLOR is set."""
+        try:
+            width = os.get_terminal_size(self.out.fileno()).columns
+        except (OSError, ValueError):
+            width = 80
+        if len(text) > width - 1:
+            text = text[: max(0, width - 2)] + "…"
+        if os.environ.get("NO_COLOR") or not text:
+            return text
+        return f"{_COLOURS.get(state, '')}{text}\x1b[0m"
 
     def done(self, final: str) -> None:
         """Clear the status line and print the final ``<state>: <reason>`` line, once."""
@@ -355,7 +405,32 @@ def cmd_run(args: argparse.Namespace, out: TextIO) -> int:
     root = _root(args.root)
     change = _change(root, args.change)
     settings = _settings_from_args(args)
+    _preflight(settings, root)
     return asyncio.run(_run(change, settings, args.guidance or [], out))
+
+
+def _preflight(settings: Settings, root: Path) -> None:
+    """Before any run starts: the agent program must exist and be executable (a usage error,
+    with no run and no record, when it does not)."""
+    import os
+    import sys
+
+    from ralph_lsp.agents import build_invocation
+    from ralph_lsp.process import AgentStartError, resolve_program
+
+    try:
+        argv = build_invocation(
+            settings.agent,
+            list(settings.agent_command) if settings.agent_command else None,
+            list(settings.agent_args),
+            "",
+            root / "prompt.md",
+            python=sys.executable,
+        ).argv
+        env_path = settings.env.get("PATH", os.environ.get("PATH"))
+        resolve_program(argv[0], env_path, root)
+    except (ValueError, AgentStartError) as exc:
+        raise CliError(str(exc)) from None
 
 
 async def _run(change: Change, settings: Settings, guidance: list[str], out: TextIO) -> int:
@@ -393,6 +468,7 @@ async def _run(change: Change, settings: Settings, guidance: list[str], out: Tex
 
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, on_signal, sig.name)
+    ticker = loop.create_task(_tick(renderer)) if renderer.tty else None
     try:
         try:
             await engine.start(change.root, change.name, settings, guidance=guidance)
@@ -400,11 +476,21 @@ async def _run(change: Change, settings: Settings, guidance: list[str], out: Tex
             raise CliError(str(exc)) from None
         status = await engine.wait(change.root, change.name)
     finally:
+        if ticker is not None:
+            ticker.cancel()
         engine.shutdown_now()
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.remove_signal_handler(sig)
     renderer.done(f"{status.state}: {status.reason}")
     return EXIT_CODES.get(status.state, 1)
+
+
+async def _tick(renderer: _Renderer) -> None:
+    import asyncio
+
+    while True:
+        await asyncio.sleep(1.0)
+        renderer.tick()
 
 
 # -- parser --------------------------------------------------------------------------------

@@ -6,12 +6,16 @@ from __future__ import annotations
 import shlex
 import stat
 import uuid
+from collections.abc import Callable
 
 import pytest
 
 from tests.conftest import shared_path
 from tests.faults.conftest import TASKS
 from tests.faults.helpers import FaultEnv, assert_outcome
+from tests.faults.lsp_raw import RawLsp
+
+StartLsp = Callable[..., RawLsp]
 
 
 def run_failing(fx: FaultEnv, *extra: str) -> dict[str, object]:
@@ -52,23 +56,46 @@ def test_permission_flag_refused_as_root_fails_with_the_agents_message(fx: Fault
     assert fx.tasks().read_bytes() == TASKS.encode()
 
 
-def test_missing_binary_fails_without_spawning(fx: FaultEnv) -> None:
+def refused_before_start(fx: FaultEnv, *extra: str) -> str:
+    """`run` checks the agent program first: one line on stderr, exit 2, no run, no record."""
+    result = fx.run_cli("alpha", *extra)
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert result.stdout == ""  # no run started: no `<state>: <reason>` line
+    [line] = result.stderr.strip().splitlines()
+    assert line.startswith("ralph-lsp: error: ")
+    assert not (fx.root / ".ralph" / "runs").exists() or not any(
+        (fx.root / ".ralph" / "runs").iterdir()
+    )
+    assert fx.spawns() == [] and fx.tasks().read_bytes() == TASKS.encode()
+    return line
+
+
+def test_missing_binary_is_refused_before_the_run(fx: FaultEnv) -> None:
     name = f"no-such-agent-{uuid.uuid4().hex[:8]}"
-    record = run_failing(fx, "--agent-command", f"{name} {{prompt}}")
-    reason = str(record["reason"])
-    assert f"agent program {name!r} was not found on PATH" in reason
-    assert "ralph.agentCommand" in reason
+    line = refused_before_start(fx, "--agent-command", f"{name} {{prompt}}")
+    assert f"agent program {name!r} was not found on PATH" in line
+    assert "--agent-command" in line
+
+
+def test_missing_binary_fails_the_servers_run_without_spawning(
+    fx: FaultEnv, start_lsp: StartLsp
+) -> None:
+    name = f"no-such-agent-{uuid.uuid4().hex[:8]}"
+    server = start_lsp({"agent": "custom", "agentCommand": [name, "{prompt}"]})
+    assert "result" in server.command("ralph.run", {"change": "alpha"})
+    end = server.wait_final("alpha")
+    assert end["state"] == "failed"
+    assert f"agent program {name!r} was not found on PATH" in end["reason"]
+    assert "ralph.agentCommand" in end["reason"]
     assert fx.spawns() == []
-    assert len(record["iterations"]) == 1  # type: ignore[arg-type]
-    assert fx.tasks().read_bytes() == TASKS.encode()
+    assert len(fx.record()["iterations"]) == 1  # type: ignore[arg-type]
 
 
 def test_missing_claude_preset_says_how_to_install_it(fx: FaultEnv) -> None:
     fx.env["PATH"] = str(fx.tmp)  # an empty folder: no claude anywhere
-    record = run_failing(fx, "--agent", "claude")
-    reason = str(record["reason"])
-    assert "agent program 'claude' was not found on PATH" in reason
-    assert "npm install -g @anthropic-ai/claude-code" in reason
+    line = refused_before_start(fx, "--agent", "claude")
+    assert "agent program 'claude' was not found on PATH" in line
+    assert "npm install -g @anthropic-ai/claude-code" in line
 
 
 @pytest.mark.parametrize("kind", ["no_exec_bit", "directory", "not_a_program"])
@@ -82,8 +109,10 @@ def test_non_executable_agent_fails_clearly(fx: FaultEnv, kind: str) -> None:
     else:
         agent.write_bytes(b"\x7fELF\x01garbage, not a program\n")
         agent.chmod(0o755)
-    record = run_failing(fx, "--agent-command", f"{agent} {{prompt}}")
-    reason = str(record["reason"])
+    if kind == "not_a_program":  # executable: it passes the check and fails to start
+        reason = str(run_failing(fx, "--agent-command", f"{agent} {{prompt}}")["reason"])
+    else:
+        reason = refused_before_start(fx, "--agent-command", f"{agent} {{prompt}}")
     assert str(agent) in reason
     expected = {
         "no_exec_bit": "chmod +x",
