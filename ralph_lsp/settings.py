@@ -15,12 +15,11 @@ from typing import Any
 
 PRESETS = ("claude", "codex", "gemini", "demo", "custom")
 SCOPES = ("story", "change")
-VERIFY_WHEN = ("final", "each", "off")
 DEFAULT_AGENT_ARGS = ("--permission-mode", "acceptEdits")
 
 # Settings that name a program to run or shape its environment: never taken from an
 # untrusted workspace.
-PROGRAM_SETTINGS = ("agent", "agentCommand", "agentArgs", "env", "allowedTools", "verifyCommands")
+PROGRAM_SETTINGS = ("agent", "agentCommand", "agentArgs", "env", "verifyCommands")
 
 
 @dataclass(frozen=True)
@@ -36,10 +35,7 @@ class Settings:
     stop_grace_seconds: float = 5.0
     iteration_timeout_seconds: float | None = None
     env: Mapping[str, str] = field(default_factory=dict)
-    verify_when: str = "final"
-    verify_timeout_seconds: float = 900.0
     finish_grace_seconds: float = 60.0
-    allowed_tools: tuple[str, ...] = ()
     history_keep_runs: int = 50
 
     def replace(self, **changes: Any) -> Settings:
@@ -121,10 +117,7 @@ _FIELDS: dict[str, tuple[str, Callable[[Any], Any]]] = {
     "stopGraceSeconds": ("stop_grace_seconds", _non_negative_number),
     "iterationTimeoutSeconds": ("iteration_timeout_seconds", _optional_positive_number),
     "env": ("env", _env),
-    "verifyWhen": ("verify_when", _choice(VERIFY_WHEN)),
-    "verifyTimeoutSeconds": ("verify_timeout_seconds", _non_negative_number),
     "finishGraceSeconds": ("finish_grace_seconds", _non_negative_number),
-    "allowedTools": ("allowed_tools", _str_list),
     "historyKeepRuns": ("history_keep_runs", positive_int),
 }
 SETTING_NAMES = tuple(_FIELDS)

@@ -17,6 +17,8 @@ export const SERVER_SETTING_KEYS = [
   "verifyCommands",
   "stopGraceSeconds",
   "iterationTimeoutSeconds",
+  "finishGraceSeconds",
+  "historyKeepRuns",
   "env",
 ] as const;
 export type ServerSettingKey = (typeof SERVER_SETTING_KEYS)[number];

@@ -22,32 +22,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from ralph_lsp.server.args import FIELDS
+from ralph_lsp.settings import SETTING_NAMES as SERVER_SETTINGS
 from tests.faults.conftest import TASKS, make_change
 from tests.faults.helpers import FAULT_AGENT, TAG, tagged_processes
 from tests.faults.lsp_raw import RawLsp
 
-COMMANDS = {
-    "ralph.changes": ("root",),
-    "ralph.run": ("change", "root", "maxIterations", "iterationScope"),
-    "ralph.stop": ("change", "root"),
-    "ralph.guide": ("change", "text", "root"),
-    "ralph.status": ("change", "root"),
-    "ralph.history": ("change", "root"),
-}
-SETTING_NAMES = (
-    "agent",
-    "agentCommand",
-    "agentArgs",
-    "maxIterations",
-    "maxCostUsd",
-    "stuckAfter",
-    "iterationScope",
-    "verifyCommands",
-    "stopGraceSeconds",
-    "iterationTimeoutSeconds",
-    "env",
-    "trusted",
-)
+COMMANDS = FIELDS  # every command and its fields, from their one declaration
+SETTING_NAMES = (*SERVER_SETTINGS, "trusted")  # every setting, from its one declaration
 ANSWER_CODES = {-32602, -32803}  # Invalid params, RequestFailed
 
 # Text that includes lone surrogates, NULs and other awkward code points now and then.

@@ -10,6 +10,9 @@ import { chromium, type BrowserContext, type Locator, type Page } from "playwrig
 
 export const TIMEOUT = 60_000;
 
+/** Settings whose value is a path on the (remote) machine: `machine-overridable` in package.json. */
+const MACHINE_SETTINGS = new Set(["ralph.server.pythonPath"]);
+
 export function env(name: string): string {
   const v = process.env[name];
   if (!v) {
@@ -82,15 +85,20 @@ export class CodeServer {
   }
 
   /**
-   * The extension's settings. code-server is a remote: settings of scope `machine-overridable`
-   * (the ones naming programs) are read from the remote's Machine settings, not the User ones.
+   * The extension's settings, where a person puts them: in the User settings, except the
+   * interpreter, a path on the remote machine, which goes in the remote's Machine settings
+   * (code-server is a remote window: its `machine-overridable` settings come from there).
    */
   writeSettings(extra: Record<string, unknown> = {}): void {
-    this.writeJson(path.join(this.userDataDir, "Machine", "settings.json"), { ...this.opts.settings, ...extra });
+    const all = { ...this.opts.settings, ...extra };
+    const machine = Object.fromEntries(Object.entries(all).filter(([k]) => MACHINE_SETTINGS.has(k)));
+    const user = Object.fromEntries(Object.entries(all).filter(([k]) => !MACHINE_SETTINGS.has(k)));
+    this.writeJson(path.join(this.userDataDir, "Machine", "settings.json"), machine);
+    this.writeJson(path.join(this.userDataDir, "User", "settings.json"), { ...this.baseUserSettings(), ...user });
   }
 
-  private writeUserSettings(): void {
-    this.writeJson(path.join(this.userDataDir, "User", "settings.json"), {
+  private baseUserSettings(): Record<string, unknown> {
+    return {
       "security.workspace.trust.enabled": this.opts.workspaceTrust === true,
       "security.workspace.trust.startupPrompt": "never",
       "security.workspace.trust.untrustedFiles": "open",
@@ -106,14 +114,13 @@ export class CodeServer {
       "git.enabled": false,
       "editor.minimap.enabled": false,
       "window.commandCenter": false,
-    });
+    };
   }
 
   async start(): Promise<void> {
     for (const d of ["home/.config", "home/.local/share", "home/.cache", "extensions"]) {
       fs.mkdirSync(this.path(d), { recursive: true });
     }
-    this.writeUserSettings();
     this.writeSettings();
     const common = ["--user-data-dir", this.userDataDir, "--extensions-dir", this.path("extensions")];
     execFileSync(this.opts.codeServer, [...common, "--install-extension", this.opts.vsix], {

@@ -36,6 +36,8 @@ describe("serverSettings", () => {
       verifyCommands: [],
       stopGraceSeconds: 5,
       iterationTimeoutSeconds: null,
+      finishGraceSeconds: 60,
+      historyKeepRuns: 50,
       env: {},
     });
   });
