@@ -207,12 +207,17 @@ class Checkpointer:
 
 
 def open_checkpointer(
-    root: Path, change: str, run_id: str, warn: Callable[[str], None]
+    root: Path,
+    change: str,
+    run_id: str,
+    warn: Callable[[str], None],
+    note: Callable[[str], None] | None = None,
 ) -> Checkpointer | None:
-    """A checkpointer for the git work tree holding ``root``; None (said once) outside git."""
+    """A checkpointer for the git work tree holding ``root``; None (said once, through
+    ``note``: it is no fault) outside git."""
     repo = find_repo(root)
     if repo is None:
-        warn("checkpoints are off: the project is not in a git work tree")
+        (note or warn)("checkpoints are off: the project is not in a git work tree")
         return None
     checkpointer = Checkpointer(repo, change, run_id, warn)
     try:

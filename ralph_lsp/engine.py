@@ -24,7 +24,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Literal
 
-from ralph_lsp import policy
+from ralph_lsp import policy, rungit
 from ralph_lsp.agents import build_invocation
 from ralph_lsp.history import (
     ChangeBusy,
@@ -99,6 +99,8 @@ class RunStatus:
     # What the run is doing now, so that no client reads the English reason to know it.
     phase: Phase | None = None
     waiting: dict[str, Any] | None = None  # {"kind": "rateLimit" | "network", "until"?}
+    # With worktree isolation: {"branch", "root", "tasksUri"} of the run's worktree (SPEC §8).
+    worktree: dict[str, Any] | None = None
 
     @property
     def final(self) -> bool:
@@ -121,6 +123,7 @@ class RunStatus:
             "story": self.story,
             "phase": self.phase,
             "waiting": dict(self.waiting) if self.waiting else None,
+            "worktree": dict(self.worktree) if self.worktree else None,
         }
 
     def copy(self) -> RunStatus:
@@ -195,6 +198,10 @@ class _Run:
         self.transitions: list[dict[str, Any]] = []
         self.ended_at: str | None = None
         self._tasks_stat: tuple[int, int] | None = None
+        # Where the agent works and tasks.md is read: the change itself, or its copy in the
+        # run's git worktree (SPEC §8); history, status and log stay with ``change``.
+        self.work: Change = change
+        self.git: rungit.RunGit | None = None
 
     # -- events ------------------------------------------------------------------------------
     def log(self, text: str, level: Level = "info") -> None:
@@ -244,11 +251,11 @@ class _Run:
     # -- tasks.md ----------------------------------------------------------------------------
     def read_doc(self) -> TasksDoc:
         """Parse tasks.md; raises _RunEnd('failed') when it vanished or cannot be read."""
-        path = self.change.tasks_path
-        if not self.change.folder.is_dir():
+        path = self.work.tasks_path
+        if not self.work.folder.is_dir():
             archived = self._archived_tasks()
             if archived is None:
-                raise _RunEnd("failed", f"the change folder {self.change.folder} was removed")
+                raise _RunEnd("failed", f"the change folder {self.work.folder} was removed")
             path = archived
         try:
             text = read_tasks_text(path)
@@ -259,7 +266,7 @@ class _Run:
         if text is None:
             raise _RunEnd("failed", f"{path} is missing")
         doc = parse_tasks(text)
-        if path != self.change.tasks_path and not (doc.total and doc.all_done):
+        if path != self.work.tasks_path and not (doc.total and doc.all_done):
             raise _RunEnd(
                 "failed",
                 f"the change was archived to {path.parent} with"
@@ -270,7 +277,7 @@ class _Run:
     def _archived_tasks(self) -> Path | None:
         """The tasks.md of this change archived by the agent (OpenSpec's last step moves it to
         ``openspec/changes/archive/<date>-<name>/``), newest first, if there is one."""
-        archive = self.change.folder.parent / ARCHIVE
+        archive = self.work.folder.parent / ARCHIVE
         try:
             found = sorted(
                 (e.path for e in os.scandir(archive) if e.name.endswith(f"-{self.change.name}")),
@@ -291,14 +298,14 @@ class _Run:
         """Cheap live progress during an iteration: re-parse only when the file changed.
         Returns (completed, total) as the status now says."""
         try:
-            st = self.change.tasks_path.stat()
+            st = self.work.tasks_path.stat()
         except OSError:
             return self.status.completed, self.status.total
         key = (st.st_mtime_ns, st.st_size)
         if key != self._tasks_stat:
             self._tasks_stat = key
             try:
-                text = read_tasks_text(self.change.tasks_path)
+                text = read_tasks_text(self.work.tasks_path)
             except OSError:
                 text = None
             if text is not None:
@@ -329,19 +336,23 @@ class _Run:
             state, reason = "stopped", self.stop_reason
         if state == "succeeded" and self.archived_to:
             reason += f"; the agent archived the change to {self.archived_to}"
+        reason = await self._end_git(reason)
         self.history.close_iteration_log()
         self.ended_at = now_iso()
         self.update(state=state, reason=reason, phase=None, waiting=None, transition=True)
         self.log(f"■ {state}: {reason}", "info" if state == "succeeded" else "warning")
 
     async def _loop(self) -> tuple[str, str]:
+        await self._prepare_git()
         self.update(reason="reading tasks.md", transition=True)
         doc = self.read_doc()
         self.update(completed=doc.completed, total=doc.total, reason="running")
         end = policy.before_start(doc.completed, doc.total)
         if end is not None:
             return end.state, end.reason
-        self.verify = list(self.settings.verify_commands) or infer_verify_commands(self.change.root)
+        if self.git is not None:
+            await self.git.begin()
+        self.verify = list(self.settings.verify_commands) or infer_verify_commands(self.work.root)
         counters = policy.Counters(backoff=_initial_backoff())
         limits = policy.Limits(
             self.status.max_iterations, self.settings.stuck_after, self.settings.max_cost_usd
@@ -359,6 +370,34 @@ class _Run:
                 await self._wait(decision)
             counters = decision.counters
 
+    async def _prepare_git(self) -> None:
+        """Checkpoints and, with ``isolation: worktree``, the run's own worktree (SPEC §8)."""
+        try:
+            self.git = await rungit.prepare(
+                self.change.root,
+                self.change.name,
+                self.id,
+                self.settings,
+                lambda text: self.log(text, "warning"),
+                self.log,
+            )
+        except rungit.IsolationError as exc:
+            raise _RunEnd("failed", str(exc)) from exc
+        if self.git.worktree is not None:
+            self.work = Change(self.git.worktree.root, self.change.name)
+            self.update(worktree=self.git.worktree_json())
+        await asyncio.to_thread(rungit.prune_runs, self.change.root, self.change.name, self.id)
+
+    async def _end_git(self, reason: str) -> str:
+        if self.git is None or self.git.worktree is None:
+            return reason
+        try:
+            await self.git.end()
+        except Exception:  # never let the worktree's cleanup hide the run's outcome
+            log.exception("ending the worktree of run %s failed", self.id)
+        branch = self.git.worktree.branch
+        return f"{reason}; the work is on branch {branch} (review: git diff HEAD...{branch})"
+
     async def _iteration(
         self, doc: TasksDoc, counters: policy.Counters, limits: policy.Limits
     ) -> tuple[TasksDoc, policy.Decision]:
@@ -369,7 +408,7 @@ class _Run:
         for g in pending:
             g.delivered_in = n
         prompt = build_prompt(
-            self.change,
+            self.work,
             doc,
             scope=self.scope,
             verify_commands=self.verify,
@@ -392,6 +431,10 @@ class _Run:
             for g in pending:  # nothing was delivered: the next spawn gets it
                 g.delivered_in = None
         self._record_spawn(n, started, outcome, result, counts)
+        if counts and self.git is not None:
+            self.iterations[-1].update(
+                await self.git.after_iteration(n, after.completed, after.total)
+            )
         cost = policy.add_cost(counters.cost_usd, result.cost_usd)
         self.update(completed=after.completed, total=after.total, cost_usd=cost)
         self._summarize(n, outcome, result, after, elapsed)
@@ -513,13 +556,13 @@ class _Run:
                 prompt,
                 prompt_file,
                 python=sys.executable,
-                cwd=self.change.root,
+                cwd=self.work.root,
             )
         except ValueError as exc:
             return IterationOutcome(start_error=AgentStartError("not_found", str(exc)))
         env = dict(os.environ)
         env.update(s.env)
-        spec = SpawnSpec(argv=inv.argv, cwd=self.change.root, env=env, stdin_data=inv.stdin_data)
+        spec = SpawnSpec(argv=inv.argv, cwd=self.work.root, env=env, stdin_data=inv.stdin_data)
         self.history.open_iteration_log(n)
         iteration = AgentIteration(self, inv, spec, self.history.write_raw)
         try:
@@ -610,6 +653,9 @@ class Engine:
             raise EngineError("maxIterations must be a whole number of at least 1")
         if scope is not None and scope not in ("story", "change"):
             raise EngineError("iterationScope must be 'story' or 'change'")
+        refusal = await rungit.refusal(resolved.root, settings)
+        if refusal is not None:
+            raise EngineError(refusal)
         run_id = new_run_id()
         try:  # one run per change on the machine: another process may hold it
             claim = ChangeClaim.take(resolved.root, resolved.name, run_id)

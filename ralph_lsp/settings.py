@@ -15,6 +15,7 @@ from typing import Any
 
 PRESETS = ("claude", "codex", "gemini", "demo", "custom")
 SCOPES = ("story", "change")
+ISOLATIONS = ("none", "worktree")
 DEFAULT_AGENT_ARGS = ("--permission-mode", "acceptEdits")
 
 # Settings that name a program to run or shape its environment: never taken from an
@@ -37,6 +38,8 @@ class Settings:
     env: Mapping[str, str] = field(default_factory=dict)
     finish_grace_seconds: float = 60.0
     history_keep_runs: int = 50
+    checkpoints: bool | None = None  # None: on when the OpenSpec root is in a git work tree
+    isolation: str = "none"
 
     def replace(self, **changes: Any) -> Settings:
         return dataclasses.replace(self, **changes)
@@ -95,6 +98,12 @@ def _optional_argv(v: Any) -> tuple[str, ...] | None:
     return argv
 
 
+def _optional_bool(v: Any) -> bool | None:
+    if v is not None and not isinstance(v, bool):
+        raise ValueError("true, false or null")
+    return v
+
+
 def _env(v: Any) -> dict[str, str]:
     if not isinstance(v, Mapping) or not all(
         isinstance(k, str) and isinstance(x, str) for k, x in v.items()
@@ -119,6 +128,8 @@ _FIELDS: dict[str, tuple[str, Callable[[Any], Any]]] = {
     "env": ("env", _env),
     "finishGraceSeconds": ("finish_grace_seconds", _non_negative_number),
     "historyKeepRuns": ("history_keep_runs", positive_int),
+    "checkpoints": ("checkpoints", _optional_bool),
+    "isolation": ("isolation", _choice(ISOLATIONS)),
 }
 SETTING_NAMES = tuple(_FIELDS)
 

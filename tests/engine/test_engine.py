@@ -363,6 +363,8 @@ async def test_history_record_is_valid_json_with_spec_fields(project: Path) -> N
     it = record["iterations"][0]
     assert set(it) == {
         "n",
+        "checkpoint",  # null outside git (SPEC §8)
+        "filesChanged",
         "startedAt",
         "endedAt",
         "exitCode",

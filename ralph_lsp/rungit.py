@@ -1,0 +1,132 @@
+"""What a run does with git (SPEC §8): its checkpoints, and its worktree when isolated.
+
+The engine calls :func:`prepare` when a run starts (worktree isolation is refused here, before
+anything runs, when it cannot be had), :meth:`RunGit.begin` before iteration 1,
+:meth:`RunGit.after_iteration` after each iteration (the history fields ``checkpoint`` and
+``filesChanged``) and :meth:`RunGit.end` when the run ends. Git runs in a worker thread, so the
+event loop (and a server's requests) never waits on it. No LSP imports.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ralph_lsp.checkpoints import Checkpointer, open_checkpointer, prune
+from ralph_lsp.gitcli import GitError, find_repo
+from ralph_lsp.history import load_records
+from ralph_lsp.isolation import IsolationError, Worktree, close_worktree, open_worktree, review_hint
+from ralph_lsp.settings import Settings
+
+Warn = Callable[[str], None]
+
+
+@dataclass
+class RunGit:
+    change: str
+    run_id: str
+    warn: Warn
+    info: Warn
+    checkpointer: Checkpointer | None = None
+    worktree: Worktree | None = None
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def work_root(self) -> Path | None:
+        """The OpenSpec root the agent works in, when it is not the user's."""
+        return self.worktree.root if self.worktree else None
+
+    def worktree_json(self) -> dict[str, Any] | None:
+        wt = self.worktree
+        if wt is None:
+            return None
+        tasks = wt.root / "openspec" / "changes" / self.change / "tasks.md"
+        return {"branch": wt.branch, "root": wt.root.as_uri(), "tasksUri": tasks.as_uri()}
+
+    async def begin(self) -> None:
+        if self.checkpointer is not None:
+            await asyncio.to_thread(self.checkpointer.record, 0, self._message(0, None))
+
+    async def after_iteration(self, n: int, completed: int, total: int) -> dict[str, Any]:
+        """The iteration's history fields: ``checkpoint`` (a commit) and ``filesChanged``."""
+        if self.checkpointer is None:
+            return {"checkpoint": None, "filesChanged": None}
+        message = self._message(n, (completed, total))
+        made, changed = await asyncio.to_thread(self.checkpointer.record, n, message)
+        return {
+            "checkpoint": made.commit if made else None,
+            "filesChanged": changed if made else None,
+        }
+
+    def _message(self, n: int, counts: tuple[int, int] | None) -> str:
+        if self.worktree is not None and counts is not None:  # a commit on the run's branch
+            return f"ralph: {self.change} iteration {n} · {counts[0]}/{counts[1]} tasks"
+        if n == 0:
+            return f"ralph: {self.change} before iteration 1 (run {self.run_id})"
+        return f"ralph: {self.change} after iteration {n} (run {self.run_id})"
+
+    async def end(self) -> None:
+        wt = self.worktree
+        if wt is None:
+            return
+        hint = await asyncio.to_thread(review_hint, wt, self.change)
+        self.info(f"⎇ {hint}")
+        kept = await asyncio.to_thread(close_worktree, wt)
+        if kept:
+            self.warn(kept)
+
+
+async def refusal(root: Path, settings: Settings) -> str | None:
+    """Why a run cannot start as set up (worktree isolation outside git), or None."""
+    if settings.isolation != "worktree":
+        return None
+    if await asyncio.to_thread(find_repo, root) is None:
+        return (
+            f"isolation 'worktree' needs a git work tree, and {root} is not in one;"
+            " run with isolation 'none'"
+        )
+    return None
+
+
+def prune_runs(root: Path, change: str, run_id: str) -> int:
+    """Drop the checkpoints of runs whose history is gone (history retention, SPEC §3)."""
+    keep = [r["runId"] for r in load_records(root, change)] + [run_id]
+    try:
+        return prune(root, change, keep)
+    except (GitError, OSError):
+        return 0
+
+
+def wants_checkpoints(settings: Settings) -> bool:
+    return settings.checkpoints is not False
+
+
+def _prepare(root: Path, change: str, run_id: str, settings: Settings, rg: RunGit) -> None:
+    if settings.isolation == "worktree":
+        rg.worktree = open_worktree(root, change)  # IsolationError when it cannot be had
+        how = "made from HEAD" if rg.worktree.created else "continuing the existing branch"
+        rg.info(
+            f"⎇ working in the worktree {rg.worktree.repo.top} on branch {rg.worktree.branch}"
+            f" ({how}); the main work tree is left alone"
+        )
+        rg.checkpointer = Checkpointer(
+            rg.worktree.repo, change, run_id, rg.warn, branch=rg.worktree.branch
+        )
+        rg.checkpointer.start()
+    elif wants_checkpoints(settings):
+        rg.checkpointer = open_checkpointer(root, change, run_id, rg.warn, rg.info)
+
+
+async def prepare(
+    root: Path, change: str, run_id: str, settings: Settings, warn: Warn, info: Warn
+) -> RunGit:
+    """A run's git side; raises :class:`IsolationError` when a worktree cannot be had."""
+    rg = RunGit(change, run_id, warn, info)
+    await asyncio.to_thread(_prepare, root, change, run_id, settings, rg)
+    return rg
+
+
+__all__ = ["IsolationError", "RunGit", "prepare", "wants_checkpoints"]
