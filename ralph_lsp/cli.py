@@ -19,7 +19,7 @@ from json.encoder import encode_basestring_ascii as _encode_str
 from pathlib import Path
 from typing import Any, NoReturn, TextIO
 
-from ralph_lsp import __version__
+from ralph_lsp import __version__, cli_git
 from ralph_lsp.settings import PRESETS, Settings, check_setting, settings_from_dict
 from ralph_lsp.tasks import read_tasks_text, summarize_tasks
 from ralph_lsp.workspace import Change, UnknownChangeError, change_json, find_root, list_changes
@@ -245,6 +245,8 @@ def _settings_from_args(args: argparse.Namespace) -> Settings:
             raw[key] = _checked(attr, key, value)
     if getattr(args, "verify", None):
         raw["verifyCommands"] = args.verify
+    if getattr(args, "no_checkpoints", False):
+        raw["checkpoints"] = False
     env: dict[str, str] = {}
     for item in getattr(args, "env", None) or []:
         name, sep, value = item.partition("=")
@@ -269,6 +271,7 @@ _FLAG_SETTINGS = (
     ("iteration_timeout", "iterationTimeoutSeconds"),
     ("stop_grace", "stopGraceSeconds"),
     ("finish_grace", "finishGraceSeconds"),
+    ("isolation", "isolation"),
 )
 
 
@@ -582,6 +585,17 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="NAME=VALUE",
         help="extra environment for the agent (repeatable)",
     )
+    sp.add_argument(
+        "--isolation",
+        choices=("none", "worktree"),
+        help="'worktree': work in a git worktree of its own on branch ralph/CHANGE, one commit"
+        " per iteration, leaving your work tree alone (default none)",
+    )
+    sp.add_argument(
+        "--no-checkpoints",
+        action="store_true",
+        help="do not record a git checkpoint of the work tree before and after each iteration",
+    )
 
     sp = sub.add_parser("prompt", help="print the prompt the next iteration would get")
     sp.add_argument("change", metavar="CHANGE")
@@ -594,6 +608,7 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("change", metavar="CHANGE")
     with_root(sp)
     sp.add_argument("--json", action="store_true", help="print the ralph.history object")
+    cli_git.add_parsers(sub, with_root)
     return p
 
 
@@ -614,6 +629,8 @@ def main(argv: list[str] | None = None) -> int:
         "run": cmd_run,
         "prompt": cmd_prompt,
         "history": cmd_history,
+        "diff": cli_git.cmd_diff,
+        "restore": cli_git.cmd_restore,
     }
     try:
         return handlers[args.command](args, sys.stdout)

@@ -1,0 +1,112 @@
+"""``ralph-lsp diff`` and ``ralph-lsp restore`` (SPEC §7, §8)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import TextIO
+
+from ralph_lsp.checkpoints import CheckpointError
+
+AddRoot = Callable[[argparse.ArgumentParser], None]
+
+
+def add_parsers(
+    sub: argparse._SubParsersAction[argparse.ArgumentParser], with_root: AddRoot
+) -> None:
+    sp = sub.add_parser(
+        "diff",
+        help="git's diff of what one iteration of a run changed (needs a git work tree)",
+    )
+    sp.add_argument("change", metavar="CHANGE")
+    with_root(sp)
+    sp.add_argument("--run", metavar="ID", help="the run (default: the latest with checkpoints)")
+    sp.add_argument(
+        "--iteration", type=_whole, metavar="N", help="the iteration (default: the run's last)"
+    )
+    sp = sub.add_parser(
+        "restore",
+        help="put the work tree's files back as they were after an iteration (undoable)",
+        description="Put the work tree's files back as they were after iteration N. The state"
+        " before is recorded first as a checkpoint, named in the output, so the restore can be"
+        " undone with --checkpoint. Your index, HEAD, branches and stash are left alone, and"
+        " ignored files are never touched.",
+    )
+    sp.add_argument("change", metavar="CHANGE")
+    with_root(sp)
+    sp.add_argument("--iteration", type=_whole, metavar="N", help="the iteration to go back to")
+    sp.add_argument("--run", metavar="ID", help="the run (default: the latest with checkpoints)")
+    sp.add_argument(
+        "--checkpoint",
+        metavar="REF",
+        help="restore this checkpoint instead (e.g. the undo checkpoint a restore printed)",
+    )
+
+
+def _whole(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number of at least 1, got {value}")
+    return value
+
+
+def cmd_diff(args: argparse.Namespace, out: TextIO) -> int:
+    from ralph_lsp.gitviews import iteration_diff
+
+    root = _root(args.root)
+    color = out.isatty() and not os.environ.get("NO_COLOR")
+    try:
+        d = iteration_diff(root, args.change, args.run, args.iteration, color=color)
+    except CheckpointError as exc:
+        raise _usage(exc) from exc
+    print(
+        f"# {args.change} run {d.run_id} iteration {d.n}: {d.before.name} → {d.after.name}"
+        f" ({len(d.files)} file(s) changed)",
+        file=sys.stderr,
+    )
+    out.write(d.patch)
+    out.flush()
+    return 0
+
+
+def cmd_restore(args: argparse.Namespace, out: TextIO) -> int:
+    from ralph_lsp.gitviews import restore_iteration
+
+    root = _root(args.root)
+    if args.iteration is None and args.checkpoint is None:
+        raise _usage("restore: say which iteration (--iteration N) or --checkpoint REF")
+    try:
+        run, result = restore_iteration(
+            root, args.change, args.run, args.iteration, args.checkpoint
+        )
+    except (CheckpointError, OSError) as exc:
+        raise _usage(exc) from exc
+    what = f"iteration {args.iteration} of run {run}" if args.checkpoint is None else "checkpoint"
+    print(
+        f"restored the work tree's files to {what} ({result.restored.name}):"
+        f" {len(result.written)} written, {len(result.removed)} removed",
+        file=out,
+    )
+    for path, why in result.skipped:
+        print(f"  left alone: {path} ({why})", file=out)
+    print(f"the state before is checkpoint {result.undo.name}; to undo:", file=out)
+    print(f"  ralph-lsp restore {args.change} --checkpoint {result.undo.name}", file=out)
+    return 0
+
+
+def _root(arg: str | None) -> Path:
+    from ralph_lsp.cli import _root as find
+
+    return find(arg)
+
+
+def _usage(exc: object) -> Exception:
+    from ralph_lsp.cli import CliError
+
+    return CliError(str(exc))

@@ -1,0 +1,137 @@
+"""Looking at and restoring a run's checkpoints, for the CLI and the server alike (SPEC §5, §8).
+
+No LSP imports. Errors are :class:`CheckpointError` s whose message says what exists instead.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+from ralph_lsp import checkpoints as cp
+from ralph_lsp.checkpoints import Checkpoint, CheckpointError
+from ralph_lsp.gitcli import GitError, Repo, find_repo
+from ralph_lsp.history import load_records
+from ralph_lsp.restore import RestoreResult, restore
+
+URI_SCHEME = "ralph-checkpoint"
+
+
+def open_repo(root: Path) -> Repo:
+    repo = find_repo(root)
+    if repo is None:
+        raise CheckpointError(f"{root} is not in a git work tree, so its runs have no checkpoints")
+    return repo
+
+
+def choose_run(repo: Repo, root: Path, change: str, run_id: str | None) -> str:
+    """``run_id``, or the newest run of ``change`` that has checkpoints."""
+    newest_first = [str(r["runId"]) for r in load_records(root, change)]
+    return cp.pick_run(repo, change, run_id, newest_first)
+
+
+@dataclass(frozen=True)
+class IterationDiff:
+    run_id: str
+    n: int
+    before: Checkpoint
+    after: Checkpoint
+    files: list[cp.FileChange]
+    patch: str
+
+
+def iteration_diff(
+    root: Path, change: str, run_id: str | None, n: int | None, *, color: bool = False
+) -> IterationDiff:
+    repo = open_repo(root)
+    try:
+        run = choose_run(repo, root, change, run_id)
+        n, before, after = cp.iteration_pair(repo, change, run, n)
+        files = cp.changed_files(repo, before.commit, after.commit)
+        text = cp.patch(repo, before.commit, after.commit, color=color)
+    except GitError as exc:
+        raise CheckpointError(str(exc)) from exc
+    return IterationDiff(run, n, before, after, files, text)
+
+
+def file_uri(root: Path, checkpoint: Checkpoint, path: str) -> str:
+    """A read-only URI of one file in a checkpoint; ``ralph.fileAt`` gives its text."""
+    query = "root=" + quote(root.as_uri(), safe="") + "&checkpoint=" + checkpoint.commit
+    return f"{URI_SCHEME}:/{quote(path)}?{query}"
+
+
+def diff_json(root: Path, d: IterationDiff) -> dict[str, Any]:
+    """The ``ralph.diff`` result."""
+    files = []
+    for f in d.files:
+        files.append(
+            {
+                "path": f.path,
+                "status": f.status,
+                "beforeUri": None if f.status == "added" else file_uri(root, d.before, f.path),
+                "afterUri": None if f.status == "deleted" else file_uri(root, d.after, f.path),
+            }
+        )
+    return {
+        "runId": d.run_id,
+        "iteration": d.n,
+        "before": d.before.to_json(),
+        "after": d.after.to_json(),
+        "files": files,
+        "patch": d.patch,
+    }
+
+
+def _refuse_while_running(root: Path, change: str) -> None:
+    for record in load_records(root, change)[:3]:
+        if record.get("state") == "running":  # an owner that is gone reads as failed
+            raise CheckpointError(
+                f"change {change!r} is running (run {record.get('runId')}); stop it before"
+                " restoring its files"
+            )
+
+
+def restore_iteration(
+    root: Path,
+    change: str,
+    run_id: str | None,
+    n: int | None,
+    checkpoint: str | None = None,
+) -> tuple[str, RestoreResult]:
+    """Put the work tree's files back as iteration ``n`` (or ``checkpoint``) left them."""
+    repo = open_repo(root)
+    _refuse_while_running(root, change)
+    try:
+        if checkpoint is not None:
+            target = cp.resolve_checkpoint(repo, checkpoint)
+            run = run_id or _run_of(target, change) or "restores"
+        else:
+            if n is None:
+                raise CheckpointError("say which iteration to restore (--iteration N)")
+            run = choose_run(repo, root, change, run_id)
+            _, _, target = cp.iteration_pair(repo, change, run, n)
+        return run, restore(repo, change, run, target)
+    except GitError as exc:
+        raise CheckpointError(str(exc)) from exc
+
+
+def _run_of(target: Checkpoint, change: str) -> str | None:
+    prefix = f"{cp.REF_PREFIX}/{cp.ref_component(change)}/"
+    if target.ref and target.ref.startswith(prefix):
+        return target.ref[len(prefix) :].split("/")[0]
+    return None
+
+
+def text_at(root: Path, checkpoint: str, path: str) -> str:
+    """The text of ``path`` in a checkpoint (bad bytes replaced); CheckpointError when absent."""
+    repo = open_repo(root)
+    try:
+        target = cp.resolve_checkpoint(repo, checkpoint)
+        data = cp.file_at(repo, target, path)
+    except GitError as exc:
+        raise CheckpointError(str(exc)) from exc
+    if data is None:
+        raise CheckpointError(f"checkpoint {checkpoint} has no file {path}")
+    return data.decode("utf-8", "replace")
