@@ -409,6 +409,7 @@ def cmd_run(args: argparse.Namespace, out: TextIO) -> int:
     change = _change(root, args.change)
     settings = _settings_from_args(args)
     _preflight(settings, root)
+    cli_git.check_run(root, settings)
     return asyncio.run(_run(change, settings, args.guidance or [], out))
 
 

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TextIO
 
 from ralph_lsp.checkpoints import CheckpointError
+from ralph_lsp.settings import Settings
 
 AddRoot = Callable[[argparse.ArgumentParser], None]
 
@@ -98,6 +99,17 @@ def cmd_restore(args: argparse.Namespace, out: TextIO) -> int:
     print(f"the state before is checkpoint {result.undo.name}; to undo:", file=out)
     print(f"  ralph-lsp restore {args.change} --checkpoint {result.undo.name}", file=out)
     return 0
+
+
+def check_run(root: Path, settings: Settings) -> None:
+    """A run the settings make impossible is a usage error before it starts (exit 2)."""
+    import asyncio
+
+    from ralph_lsp.rungit import refusal
+
+    reason = asyncio.run(refusal(root, settings))
+    if reason is not None:
+        raise _usage(reason)
 
 
 def _root(arg: str | None) -> Path:
