@@ -22,6 +22,9 @@ FIELDS: dict[str, tuple[str, ...]] = {
     "ralph.guide": ("change", "text", "root"),
     "ralph.status": ("change", "root"),
     "ralph.history": ("change", "root"),
+    "ralph.diff": ("change", "root", "runId", "iteration"),
+    "ralph.restore": ("change", "root", "runId", "iteration", "checkpoint"),
+    "ralph.fileAt": ("root", "checkpoint", "path"),
 }
 
 

@@ -12,7 +12,7 @@ from typing import Any
 
 from ralph_lsp.engine import EngineError
 from ralph_lsp.history import load_records
-from ralph_lsp.server import args
+from ralph_lsp.server import args, git_commands
 from ralph_lsp.server.errors import InvalidArguments, RequestFailed
 from ralph_lsp.server.server import RalphLanguageServer
 from ralph_lsp.settings import SCOPES
@@ -118,4 +118,7 @@ COMMANDS: dict[str, Handler] = {
     "ralph.guide": guide,
     "ralph.status": status,
     "ralph.history": history,
+    "ralph.diff": git_commands.diff,
+    "ralph.restore": git_commands.restore,
+    "ralph.fileAt": git_commands.file_at,
 }

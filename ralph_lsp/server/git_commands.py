@@ -1,0 +1,67 @@
+"""``ralph.diff``, ``ralph.restore`` and ``ralph.fileAt`` (SPEC §5, §8): checkpoints for a client.
+
+Thin: check the argument, call :mod:`ralph_lsp.gitviews` in a worker thread (git may take a
+moment on a big repository), answer. A refusal is a ``RequestFailed`` whose message says why.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from ralph_lsp.checkpoints import CheckpointError
+from ralph_lsp.gitviews import diff_json, iteration_diff, restore_iteration, text_at
+from ralph_lsp.server import args
+from ralph_lsp.server.errors import RequestFailed
+from ralph_lsp.server.server import RalphLanguageServer
+from ralph_lsp.workspace import resolve_change
+
+Obj = dict[str, Any]
+
+
+async def diff(ls: RalphLanguageServer, obj: Obj) -> Obj:
+    cmd = "ralph.diff"
+    name = args.required_string(cmd, obj, "change")
+    root = ls.resolve_root(cmd, args.optional_string(cmd, obj, "root"))
+    run_id = args.optional_string(cmd, obj, "runId")
+    n = args.positive_int(cmd, obj, "iteration")
+    try:
+        d = await asyncio.to_thread(iteration_diff, root, name, run_id, n)
+    except CheckpointError as exc:
+        resolve_change(root, name)  # an unknown change says so, with the known ones
+        raise RequestFailed(str(exc)) from None
+    return diff_json(root, d)
+
+
+async def restore(ls: RalphLanguageServer, obj: Obj) -> Obj:
+    cmd = "ralph.restore"
+    name = args.required_string(cmd, obj, "change")
+    root = ls.resolve_root(cmd, args.optional_string(cmd, obj, "root"))
+    run_id = args.optional_string(cmd, obj, "runId")
+    n = args.positive_int(cmd, obj, "iteration")
+    checkpoint = args.optional_string(cmd, obj, "checkpoint")
+    if n is None and checkpoint is None:
+        raise RequestFailed(f'{cmd} needs "iteration" (or "checkpoint", e.g. an undo)')
+    resolve_change(root, name)
+    if any(not s.final for s in ls.engine.statuses(root, name)):
+        raise RequestFailed(f"change {name!r} is running; stop it before restoring its files")
+    await ls.pull_settings(root)
+    if not ls.config.trusted:
+        raise RequestFailed("this workspace is not trusted; restoring rewrites its files")
+    try:
+        run, result = await asyncio.to_thread(restore_iteration, root, name, run_id, n, checkpoint)
+    except (CheckpointError, OSError) as exc:
+        raise RequestFailed(str(exc)) from None
+    return {"runId": run, **result.to_json()}
+
+
+async def file_at(ls: RalphLanguageServer, obj: Obj) -> Obj:
+    cmd = "ralph.fileAt"
+    root = ls.resolve_root(cmd, args.optional_string(cmd, obj, "root"))
+    checkpoint = args.required_string(cmd, obj, "checkpoint")
+    path = args.required_string(cmd, obj, "path")
+    try:
+        text = await asyncio.to_thread(text_at, root, checkpoint, path)
+    except CheckpointError as exc:
+        raise RequestFailed(str(exc)) from None
+    return {"text": text}

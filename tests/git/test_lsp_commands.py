@@ -1,0 +1,96 @@
+"""``ralph.diff``, ``ralph.restore`` and ``ralph.fileAt`` through a real LSP client and server."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs, unquote, urlsplit
+
+import pytest
+from pygls.exceptions import JsonRpcException
+
+from tests.git.conftest import fingerprint, git, init_repo
+from tests.lsp.conftest import (
+    CHANGE,
+    Session,
+    StartSession,
+    start_session,
+    wait_until,
+    workspace,
+)
+
+__all__ = ["start_session", "workspace"]  # fixtures, used by name below
+
+TASKS = f"openspec/changes/{CHANGE}/tasks.md"
+
+
+@pytest.fixture
+def repo(workspace: Path) -> Path:
+    init_repo(workspace)
+    git(workspace, "add", "-A")
+    git(workspace, "commit", "-q", "-m", "start")
+    (workspace / "mine.txt").write_text("the user's own, uncommitted\n")
+    return workspace
+
+
+async def run_demo(s: Session) -> None:
+    await s.command("ralph.run", {"change": CHANGE})
+    await wait_until(
+        lambda: s.statuses and s.statuses[-1]["state"] == "succeeded", timeout=60, what="success"
+    )
+
+
+async def refused(s: Session, name: str, arg: dict[str, Any]) -> str:
+    with pytest.raises(JsonRpcException) as info:
+        await s.command(name, arg)
+    return str(info.value.message)
+
+
+async def test_diff_file_at_restore_and_undo(start_session: StartSession, repo: Path) -> None:
+    s = await start_session(repo, init={"trusted": True}, settings={"agent": "demo"})
+    await run_demo(s)
+    finished = fingerprint(repo)
+    d = await s.command("ralph.diff", {"change": CHANGE, "iteration": 2})
+    assert d["iteration"] == 2 and d["before"]["ref"].endswith("/1")
+    assert d["after"]["ref"].endswith("/2") and len(d["after"]["commit"]) == 40
+    assert [(f["path"], f["status"]) for f in d["files"]] == [(TASKS, "modified")]
+    assert "+- [x] 2.1" in d["patch"]
+    uri = urlsplit(d["files"][0]["afterUri"])
+    assert uri.scheme == "ralph-checkpoint" and unquote(uri.path) == "/" + TASKS
+    query = {k: v[0] for k, v in parse_qs(uri.query).items()}
+    after = await s.command(
+        "ralph.fileAt", {"root": query["root"], "checkpoint": query["checkpoint"], "path": TASKS}
+    )
+    assert "- [x] 2.2" in after["text"] and "- [ ] 3.1" in after["text"]
+    before = await s.command(
+        "ralph.fileAt",
+        {"root": repo.as_uri(), "checkpoint": d["before"]["ref"], "path": TASKS},
+    )
+    assert "- [ ] 2.1" in before["text"]
+    restored = await s.command("ralph.restore", {"change": CHANGE, "iteration": 1})
+    assert restored["restored"]["ref"].endswith("/1") and restored["written"] == [TASKS]
+    assert "- [ ] 2.1" in (repo / TASKS).read_text()
+    assert (repo / "mine.txt").exists()
+    await s.command("ralph.restore", {"change": CHANGE, "checkpoint": restored["undo"]["ref"]})
+    assert fingerprint(repo) == finished
+
+
+async def test_refusals_say_what_to_do(
+    start_session: StartSession, repo: Path, tmp_path: Path
+) -> None:
+    s = await start_session(repo, init={"trusted": True}, settings={"agent": "demo"})
+    message = await refused(s, "ralph.diff", {"change": CHANGE, "iteration": 1})
+    assert "no checkpoints of 'add-greeting-cli' yet" in message
+    await run_demo(s)
+    message = await refused(s, "ralph.diff", {"change": CHANGE, "iteration": 9})
+    assert "no checkpoint after iteration 9 (iterations: 1, 2, 3)" in message
+    message = await refused(
+        s, "ralph.fileAt", {"root": repo.as_uri(), "checkpoint": "HEAD", "path": TASKS}
+    )
+    assert "is not a checkpoint" in message
+    assert "unknown change 'nope'" in await refused(s, "ralph.diff", {"change": "nope"})
+    plain = tmp_path / "plain"
+    shutil.copytree(repo, plain, ignore=shutil.ignore_patterns(".git", ".ralph"))
+    s2 = await start_session(plain, init={"trusted": True})
+    assert "not in a git work tree" in await refused(s2, "ralph.diff", {"change": CHANGE})
