@@ -172,6 +172,36 @@ class Checkpointer:
     branch: str | None = None  # worktree mode: commits go on this branch, made in its own index
     failures: int = 0
     _started: bool = field(default=False, repr=False)
+    # The run's private index, kept between checkpoints so that git re-reads only the files
+    # whose stat data changed (seeded from the user's index; removed by close()).
+    _index_dir: str | None = field(default=None, repr=False)
+    _seeded_from: tuple[int, int, int] | None = field(default=None, repr=False)
+
+    def _index_env(self) -> dict[str, str]:
+        """The index a checkpoint is built in. Seeded again whenever the user's index changed,
+        so that what is tracked (a file added with ``-f`` though ignored) is as it is now."""
+        if self.branch:
+            return {}  # the worktree's own index
+        if self._index_dir is None:
+            self._index_dir = tempfile.mkdtemp(prefix="ralph-index-")
+        index = Path(self._index_dir) / "index"
+        user_index = self.repo.git_dir / "index"
+        try:
+            st = user_index.stat()
+            key: tuple[int, int, int] | None = (st.st_mtime_ns, st.st_size, st.st_ino)
+        except OSError:
+            key = None
+        if key != self._seeded_from or not index.exists():
+            index.unlink(missing_ok=True)
+            if key is not None:
+                shutil.copyfile(user_index, index)  # read only: the user's is never written
+            self._seeded_from = key
+        return {"GIT_INDEX_FILE": str(index)}
+
+    def close(self) -> None:
+        if self._index_dir is not None:
+            shutil.rmtree(self._index_dir, ignore_errors=True)
+            self._index_dir = None
 
     def start(self) -> None:
         for note in repo_notes(self.repo):
@@ -188,7 +218,7 @@ class Checkpointer:
                 self.repo,
                 self.parent,
                 msg,
-                index_env={} if self.branch else None,
+                index_env=self._index_env(),
                 reuse_unchanged=bool(self.branch) and n == 0,
             )
             changed = files_changed(self.repo, self.parent, commit) if self.parent else []

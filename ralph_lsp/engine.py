@@ -389,12 +389,14 @@ class _Run:
         await asyncio.to_thread(rungit.prune_runs, self.change.root, self.change.name, self.id)
 
     async def _end_git(self, reason: str) -> str:
-        if self.git is None or self.git.worktree is None:
+        if self.git is None:
             return reason
         try:
             await self.git.end()
         except Exception:  # never let the worktree's cleanup hide the run's outcome
-            log.exception("ending the worktree of run %s failed", self.id)
+            log.exception("ending the git side of run %s failed", self.id)
+        if self.git.worktree is None:
+            return reason
         branch = self.git.worktree.branch
         return f"{reason}; the work is on branch {branch} (review: git diff HEAD...{branch})"
 

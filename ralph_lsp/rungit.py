@@ -69,6 +69,8 @@ class RunGit:
         return f"ralph: {self.change} after iteration {n} (run {self.run_id})"
 
     async def end(self) -> None:
+        if self.checkpointer is not None:
+            self.checkpointer.close()
         wt = self.worktree
         if wt is None:
             return
