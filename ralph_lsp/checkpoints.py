@@ -219,7 +219,7 @@ class Checkpointer:
                 self.parent,
                 msg,
                 index_env=self._index_env(),
-                reuse_unchanged=bool(self.branch) and n == 0,
+                reuse_unchanged=bool(self.branch),  # no empty commits on the run's branch
             )
             changed = files_changed(self.repo, self.parent, commit) if self.parent else []
             ref = ref_name(self.change, self.run_id, n)

@@ -392,12 +392,12 @@ class _Run:
         if self.git is None:
             return reason
         try:
-            await self.git.end()
+            branch = await self.git.end()
         except Exception:  # never let the worktree's cleanup hide the run's outcome
             log.exception("ending the git side of run %s failed", self.id)
-        if self.git.worktree is None:
+            branch = None
+        if branch is None:
             return reason
-        branch = self.git.worktree.branch
         return f"{reason}; the work is on branch {branch} (review: git diff HEAD...{branch})"
 
     async def _iteration(

@@ -10,6 +10,8 @@ A run of change ``c`` works in its own ``git worktree`` on the branch ``ralph/c`
 - **a second run** of the same change **continues on the existing branch** (its tasks.md holds
   the progress so far); it is refused, with the place named, while the branch is checked out
   anywhere else (another run, or the user);
+- **one commit per iteration** that changed files (an iteration that changed nothing adds no
+  empty commit; its checkpoint is the commit before);
 - **removed** when the run ends (every iteration is a commit, so nothing is lost; a worktree
   git will not remove cleanly is kept and named in the log). The branch stays for review.
 
@@ -139,9 +141,18 @@ def review_hint(wt: Worktree, change: str) -> str:
 
 
 def close_worktree(wt: Worktree) -> str | None:
-    """Remove the worktree (the branch stays); returns a note when it had to be kept."""
+    """Remove the worktree (the branch stays, unless this run made it and it got no commit);
+    returns a note when something had to be kept."""
     try:
         wt.main.run(*NO_HOOKS, "worktree", "remove", str(wt.repo.top))
     except GitError as exc:
         return f"the worktree {wt.repo.top} was kept ({exc}); remove it with `git worktree remove`"
+    ref = f"refs/heads/{wt.branch}"
+    if wt.created and wt.main.rev(ref) == wt.base:
+        wt.main.run("update-ref", "-d", ref, wt.base)  # ours, and empty: nothing to review
     return None
+
+
+def has_commits(wt: Worktree) -> bool:
+    tip = wt.main.rev(f"refs/heads/{wt.branch}")
+    return tip is not None and tip != wt.base

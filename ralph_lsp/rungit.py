@@ -18,7 +18,14 @@ from typing import Any
 from ralph_lsp.checkpoints import Checkpointer, open_checkpointer, prune
 from ralph_lsp.gitcli import GitError, find_repo
 from ralph_lsp.history import load_records
-from ralph_lsp.isolation import IsolationError, Worktree, close_worktree, open_worktree, review_hint
+from ralph_lsp.isolation import (
+    IsolationError,
+    Worktree,
+    close_worktree,
+    has_commits,
+    open_worktree,
+    review_hint,
+)
 from ralph_lsp.settings import Settings
 
 Warn = Callable[[str], None]
@@ -68,17 +75,23 @@ class RunGit:
             return f"ralph: {self.change} before iteration 1 (run {self.run_id})"
         return f"ralph: {self.change} after iteration {n} (run {self.run_id})"
 
-    async def end(self) -> None:
+    async def end(self) -> str | None:
+        """Close the run's git side; returns the branch left for review (worktree mode)."""
         if self.checkpointer is not None:
             self.checkpointer.close()
         wt = self.worktree
         if wt is None:
-            return
-        hint = await asyncio.to_thread(review_hint, wt, self.change)
-        self.info(f"⎇ {hint}")
+            return None
+        left = await asyncio.to_thread(has_commits, wt) or not wt.created
+        if left:
+            hint = await asyncio.to_thread(review_hint, wt, self.change)
+            self.info(f"⎇ {hint}")
+        else:
+            self.info(f"⎇ the run made no commit: branch {wt.branch} is removed with its worktree")
         kept = await asyncio.to_thread(close_worktree, wt)
         if kept:
             self.warn(kept)
+        return wt.branch if left else None
 
 
 async def refusal(root: Path, settings: Settings) -> str | None:

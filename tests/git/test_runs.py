@@ -169,3 +169,40 @@ def test_a_second_worktree_run_continues_the_branch(project: Path) -> None:
         f"ralph: {CHANGE} iteration 1 · 5/8 tasks",
         f"ralph: {CHANGE} iteration 1 · 3/8 tasks",
     ]
+
+
+def test_a_worktree_run_that_commits_nothing_leaves_no_branch(project: Path) -> None:
+    git(project, "commit", "-q", "-m", "staged work")
+    missing = project / "no-such-agent"
+    proc = cli(
+        project,
+        *("run", CHANGE, "--agent-command", str(missing), "--isolation", "worktree"),
+        check=False,
+    )
+    assert proc.returncode != 0
+    assert git(project, "branch", "--list", f"ralph/{CHANGE}") == ""
+    assert "ralph/worktrees" not in git(project, "worktree", "list")
+
+
+def test_a_branch_checked_out_elsewhere_is_refused(project: Path, tmp_path: Path) -> None:
+    git(project, "commit", "-q", "-m", "staged work")
+    git(project, "worktree", "add", "-q", "-b", f"ralph/{CHANGE}", str(tmp_path / "mine"))
+    proc = cli(project, "run", CHANGE, "--agent", "demo", "--isolation", "worktree", check=False)
+    assert proc.returncode == 1
+    last = proc.stdout.splitlines()[-1]
+    assert last.startswith("failed: branch ralph/") and str(tmp_path / "mine") in last
+
+
+def test_restore_is_refused_while_the_change_runs(project: Path) -> None:
+    from ralph_lsp.history import _process_identity
+
+    cli(project, "run", CHANGE, "--agent", "demo")
+    folder = next((project / ".ralph" / "runs").iterdir())
+    data = json.loads((folder / "record.json").read_text())
+    data["state"] = "running"
+    (folder / "record.json").write_text(json.dumps(data))
+    (folder / "owner.pid").write_text(_process_identity(os.getpid()))  # alive: this test
+    before = fingerprint(project)
+    proc = cli(project, "restore", CHANGE, "--iteration", "1", check=False)
+    assert proc.returncode == 2 and "is running" in proc.stderr
+    assert fingerprint(project) == before
