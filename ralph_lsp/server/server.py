@@ -25,7 +25,7 @@ from pygls.uris import to_fs_path
 from ralph_lsp import __version__
 from ralph_lsp.engine import Engine, EngineEvent, LogEvent, RunStatus, StatusEvent
 from ralph_lsp.history import read_record, running_elsewhere
-from ralph_lsp.server import render
+from ralph_lsp.server import render, worktree_view
 from ralph_lsp.server.args import path_of_uri
 from ralph_lsp.server.config import SECTION, Config
 from ralph_lsp.server.documents import DocState, DocumentStore
@@ -340,6 +340,7 @@ class RalphLanguageServer(LanguageServer):
             return []
         state, root, change = found
         status = self.status_of(root, change)
+        state = worktree_view.followed(self.docs, state, status)
         elsewhere = None if render.is_running(status) else _elsewhere(root, change)
         return render.code_lenses(state, root, change, status, elsewhere)
 
@@ -352,10 +353,9 @@ class RalphLanguageServer(LanguageServer):
         if root_of_file(path) is None:
             return
         root, change = self._root_key(path)
-        state = self.docs.get(path)
-        diagnostics = render.diagnostics(
-            state, self.status_of(root, change), self.workspace.position_encoding
-        )
+        status = self.status_of(root, change)
+        state = worktree_view.followed(self.docs, self.docs.get(path), status)
+        diagnostics = render.diagnostics(state, status, self.workspace.position_encoding)
         uri = self.docs.uri_for(path)
         key = [(d.range, d.severity, d.message) for d in diagnostics]
         if self._published.get(path) == (uri, key):

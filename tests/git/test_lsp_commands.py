@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import shutil
 from pathlib import Path
 from typing import Any
@@ -94,3 +95,42 @@ async def test_refusals_say_what_to_do(
     shutil.copytree(repo, plain, ignore=shutil.ignore_patterns(".git", ".ralph"))
     s2 = await start_session(plain, init={"trusted": True})
     assert "not in a git work tree" in await refused(s2, "ralph.diff", {"change": CHANGE})
+
+
+async def test_a_worktree_run_shows_the_worktrees_progress_and_leaves_the_files_alone(
+    start_session: StartSession, repo: Path
+) -> None:
+    s = await start_session(
+        repo,
+        init={"trusted": True},
+        settings={"agent": "demo", "isolation": "worktree"},
+        env={"RALPH_DEMO_DELAY": "0.3"},
+    )
+    before = fingerprint(repo)
+    await s.command("ralph.run", {"change": CHANGE})
+    running = await wait_until(
+        lambda: next(
+            (st for st in s.statuses if st["state"] == "running" and st.get("worktree")), None
+        ),
+        what="a status naming the worktree",
+    )
+    assert running["worktree"]["branch"] == f"ralph/{CHANGE}"
+    assert ".git/ralph/worktrees/" in running["worktree"]["tasksUri"]
+
+    async def done_lenses() -> int:
+        return sum(1 for _, title, _, _ in await s.lenses() if title == "✓ done")
+
+    seen = 0
+    while not (s.statuses and s.statuses[-1]["state"] != "running"):
+        seen = max(seen, await done_lenses())
+        if seen >= 2:
+            break
+        await asyncio.sleep(0.05)
+    assert seen >= 2  # the lenses of the user's tasks.md follow the worktree's checks
+    assert "- [x]" not in (repo / TASKS).read_text()  # while the user's file is unchanged
+    await wait_until(
+        lambda: s.statuses[-1]["state"] == "succeeded", timeout=60, what="the run's success"
+    )
+    assert "review: git diff HEAD...ralph/add-greeting-cli" in s.statuses[-1]["reason"]
+    await wait_until(lambda: "git merge ralph/add-greeting-cli" in s.logs(), what="the hint")
+    assert fingerprint(repo) == before | {"branches": fingerprint(repo)["branches"]}
