@@ -240,6 +240,7 @@ class _Run:
             "rateLimited": list(self.rate_limited),
             # iterations whose raw output was removed to keep the run under its cap
             "rawOutputDropped": list(self.history.dropped),
+            "worktree": dict(self.status.worktree) if self.status.worktree else None,
             "guidance": [
                 {"text": g.text, "at": g.at, "deliveredIn": g.delivered_in} for g in self.guidance
             ],

@@ -93,6 +93,20 @@ def _refuse_while_running(root: Path, change: str) -> None:
             )
 
 
+def _refuse_worktree_run(root: Path, change: str, run_id: str) -> None:
+    """A worktree run's iterations are commits on its branch, not states of this work tree."""
+    for record in load_records(root, change):
+        worktree = record.get("worktree")
+        if record.get("runId") == run_id and isinstance(worktree, dict):
+            branch = worktree.get("branch")
+            raise CheckpointError(
+                f"run {run_id} worked in its own worktree on branch {branch}: its iterations"
+                f" are commits there, not states of your work tree; look at them with"
+                f" `git log -p HEAD..{branch}` and take what you want with git"
+                f" (`git checkout <commit> -- <path>`)"
+            )
+
+
 def restore_iteration(
     root: Path,
     change: str,
@@ -111,6 +125,7 @@ def restore_iteration(
             if n is None:
                 raise CheckpointError("say which iteration to restore (--iteration N)")
             run = choose_run(repo, root, change, run_id)
+            _refuse_worktree_run(root, change, run)
             _, _, target = cp.iteration_pair(repo, change, run, n)
         return run, restore(repo, change, run, target)
     except GitError as exc:

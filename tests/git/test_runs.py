@@ -206,3 +206,16 @@ def test_restore_is_refused_while_the_change_runs(project: Path) -> None:
     proc = cli(project, "restore", CHANGE, "--iteration", "1", check=False)
     assert proc.returncode == 2 and "is running" in proc.stderr
     assert fingerprint(project) == before
+
+
+def test_a_worktree_runs_iterations_are_seen_with_diff_but_not_restored_here(
+    project: Path,
+) -> None:
+    git(project, "commit", "-q", "-m", "staged work")
+    cli(project, "run", CHANGE, "--agent", "demo", "--isolation", "worktree")
+    diff = cli(project, "diff", CHANGE, "--iteration", "2")
+    assert "+- [x] 2.1" in diff.stdout
+    before = fingerprint(project)
+    proc = cli(project, "restore", CHANGE, "--iteration", "1", check=False)
+    assert proc.returncode == 2 and "worked in its own worktree on branch ralph/" in proc.stderr
+    assert fingerprint(project) == before
