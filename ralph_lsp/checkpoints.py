@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ralph_lsp.gitcli import GitError, Repo, find_repo, identity_env
+from ralph_lsp.gitcli import GitError, Repo, find_repo, git_available, identity_env
 
 REF_PREFIX = "refs/ralph"
 MAX_FILE_BYTES = 16 * 1024 * 1024  # ralph.fileAt: larger files are refused
@@ -245,6 +245,9 @@ def open_checkpointer(
 ) -> Checkpointer | None:
     """A checkpointer for the git work tree holding ``root``; None (said once, through
     ``note``: it is no fault) outside git."""
+    if not git_available():
+        (note or warn)("checkpoints are off: git is not installed (no `git` on PATH)")
+        return None
     repo = find_repo(root)
     if repo is None:
         (note or warn)("checkpoints are off: the project is not in a git work tree")

@@ -177,3 +177,12 @@ def test_ref_components_are_valid_for_any_change_name(project: Path) -> None:
     repo = find_repo(project)
     assert repo is not None
     assert cp.run_ids(repo, name) == ["r-1"]
+
+
+def test_without_git_installed_checkpoints_are_off_with_a_note(
+    project: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    notes: list[str] = []
+    assert cp.open_checkpointer(project, CHANGE, "r-1", notes.append) is None
+    assert notes == ["checkpoints are off: git is not installed (no `git` on PATH)"]
