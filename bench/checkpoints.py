@@ -8,7 +8,8 @@ states of the repository:
 - ``untracked``: the same files, none of them committed (the worst case: git must hash every
   file for the first checkpoint of a run).
 
-It also times ``diff`` of one iteration and a ``restore`` (with its undo checkpoint). Prints
+It also times ``diff`` of one iteration, a ``restore`` (with its undo checkpoint) and, for
+scale, a plain ``git status`` of the same repository. Prints
 p50/p95 in milliseconds and writes them to ``bench/checkpoints.json``.
 """
 
@@ -93,7 +94,13 @@ def measure(root: Path, iterations: int) -> dict[str, float]:
     t0 = time.perf_counter()
     restore(repo, "bench", "r-1", after)
     restore_ms = (time.perf_counter() - t0) * 1000
+    status = []
+    for _ in range(5):
+        t0 = time.perf_counter()
+        subprocess.run(["git", "status", "--porcelain"], cwd=root, capture_output=True, check=True)
+        status.append((time.perf_counter() - t0) * 1000)
     return {
+        "git_status_ms": round(percentile(status, 50), 1),  # for scale: the user's own command
         "first_checkpoint_ms": round(first, 1),
         "checkpoint_p50_ms": round(percentile(times, 50), 1),
         "checkpoint_p95_ms": round(percentile(times, 95), 1),

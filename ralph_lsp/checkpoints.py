@@ -115,6 +115,7 @@ def snapshot(
     *,
     index_env: dict[str, str] | None = None,
     reuse_unchanged: bool = False,
+    identity: dict[str, str] | None = None,
 ) -> tuple[str, list[str]]:
     """A commit of the whole work tree; returns it and git's complaints (unreadable files…).
 
@@ -139,7 +140,7 @@ def snapshot(
     argv = ["commit-tree", "--no-gpg-sign", tree, "-m", message]
     if parent:
         argv += ["-p", parent]
-    commit = repo.git(*argv, env=identity_env(repo))
+    commit = repo.git(*argv, env=identity_env(repo) if identity is None else identity)
     return commit, problems
 
 
@@ -176,6 +177,7 @@ class Checkpointer:
     # whose stat data changed (seeded from the user's index; removed by close()).
     _index_dir: str | None = field(default=None, repr=False)
     _seeded_from: tuple[int, int, int] | None = field(default=None, repr=False)
+    _identity: dict[str, str] | None = field(default=None, repr=False)
 
     def _index_env(self) -> dict[str, str]:
         """The index a checkpoint is built in. Seeded again whenever the user's index changed,
@@ -207,6 +209,7 @@ class Checkpointer:
         for note in repo_notes(self.repo):
             self.warn(f"checkpoints: {note}")
         self.parent = self.repo.rev("HEAD")
+        self._identity = identity_env(self.repo)  # looked up once per run
         self._started = True
 
     def record(self, n: int, message: str | None = None) -> tuple[Checkpoint | None, list[str]]:
@@ -220,6 +223,7 @@ class Checkpointer:
                 msg,
                 index_env=self._index_env(),
                 reuse_unchanged=bool(self.branch),  # no empty commits on the run's branch
+                identity=self._identity,
             )
             changed = files_changed(self.repo, self.parent, commit) if self.parent else []
             ref = ref_name(self.change, self.run_id, n)

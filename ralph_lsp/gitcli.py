@@ -138,14 +138,14 @@ def find_repo(path: Path) -> Repo | None:
 def identity_env(repo: Repo) -> dict[str, str]:
     """The user's git identity when one is set, else ``ralph-lsp <ralph-lsp@localhost>``."""
     env: dict[str, str] = {}
-    for role in ("AUTHOR", "COMMITTER"):
-        for key, conf, fallback in (
-            ("NAME", "user.name", FALLBACK_NAME),
-            ("EMAIL", "user.email", FALLBACK_EMAIL),
-        ):
-            if os.environ.get(f"GIT_{role}_{key}"):
-                continue
-            value = repo.run("config", "--get", conf, check=False).stdout.decode().strip()
-            if not value:
-                env[f"GIT_{role}_{key}"] = fallback
+    for key, conf, fallback in (
+        ("NAME", "user.name", FALLBACK_NAME),
+        ("EMAIL", "user.email", FALLBACK_EMAIL),
+    ):
+        roles = [r for r in ("AUTHOR", "COMMITTER") if not os.environ.get(f"GIT_{r}_{key}")]
+        if not roles:
+            continue
+        value = repo.run("config", "--get", conf, check=False).stdout.decode().strip()
+        if not value:
+            env.update({f"GIT_{role}_{key}": fallback for role in roles})
     return env
