@@ -387,7 +387,9 @@ class _Run:
         if self.git.worktree is not None:
             self.work = Change(self.git.worktree.root, self.change.name)
             self.update(worktree=self.git.worktree_json())
-        await asyncio.to_thread(rungit.prune_runs, self.change.root, self.change.name, self.id)
+        await asyncio.to_thread(
+            rungit.prune_checkpoints, self.change.root, self.change.name, self.id
+        )
 
     async def _end_git(self, reason: str) -> str:
         if self.git is None:

@@ -106,8 +106,9 @@ async def refusal(root: Path, settings: Settings) -> str | None:
     return None
 
 
-def prune_runs(root: Path, change: str, run_id: str) -> int:
-    """Drop the checkpoints of runs whose history is gone (history retention, SPEC §3)."""
+def prune_checkpoints(root: Path, change: str, run_id: str) -> int:
+    """Drop the checkpoints of runs whose history is gone (history retention, SPEC §3: the
+    engine removes the run folders beyond ``historyKeepRuns`` first, then this runs)."""
     keep = [r["runId"] for r in load_records(root, change)] + [run_id]
     try:
         return prune(root, change, keep)

@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.git.conftest import fingerprint, git
 
 CHANGE = "add-greeting-cli"
@@ -219,3 +221,31 @@ def test_a_worktree_runs_iterations_are_seen_with_diff_but_not_restored_here(
     proc = cli(project, "restore", CHANGE, "--iteration", "1", check=False)
     assert proc.returncode == 2 and "worked in its own worktree on branch ralph/" in proc.stderr
     assert fingerprint(project) == before
+
+
+def test_history_retention_drops_the_checkpoints_of_runs_it_removes(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import asyncio
+
+    from ralph_lsp.engine import Engine
+    from ralph_lsp.settings import Settings
+
+    def runs_with_refs() -> set[str]:
+        refs = git(project, "for-each-ref", "--format=%(refname)", "refs/ralph/").split()
+        return {ref.split("/")[3] for ref in refs}
+
+    for _ in range(3):
+        cli(project, "run", CHANGE, "--agent", "demo", "--max-iterations", "1", check=False)
+    assert len(runs_with_refs()) == 3
+    (project / TASKS).write_text((project / TASKS).read_text().replace("[x]", "[ ]"))
+
+    async def one_more() -> None:  # historyKeepRuns has no CLI flag: through the engine
+        engine = Engine()
+        await engine.start(project, CHANGE, Settings(agent="demo", history_keep_runs=2))
+        await engine.wait(project, CHANGE)
+
+    monkeypatch.setenv("RALPH_DEMO_DELAY", "0")
+    asyncio.run(one_more())
+    kept = {p.name for p in (project / ".ralph" / "runs").iterdir()}
+    assert len(kept) == 2 and runs_with_refs() == kept
