@@ -17,6 +17,7 @@ from ralph_lsp.history import load_records
 from ralph_lsp.restore import RestoreResult, restore
 
 URI_SCHEME = "ralph-checkpoint"
+MAX_PATCH_CHARS = 4 * 1024 * 1024  # ralph.diff: a bigger patch is cut (files stay complete)
 
 
 def open_repo(root: Path) -> Repo:
@@ -80,7 +81,8 @@ def diff_json(root: Path, d: IterationDiff) -> dict[str, Any]:
         "before": d.before.to_json(),
         "after": d.after.to_json(),
         "files": files,
-        "patch": d.patch,
+        "patch": d.patch[:MAX_PATCH_CHARS],
+        "patchTruncated": len(d.patch) > MAX_PATCH_CHARS,
     }
 
 

@@ -2,6 +2,18 @@
 
 Thin: check the argument, call :mod:`ralph_lsp.gitviews` in a worker thread (git may take a
 moment on a big repository), answer. A refusal is a ``RequestFailed`` whose message says why.
+
+- ``ralph.diff`` ``{"change", "root"?, "runId"?, "iteration"?}`` (default: the newest run with
+  checkpoints, its last iteration) → ``{"runId", "iteration", "before", "after", "files":
+  [{"path", "status", "beforeUri", "afterUri"}], "patch", "patchTruncated"}``; a checkpoint is
+  ``{"ref", "commit"}``; ``status`` is ``added``/``modified``/``deleted``/``typechange``; the URIs
+  are ``ralph-checkpoint:/<path>?root=<root URI>&checkpoint=<commit>`` (null where the file does
+  not exist on that side), opened read-only through ``ralph.fileAt``.
+- ``ralph.restore`` ``{"change", "root"?, "runId"?, "iteration" | "checkpoint"}`` →
+  ``{"runId", "restored", "undo", "written", "removed", "skipped": [{"path", "reason"}]}``;
+  restoring ``undo`` (as ``checkpoint``) undoes it.
+- ``ralph.fileAt`` ``{"root", "checkpoint", "path"}`` → ``{"text"}``; ``checkpoint`` is a
+  ``refs/ralph/…`` ref or a commit id.
 """
 
 from __future__ import annotations
