@@ -13,7 +13,7 @@ import pytest
 
 from tests.conftest import EXAMPLE
 
-pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
+NEEDS_GIT = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
 
 GIT_ENV = {
     "GIT_AUTHOR_NAME": "Tess Ter",

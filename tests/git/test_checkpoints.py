@@ -10,9 +10,11 @@ import pytest
 from ralph_lsp import checkpoints as cp
 from ralph_lsp.gitcli import find_repo
 from ralph_lsp.restore import restore
-from tests.git.conftest import fingerprint, git, init_repo
+from tests.git.conftest import NEEDS_GIT, fingerprint, git, init_repo
 
 CHANGE = "add-greeting-cli"
+
+pytestmark = NEEDS_GIT
 
 
 def recorder(root: Path, run_id: str = "r-1") -> tuple[cp.Checkpointer, list[str]]:

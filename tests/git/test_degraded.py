@@ -9,9 +9,11 @@ from pathlib import Path
 import pytest
 
 from ralph_lsp import checkpoints as cp
-from tests.git.conftest import fingerprint, git, init_repo
+from tests.git.conftest import NEEDS_GIT, fingerprint, git, init_repo
 
 CHANGE = "c"
+
+pytestmark = NEEDS_GIT
 
 
 def committed(tmp_path: Path) -> Path:

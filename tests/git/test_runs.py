@@ -11,11 +11,13 @@ from pathlib import Path
 
 import pytest
 
-from tests.git.conftest import fingerprint, git
+from tests.git.conftest import NEEDS_GIT, fingerprint, git
 
 CHANGE = "add-greeting-cli"
 RUN = [sys.executable, "-m", "ralph_lsp", "run"]
 TASKS = f"openspec/changes/{CHANGE}/tasks.md"
+
+pytestmark = NEEDS_GIT
 
 
 def cli(cwd: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:

@@ -11,19 +11,12 @@ from urllib.parse import parse_qs, unquote, urlsplit
 import pytest
 from pygls.exceptions import JsonRpcException
 
-from tests.git.conftest import fingerprint, git, init_repo
-from tests.lsp.conftest import (
-    CHANGE,
-    Session,
-    StartSession,
-    start_session,
-    wait_until,
-    workspace,
-)
-
-__all__ = ["start_session", "workspace"]  # fixtures, used by name below
+from tests.git.conftest import NEEDS_GIT, fingerprint, git, init_repo
+from tests.lsp.conftest import CHANGE, Session, StartSession, wait_until
 
 TASKS = f"openspec/changes/{CHANGE}/tasks.md"
+
+pytestmark = NEEDS_GIT
 
 
 @pytest.fixture
