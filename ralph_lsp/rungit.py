@@ -98,11 +98,14 @@ async def refusal(root: Path, settings: Settings) -> str | None:
     """Why a run cannot start as set up (worktree isolation outside git), or None."""
     if settings.isolation != "worktree":
         return None
-    if await asyncio.to_thread(find_repo, root) is None:
+    repo = await asyncio.to_thread(find_repo, root)
+    if repo is None:
         return (
             f"isolation 'worktree' needs a git work tree, and {root} is not in one;"
             " run with isolation 'none'"
         )
+    if await asyncio.to_thread(repo.rev, "HEAD") is None:
+        return "isolation 'worktree' needs a commit to start from; commit once, then run again"
     return None
 
 

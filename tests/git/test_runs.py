@@ -251,3 +251,14 @@ def test_history_retention_drops_the_checkpoints_of_runs_it_removes(
     asyncio.run(one_more())
     kept = {p.name for p in (project / ".ralph" / "runs").iterdir()}
     assert len(kept) == 2 and runs_with_refs() == kept
+
+
+def test_a_worktree_run_in_a_repository_without_commits_is_refused(tmp_path: Path) -> None:
+    from tests.conftest import EXAMPLE
+    from tests.git.conftest import init_repo
+
+    root = init_repo(tmp_path / "fresh")
+    shutil.copytree(EXAMPLE, root, dirs_exist_ok=True, ignore=shutil.ignore_patterns(".ralph"))
+    proc = cli(root, "run", CHANGE, "--agent", "demo", "--isolation", "worktree", check=False)
+    assert proc.returncode == 2 and "needs a commit to start from" in proc.stderr
+    assert not (root / ".ralph" / "runs").exists() or not any((root / ".ralph" / "runs").iterdir())
