@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import io
 import os
 import sys
 from collections.abc import Callable
@@ -58,12 +59,18 @@ def _whole(text: str) -> int:
 
 
 def cmd_diff(args: argparse.Namespace, out: TextIO) -> int:
-    from ralph_lsp.gitviews import iteration_diff
+    from ralph_lsp.gitviews import iteration_diff, write_patch
 
     root = _root(args.root)
     color = out.isatty() and not os.environ.get("NO_COLOR")
     try:
-        d = iteration_diff(root, args.change, args.run, args.iteration, color=color)
+        fd: int | None = out.fileno()
+    except (OSError, ValueError, io.UnsupportedOperation):
+        fd = None  # not a real file: the patch goes through Python
+    try:
+        d = iteration_diff(
+            root, args.change, args.run, args.iteration, color=color, with_patch=fd is None
+        )
     except CheckpointError as exc:
         raise _usage(exc) from exc
     print(
@@ -71,7 +78,11 @@ def cmd_diff(args: argparse.Namespace, out: TextIO) -> int:
         f" ({len(d.files)} file(s) changed)",
         file=sys.stderr,
     )
-    out.write(d.patch)
+    out.flush()
+    if fd is None:
+        out.write(d.patch)
+    else:
+        write_patch(root, d, fd, color=color)
     out.flush()
     return 0
 

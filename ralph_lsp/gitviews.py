@@ -5,6 +5,7 @@ No LSP imports. Errors are :class:`CheckpointError` s whose message says what ex
 
 from __future__ import annotations
 
+import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -12,7 +13,7 @@ from urllib.parse import quote
 
 from ralph_lsp import checkpoints as cp
 from ralph_lsp.checkpoints import Checkpoint, CheckpointError
-from ralph_lsp.gitcli import GitError, Repo, find_repo
+from ralph_lsp.gitcli import GitError, Repo, base_env, find_repo
 from ralph_lsp.history import load_records
 from ralph_lsp.restore import RestoreResult, restore
 
@@ -44,17 +45,36 @@ class IterationDiff:
 
 
 def iteration_diff(
-    root: Path, change: str, run_id: str | None, n: int | None, *, color: bool = False
+    root: Path,
+    change: str,
+    run_id: str | None,
+    n: int | None,
+    *,
+    color: bool = False,
+    with_patch: bool = True,
 ) -> IterationDiff:
     repo = open_repo(root)
     try:
         run = choose_run(repo, root, change, run_id)
         n, before, after = cp.iteration_pair(repo, change, run, n)
         files = cp.changed_files(repo, before.commit, after.commit)
-        text = cp.patch(repo, before.commit, after.commit, color=color)
+        text = cp.patch(repo, before.commit, after.commit, color=color) if with_patch else ""
     except GitError as exc:
         raise CheckpointError(str(exc)) from exc
     return IterationDiff(run, n, before, after, files, text)
+
+
+def write_patch(root: Path, d: IterationDiff, fd: int, *, color: bool) -> None:
+    """git's diff of one iteration straight to a file descriptor (no size limit in memory)."""
+    argv = ["git", "diff", "--no-ext-diff", "--color=always" if color else "--no-color"]
+    subprocess.run(
+        [*argv, d.before.commit, d.after.commit],
+        cwd=open_repo(root).top,
+        env=base_env(),
+        stdin=subprocess.DEVNULL,
+        stdout=fd,
+        check=False,
+    )
 
 
 def file_uri(root: Path, checkpoint: Checkpoint, path: str) -> str:
