@@ -20,6 +20,8 @@ export const SERVER_SETTING_KEYS = [
   "finishGraceSeconds",
   "historyKeepRuns",
   "env",
+  "checkpoints",
+  "isolation",
 ] as const;
 export type ServerSettingKey = (typeof SERVER_SETTING_KEYS)[number];
 

@@ -39,6 +39,8 @@ describe("serverSettings", () => {
       finishGraceSeconds: 60,
       historyKeepRuns: 50,
       env: {},
+      checkpoints: null,
+      isolation: "none",
     });
   });
 
