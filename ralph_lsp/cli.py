@@ -589,8 +589,8 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument(
         "--isolation",
         choices=("none", "worktree"),
-        help="'worktree': work in a git worktree of its own on branch ralph/CHANGE, one commit"
-        " per iteration, leaving your work tree alone (default none)",
+        help="'worktree': work in a git worktree of its own on branch ralph/CHANGE (a commit"
+        " per iteration that changed files), leaving your work tree alone (default none)",
     )
     sp.add_argument(
         "--no-checkpoints",
