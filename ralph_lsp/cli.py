@@ -170,22 +170,87 @@ def cmd_changes(args: argparse.Namespace, out: TextIO) -> int:
 
 # -- prompt --------------------------------------------------------------------------------
 def cmd_prompt(args: argparse.Namespace, out: TextIO) -> int:
-    from ralph_lsp.prompt import build_prompt, infer_verify_commands
+    from ralph_lsp import verify
+    from ralph_lsp.prompt import build_prompt
 
     root = _root(args.root)
     change = _change(root, args.change)
     settings = _settings_from_args(args)
     doc = change.read_doc()
-    verify = list(settings.verify_commands) or infer_verify_commands(root)
+    try:
+        commands = verify.commands(settings.verify_commands, root)
+    except ValueError as exc:
+        raise CliError(str(exc)) from None
     out.write(
         build_prompt(
             change,
             doc,
             scope=settings.iteration_scope,
-            verify_commands=verify,
+            verify_commands=[c.line for c in commands],
             guidance=args.guidance or [],
         )
     )
+    return 0
+
+
+# -- verify --------------------------------------------------------------------------------
+def cmd_verify(args: argparse.Namespace, out: TextIO) -> int:
+    import asyncio
+
+    root = _root(args.root)
+    change = _change(root, args.change)
+    settings = _settings_from_args(args)
+    return asyncio.run(_verify(change, settings, out))
+
+
+async def _verify(change: Change, settings: Settings, out: TextIO) -> int:
+    """Runs the verification commands as a run would; exit 0 when all pass, 1 when one fails,
+    2 when there is nothing to run."""
+    import asyncio
+    import os
+    import signal
+
+    from ralph_lsp import verify
+    from ralph_lsp.iteration import bounded
+
+    try:
+        commands = verify.commands(settings.verify_commands, change.root)
+    except ValueError as exc:
+        raise CliError(str(exc)) from None
+    if not commands:
+        raise CliError(
+            f"no verification command: none is set (--verify) and {change.root} defines none"
+            " (a Makefile test target, package.json scripts.test, Python tests, Cargo, Go)"
+        )
+    for c in commands:
+        print(f"verification: {c.line} ({c.source})", file=out)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    env = {**os.environ, **settings.env}
+
+    def show(lines: list[str], _err: bool) -> None:
+        out.write("\n".join(lines) + "\n")
+        out.flush()
+
+    runner = verify.Runner(
+        change.root,
+        env,
+        bounded(settings.verify_timeout_seconds) or 0.0,
+        stop,
+        show,
+        bounded(settings.stop_grace_seconds) or 0.0,
+    )
+    results = await runner.run(commands)
+    failed = next((r for r in results if not r.passed), None)
+    if failed is not None:
+        print(f"failed: {failed.describe()}", file=out)
+        return 1
+    if len(results) < len(commands):
+        print("stopped: verification was stopped", file=out)
+        return 5
+    print(f"passed: {verify.summary(commands)}", file=out)
     return 0
 
 
@@ -272,6 +337,8 @@ _FLAG_SETTINGS = (
     ("stop_grace", "stopGraceSeconds"),
     ("finish_grace", "finishGraceSeconds"),
     ("isolation", "isolation"),
+    ("verify_when", "verifyWhen"),
+    ("verify_timeout", "verifyTimeoutSeconds"),
 )
 
 
@@ -562,6 +629,18 @@ def build_parser() -> argparse.ArgumentParser:
         help="seconds between SIGTERM and SIGKILL on stop (default 5)",
     )
     sp.add_argument(
+        "--verify-when",
+        choices=("final", "each", "off"),
+        help="when verification runs: once every task is checked (final, the default), also"
+        " after every iteration that checked a task (each), or never (off)",
+    )
+    sp.add_argument(
+        "--verify-timeout",
+        type=float,
+        metavar="S",
+        help="stop a verification command after S seconds (default 900)",
+    )
+    sp.add_argument(
         "--finish-grace",
         type=float,
         metavar="S",
@@ -578,7 +657,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--verify",
         action="append",
         metavar="CMD",
-        help="a verification command for the prompt (repeatable; default: inferred)",
+        help="a verification command: the run succeeds only once it passes, and the agent is"
+        " told to run it (repeatable; default: inferred from the project)",
     )
     sp.add_argument(
         "--env",
@@ -604,6 +684,17 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--scope", choices=("story", "change"))
     sp.add_argument("--guidance", action="append", metavar="TEXT")
     sp.add_argument("--verify", action="append", metavar="CMD")
+
+    sp = sub.add_parser(
+        "verify", help="run CHANGE's verification commands as a run would; exit 0 when they pass"
+    )
+    sp.add_argument("change", metavar="CHANGE")
+    with_root(sp)
+    sp.add_argument("--verify", action="append", metavar="CMD", help="a command (repeatable)")
+    sp.add_argument("--verify-timeout", type=float, metavar="S", help="default 900")
+    sp.add_argument(
+        "--env", action="append", metavar="NAME=VALUE", help="extra environment (repeatable)"
+    )
 
     sp = sub.add_parser("history", help="the operator's record of CHANGE's runs")
     sp.add_argument("change", metavar="CHANGE")
@@ -632,6 +723,7 @@ def main(argv: list[str] | None = None) -> int:
         "history": cmd_history,
         "diff": cli_git.cmd_diff,
         "restore": cli_git.cmd_restore,
+        "verify": cmd_verify,
     }
     try:
         return handlers[args.command](args, sys.stdout)

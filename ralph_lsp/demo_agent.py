@@ -4,7 +4,9 @@ It exists so that ralph-lsp can be tried and tested without any coding-agent CLI
 prompt, finds the ``Tasks file: <path>`` line (and the optional ``Story in scope: <id>`` line;
 without it the whole change is in scope), then for each unchecked task in scope, in order, it
 says which task it is on, pauses briefly, and checks that one task by rewriting its box to
-``[x]``. It writes no code and decides nothing.
+``[x]``. It decides nothing. On ``examples/hello``'s change it also writes the fixed code and
+tests each task names (``demo_work.py``), so that the example's verification passes; anywhere
+else it writes no code.
 
 Usage::
 
@@ -45,6 +47,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
+from ralph_lsp import demo_work
 from ralph_lsp.tasks import Task, TasksDoc, parse_tasks
 
 MODEL = "ralph-demo-agent (not an AI)"
@@ -323,6 +326,9 @@ def run(prompt: str, out: Output, delay: float, limit: int | None) -> int:
             if delay > 0:
                 time.sleep(delay)
             tool_id = f"toolu_demo_{checked + 1}_{uuid.uuid4().hex[:8]}"
+            if demo_work.applies(Path.cwd(), path.parent):
+                for rel in demo_work.write(Path.cwd(), task.id):
+                    out.say(f"Wrote {rel}")
             done = tick(path, task, story_id)
             if done is None:
                 # Someone else checked or removed it meanwhile: nothing to edit.

@@ -19,12 +19,12 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Literal
 
-from ralph_lsp import policy, rungit
+from ralph_lsp import policy, rungit, verify
 from ralph_lsp.agents import build_invocation
 from ralph_lsp.history import (
     ChangeBusy,
@@ -34,10 +34,10 @@ from ralph_lsp.history import (
     process_started_at,
     prune_runs,
 )
-from ralph_lsp.iteration import AgentIteration, IterationOutcome
+from ralph_lsp.iteration import AgentIteration, IterationOutcome, bounded
 from ralph_lsp.policy import DEFAULT_BACKOFF_SECONDS, MAX_BACKOFF_SECONDS, RunState
 from ralph_lsp.process import AgentProcess, AgentStartError, SpawnSpec
-from ralph_lsp.prompt import build_prompt, infer_verify_commands, scope_story
+from ralph_lsp.prompt import build_prompt, scope_story
 from ralph_lsp.settings import Settings
 from ralph_lsp.tasks import Story, TasksDoc, parse_tasks, read_tasks_text
 from ralph_lsp.workspace import ARCHIVE, Change, resolve_change
@@ -194,7 +194,10 @@ class _Run:
         self.history = RunHistory(change.root, self.id, self._history_error)
         self.iterations: list[dict[str, Any]] = []
         self.rate_limited: list[dict[str, Any]] = []  # spawns that did not count
-        self.verify: list[str] = []
+        self.verify: list[verify.Command] = []
+        self.verifier: verify.Runner | None = None  # while verification runs
+        self.last_results: list[verify.Result] = []
+        self.last_failure: verify.Result | None = None
         self.transitions: list[dict[str, Any]] = []
         self.ended_at: str | None = None
         self._tasks_stat: tuple[int, int] | None = None
@@ -318,6 +321,13 @@ class _Run:
     def reason(self) -> str | None:
         return self.status.reason
 
+    def live_processes(self) -> list[AgentProcess]:
+        """The agent's and a verification command's process, whichever runs now."""
+        found = [self.process] if self.process is not None else []
+        if self.verifier is not None and self.verifier.process is not None:
+            found.append(self.verifier.process)
+        return found
+
     # -- the loop ----------------------------------------------------------------------------
     async def main(self) -> None:
         try:
@@ -327,8 +337,8 @@ class _Run:
         except asyncio.CancelledError:
             # No await may be trusted here (the loop may be shutting down): kill synchronously.
             state, reason = "stopped", "the run was cancelled"
-            if self.process is not None:
-                self.process.kill_now()
+            for proc in self.live_processes():
+                proc.kill_now()
         except Exception as exc:  # a bug: say so, never leave the run hanging
             log.exception("run %s crashed", self.id)
             state, reason = "failed", f"internal error: {exc!r}"
@@ -348,13 +358,16 @@ class _Run:
         self.update(reason="reading tasks.md", transition=True)
         doc = self.read_doc()
         self.update(completed=doc.completed, total=doc.total, reason="running")
-        end = policy.before_start(doc.completed, doc.total)
+        self._choose_verification()
+        verified = failed = None
+        if doc.total and doc.all_done and self._verifies():
+            verified, failed = await self._verify()
+        end = policy.before_start(doc.completed, doc.total, verified, failed)
         if end is not None:
             return end.state, end.reason
         if self.git is not None:
             await self.git.begin()
-        self.verify = list(self.settings.verify_commands) or infer_verify_commands(self.work.root)
-        counters = policy.Counters(backoff=_initial_backoff())
+        counters = policy.Counters(backoff=_initial_backoff(), failing=failed)
         limits = policy.Limits(
             self.status.max_iterations, self.settings.stuck_after, self.settings.max_cost_usd
         )
@@ -416,8 +429,9 @@ class _Run:
             self.work,
             doc,
             scope=self.scope,
-            verify_commands=self.verify,
+            verify_commands=[c.line for c in self.verify],
             guidance=[g.text for g in pending],
+            verify_failure=self.last_failure if counters.failing else None,
         )
         self._announce(n, story, doc, len(pending))
         started, t0 = now_iso(), time.monotonic()
@@ -430,12 +444,19 @@ class _Run:
         except _RunEnd as exc:
             read_error = exc
         result = _facts(outcome, doc.completed, after, stopped=self.stop_event.is_set())
+        checks: list[verify.Result] = []
+        if read_error is None and self._verifies_after(result, counters.failing):
+            self.update(completed=after.completed, total=after.total)
+            verified, failed = await self._verify()
+            checks = list(self.last_results)
+            fixed = counters.failing is not None and failed is None
+            result = replace(result, verified=verified, verify_failed=failed, verify_fixed=fixed)
         decision = policy.after_iteration(result, counters, limits, time.time())
         counts = not isinstance(decision, policy.Wait)
         if not counts or result.start_error is not None or policy.failed_start(result):
             for g in pending:  # nothing was delivered: the next spawn gets it
                 g.delivered_in = None
-        self._record_spawn(n, started, outcome, result, counts)
+        self._record_spawn(n, started, outcome, result, counts, checks)
         if counts and self.git is not None:
             self.iterations[-1].update(
                 await self.git.after_iteration(n, after.completed, after.total)
@@ -448,6 +469,65 @@ class _Run:
                 return after, policy.End(policy.RunState.STOPPED, "stopped by the user")
             raise read_error
         return after, decision
+
+    # -- verification ------------------------------------------------------------------------
+    def _choose_verification(self) -> None:
+        """The commands in use and where they came from, said in the run's first lines."""
+        try:
+            self.verify = verify.commands(self.settings.verify_commands, self.work.root)
+        except ValueError as exc:
+            raise _RunEnd("failed", str(exc)) from None
+        if self.settings.verify_when == "off":
+            self.log("verification is off (verifyWhen): success is every task checked")
+        elif not self.verify:
+            self.log(
+                "no verification command is set (verifyCommands) or defined by the project:"
+                " success will be every task checked, and nothing is verified",
+                "warning",
+            )
+        else:
+            used = "; ".join(f"{c.line} ({c.source})" for c in self.verify)
+            self.log(f"verification ({self.settings.verify_when}): {used}")
+
+    def _verifies(self) -> bool:
+        return bool(self.verify) and self.settings.verify_when != "off"
+
+    def _verifies_after(self, r: policy.IterationResult, failing: str | None) -> bool:
+        """Verification after an iteration: when every task is checked, after one that checked
+        a task (verifyWhen each), and after every iteration while it fails."""
+        if not self._verifies() or r.stopped or r.start_error or r.total == 0:
+            return False
+        if policy.rate_limit(r) is not None:
+            return False
+        each = self.settings.verify_when == "each" and r.checked > 0
+        return r.completed >= r.total or each or failing is not None
+
+    async def _verify(self) -> tuple[str | None, str | None]:
+        """Run the commands; (what passed, None) or (None, what failed)."""
+        listed = verify.summary(self.verify)
+        self.update(phase="verifying", reason=f"verifying: {listed}", transition=True)
+        env = dict(os.environ)
+        env.update(self.settings.env)
+        runner = verify.Runner(
+            self.work.root,
+            env,
+            bounded(self.settings.verify_timeout_seconds) or 0.0,
+            self.stop_event,
+            lambda lines, err: self.log("\n".join(lines), "warning" if err else "info"),
+            grace=bounded(self.settings.stop_grace_seconds) or 0.0,
+        )
+        self.verifier = runner
+        try:
+            self.last_results = await runner.run(self.verify)
+        finally:
+            self.verifier = None
+        self.update(phase=None)
+        self.last_failure = next((r for r in self.last_results if not r.passed), None)
+        if self.last_failure is not None:
+            return None, self.last_failure.describe()
+        if len(self.last_results) < len(self.verify):  # stopped before every command ran
+            return None, "verification was stopped"
+        return listed, None
 
     def _announce(self, n: int, story: Story | None, doc: TasksDoc, guidance: int) -> None:
         where = f"story {story.id} {story.title}" if story else "whole change"
@@ -473,6 +553,7 @@ class _Run:
         outcome: IterationOutcome,
         result: policy.IterationResult,
         counts: bool,
+        checks: list[verify.Result],
     ) -> None:
         res = outcome.result
         entry: dict[str, Any] = {
@@ -484,6 +565,7 @@ class _Run:
             "costUsd": res.cost_usd if res else None,
             "numTurns": res.num_turns if res else None,
             "usage": res.usage if res else None,
+            "verification": [c.to_json() for c in checks] if checks else None,
         }
         if counts:
             self.iterations.append(entry)
@@ -756,6 +838,6 @@ class Engine:
         """Synchronous last resort: kill every agent tree at once."""
         for run in list(self._active.values()):
             run.stop_event.set()
-            if run.process is not None:
+            for proc in run.live_processes():
                 with contextlib.suppress(Exception):
-                    run.process.kill_now()
+                    proc.kill_now()

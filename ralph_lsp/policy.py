@@ -61,6 +61,7 @@ class Counters:
     last_startup_error: str | None = None
     cost_usd: float | None = None  # the agent's reported cost, summed
     backoff: float = DEFAULT_BACKOFF_SECONDS  # the next wait for a limit with no reset time
+    failing: str | None = None  # the failing verification, e.g. "make test exited 2"
 
 
 @dataclass(frozen=True)
@@ -79,6 +80,11 @@ class IterationResult:
     problems: tuple[AgentProblem, ...] = ()
     last_error: str = ""
     cost_usd: float | None = None
+    # Verification after this iteration: None when it did not run, else what passed or failed
+    # ("make test" / "make test exited 2"), and whether it turned a failure into a pass.
+    verified: str | None = None
+    verify_failed: str | None = None
+    verify_fixed: bool = False
 
     @property
     def checked(self) -> int:
@@ -108,22 +114,35 @@ class End:
 Decision = Continue | Wait | End
 
 
-def before_start(completed: int, total: int) -> End | None:
-    """A run with nothing to do ends before the first spawn."""
+def before_start(
+    completed: int, total: int, verified: str | None = None, verify_failed: str | None = None
+) -> End | None:
+    """A run with nothing to do ends before the first spawn: no tasks at all (without
+    verification), or every task checked and verification passing (or not used)."""
     if total == 0:
         return End(RunState.SUCCEEDED, "tasks.md lists no tasks: nothing to do")
-    if completed >= total:
-        return End(RunState.SUCCEEDED, f"every task is already checked ({completed}/{total})")
+    if completed >= total and verify_failed is None:
+        reason = f"every task is already checked ({completed}/{total})"
+        return End(RunState.SUCCEEDED, reason + _passed(verified))
     return None
+
+
+def _passed(verified: str | None) -> str:
+    return f"; verification passed ({verified})" if verified else ""
 
 
 def before_spawn(counters: Counters, limits: Limits, completed: int, total: int) -> End | None:
     """The limits, checked before each spawn."""
     if counters.counted >= limits.max_iterations:
+        ran = f"{iterations(counters.counted)} ran (maxIterations)"
+        if completed >= total and counters.failing:
+            return End(
+                RunState.EXHAUSTED, f"{ran} and verification still fails ({counters.failing})"
+            )
+        failing = f"; verification fails ({counters.failing})" if counters.failing else ""
         return End(
             RunState.EXHAUSTED,
-            f"{iterations(counters.counted)} ran (maxIterations) and"
-            f" {total - completed} of {total} tasks remain",
+            f"{ran} and {total - completed} of {total} tasks remain{failing}",
         )
     cost = counters.cost_usd
     if limits.max_cost_usd is not None and cost is not None and cost >= limits.max_cost_usd:
@@ -165,7 +184,10 @@ def add_cost(total: float | None, cost: float | None) -> float | None:
 def after_iteration(r: IterationResult, counters: Counters, limits: Limits, now: float) -> Decision:
     """Continue, wait, or end, after one spawn (``now`` is the epoch time, for reset times)."""
     end = _ending(r)
-    counters = replace(counters, cost_usd=add_cost(counters.cost_usd, r.cost_usd))
+    failing = (
+        counters.failing if r.verified is None and r.verify_failed is None else r.verify_failed
+    )
+    counters = replace(counters, cost_usd=add_cost(counters.cost_usd, r.cost_usd), failing=failing)
     if end is not None:
         return end
     limited = rate_limit(r)
@@ -185,8 +207,9 @@ def _ending(r: IterationResult) -> End | None:
         return End(RunState.FAILED, r.start_error)
     if r.total == 0:
         return End(RunState.FAILED, "tasks.md no longer lists any task (was it emptied?)")
-    if r.completed >= r.total:
-        return End(RunState.SUCCEEDED, f"every task is checked ({r.completed}/{r.total})")
+    if r.completed >= r.total and r.verify_failed is None:
+        reason = f"every task is checked ({r.completed}/{r.total})"
+        return End(RunState.SUCCEEDED, reason + _passed(r.verified))
     auth = next((p for p in r.problems if p.kind == "auth"), None)
     if auth is not None:
         return End(RunState.FAILED, f"the agent cannot authenticate: {auth.message}")
@@ -206,9 +229,15 @@ def _counted(r: IterationResult, counters: Counters, limits: Limits) -> Decision
         counters = replace(counters, last_startup_error=signature)
     else:
         counters = replace(counters, last_startup_error=None)
-    if r.checked > 0:
+    if r.checked > 0 or r.verify_fixed:  # progress: a task, or a failing check made to pass
         return Continue(replace(counters, no_progress=0))
     no_progress = counters.no_progress + 1
     if no_progress >= limits.stuck_after:
+        if counters.failing:
+            return End(
+                RunState.STUCK,
+                f"verification fails ({counters.failing}); no progress in"
+                f" {iterations(no_progress)}",
+            )
         return End(RunState.STUCK, f"no task checked in {iterations(no_progress)}")
     return Continue(replace(counters, no_progress=no_progress))

@@ -8,9 +8,9 @@ statuses, so the same tasks.md with no guidance gives a byte-identical prompt.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from pathlib import Path
 
 from ralph_lsp.tasks import Story, TasksDoc
+from ralph_lsp.verify import PROMPT_TAIL_CHARS, Result
 from ralph_lsp.workspace import Change
 
 # Markers the bundled demo agent reads; keep them stable.
@@ -21,22 +21,6 @@ STORY_MARKER = "Story in scope: "
 MAX_LISTED_TASKS = 200
 MAX_TASK_CHARS = 400
 MAX_GUIDANCE_TOTAL_CHARS = 40_000
-
-_INFERRED = (
-    (("pyproject.toml", "setup.py", "setup.cfg"), "pytest"),
-    (("package.json",), "npm test"),
-    (("Cargo.toml",), "cargo test"),
-    (("go.mod",), "go test ./..."),
-)
-
-
-def infer_verify_commands(project: Path) -> list[str]:
-    """Verification commands guessed from the project's build files."""
-    commands = []
-    for names, command in _INFERRED:
-        if any((project / n).is_file() for n in names):
-            commands.append(command)
-    return commands
 
 
 def scope_story(doc: TasksDoc, scope: str) -> Story | None:
@@ -51,6 +35,7 @@ def build_prompt(
     scope: str,
     verify_commands: Sequence[str],
     guidance: Sequence[str] = (),
+    verify_failure: Result | None = None,
 ) -> str:
     folder = change.folder
     other_files = [p for p in (folder / "proposal.md", folder / "design.md") if p.is_file()]
@@ -91,14 +76,21 @@ def build_prompt(
         "5. Work without asking questions: nobody will answer during this session. Where"
         " something is unclear, make the reasonable choice the proposal and design point to."
     )
+    add(
+        "6. A task that only a person can do (a credential to create, a decision to make):"
+        " leave its box unchecked, add a line `- blocked: <why>` indented under it, and go"
+        " on with the other tasks."
+    )
     add("")
     add("## Verification")
     if verify_commands:
-        add(f"Run from {change.root}:")
+        add(f"The work is done only when these pass. Run them from {change.root}:")
         for command in verify_commands:
             add(f"- `{command}`")
     else:
         add("No verification commands are configured; run the project's own tests if it has any.")
+    if verify_failure is not None:
+        _add_failure(add, verify_failure)
     if guidance:
         add("")
         add("## Guidance")
@@ -132,3 +124,16 @@ def _add_guidance(add: Callable[[str], None], guidance: Sequence[str]) -> None:
         add(f"- {lines[0]}")
         for more in lines[1:]:
             add(f"  {more}")
+
+
+def _add_failure(add: Callable[[str], None], failure: Result) -> None:
+    """The failing check, as the project's state now (never as an account of attempts)."""
+    add("")
+    code = "could not start" if failure.exit_code is None else f"exit {failure.exit_code}"
+    add(f"`{failure.command}` currently fails ({code}). The end of its output:")
+    tail = failure.output_tail[-PROMPT_TAIL_CHARS:]
+    fence = "````" if "```" in tail else "```"
+    add(fence)
+    add(tail)
+    add(fence)
+    add("Make it pass: the tasks are not done while it fails.")

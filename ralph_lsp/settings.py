@@ -16,6 +16,7 @@ from typing import Any
 PRESETS = ("claude", "codex", "gemini", "demo", "custom")
 SCOPES = ("story", "change")
 ISOLATIONS = ("none", "worktree")
+VERIFY_WHEN = ("final", "each", "off")
 DEFAULT_AGENT_ARGS = ("--permission-mode", "acceptEdits")
 
 # Settings that name a program to run or shape its environment: never taken from an
@@ -36,6 +37,8 @@ class Settings:
     stop_grace_seconds: float = 5.0
     iteration_timeout_seconds: float | None = None
     env: Mapping[str, str] = field(default_factory=dict)
+    verify_when: str = "final"
+    verify_timeout_seconds: float = 900.0
     finish_grace_seconds: float = 60.0
     history_keep_runs: int = 50
     checkpoints: bool | None = None  # None: on when the OpenSpec root is in a git work tree
@@ -126,6 +129,8 @@ _FIELDS: dict[str, tuple[str, Callable[[Any], Any]]] = {
     "stopGraceSeconds": ("stop_grace_seconds", _non_negative_number),
     "iterationTimeoutSeconds": ("iteration_timeout_seconds", _optional_positive_number),
     "env": ("env", _env),
+    "verifyWhen": ("verify_when", _choice(VERIFY_WHEN)),
+    "verifyTimeoutSeconds": ("verify_timeout_seconds", _non_negative_number),
     "finishGraceSeconds": ("finish_grace_seconds", _non_negative_number),
     "historyKeepRuns": ("history_keep_runs", positive_int),
     "checkpoints": ("checkpoints", _optional_bool),

@@ -5,12 +5,14 @@ cd "$(dirname "$0")/.."
 scratch=$(mktemp -d "${TMPDIR:-/tmp}/ralph-demo.XXXXXX")
 cp -R examples/hello "$scratch/hello"
 echo "ralph-lsp demo: a scratch copy of examples/hello is in $scratch/hello"
-echo "The demo agent is a small script, not an AI: it checks each task with a short pause."
+echo "The demo agent is a small script, not an AI: for each task it writes the code the task"
+echo "names and checks it. The run succeeds only once the example's tests pass."
 echo
 .venv/bin/ralph-lsp changes --root "$scratch/hello"
 echo
 set +e
-.venv/bin/ralph-lsp run add-greeting-cli --root "$scratch/hello" --agent demo "$@"
+.venv/bin/ralph-lsp run add-greeting-cli --root "$scratch/hello" --agent demo \
+  --verify "python3 -m unittest discover -s tests" "$@"
 rc=$?
 set -e
 echo

@@ -15,6 +15,8 @@ export const SERVER_SETTING_KEYS = [
   "stuckAfter",
   "iterationScope",
   "verifyCommands",
+  "verifyWhen",
+  "verifyTimeoutSeconds",
   "stopGraceSeconds",
   "iterationTimeoutSeconds",
   "finishGraceSeconds",

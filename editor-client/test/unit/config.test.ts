@@ -34,6 +34,8 @@ describe("serverSettings", () => {
       stuckAfter: 3,
       iterationScope: "story",
       verifyCommands: [],
+      verifyWhen: "final",
+      verifyTimeoutSeconds: 900,
       stopGraceSeconds: 5,
       iterationTimeoutSeconds: null,
       finishGraceSeconds: 60,

@@ -1,0 +1,272 @@
+"""Verification: the project's own checks, which a run must pass to succeed.
+
+The commands are ``verifyCommands`` (each split like a shell would, never run by one) or, when
+that is empty, the commands the project's own files define (:func:`infer`). They run one after
+another in the OpenSpec root, each under a watchdog like the agent (a stop, a timeout, or the
+death of this process leaves nothing running), and stop at the first that fails.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import shlex
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ralph_lsp.process import AgentProcess, AgentStartError, SpawnSpec
+
+#: What a result keeps of a command's output, and what a prompt carries of a failure.
+OUTPUT_TAIL_BYTES = 64 * 1024
+PROMPT_TAIL_CHARS = 8 * 1024
+_NPM_PLACEHOLDER = 'echo "Error: no test specified" && exit 1'
+_MAKE_TEST_RE = re.compile(r"^test\s*:(?!=)", re.M)
+_PYTHON_FILES = ("pyproject.toml", "setup.cfg", "setup.py", "pytest.ini", "tox.ini")
+
+
+@dataclass(frozen=True)
+class Command:
+    """A verification command: its line, its argv, and where it came from."""
+
+    line: str
+    argv: tuple[str, ...]
+    source: str  # "verifyCommands", "Makefile test target", …
+
+    @classmethod
+    def parse(cls, line: str, source: str) -> Command:
+        try:
+            argv = tuple(shlex.split(line))
+        except ValueError as exc:
+            raise ValueError(f"verification command {line!r}: {exc}") from None
+        if not argv:
+            raise ValueError("a verification command is empty")
+        return cls(line, argv, source)
+
+
+@dataclass(frozen=True)
+class Result:
+    command: str
+    exit_code: int | None  # None: it could not be started
+    duration_ms: int
+    output_tail: str
+
+    @property
+    def passed(self) -> bool:
+        return self.exit_code == 0
+
+    def describe(self) -> str:
+        """``make test exited 2`` (or timed out, or could not start)."""
+        if self.exit_code is None:
+            return f"{self.command} could not start"
+        if self.exit_code < 0:
+            return f"{self.command} was killed by signal {-self.exit_code}"
+        return f"{self.command} exited {self.exit_code}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "command": self.command,
+            "exitCode": self.exit_code,
+            "durationMs": self.duration_ms,
+            "outputTail": self.output_tail,
+        }
+
+
+def commands(configured: Sequence[str], root: Path) -> list[Command]:
+    """The commands in use: ``verifyCommands`` when set, else :func:`infer`."""
+    if configured:
+        return [Command.parse(line, "verifyCommands") for line in configured]
+    return infer(root)
+
+
+def infer(root: Path) -> list[Command]:
+    """What the project's own files define as its tests, every matching rule in order, without
+    duplicates. Never a command the files do not define (runners are not looked up on PATH)."""
+    found: list[Command] = []
+    for line, source in (*_make(root), *_node(root), *_python(root), *_cargo_go(root)):
+        if all(c.line != line for c in found):
+            found.append(Command.parse(line, source))
+    return found
+
+
+def _make(root: Path) -> list[tuple[str, str]]:
+    for name in ("GNUmakefile", "makefile", "Makefile"):
+        text = _read(root / name)
+        if text is not None and _MAKE_TEST_RE.search(text):
+            return [("make test", f"{name}: test target")]
+    return []
+
+
+def _node(root: Path) -> list[tuple[str, str]]:
+    text = _read(root / "package.json")
+    if text is None:
+        return []
+    try:
+        scripts = json.loads(text).get("scripts") or {}
+        test = scripts.get("test") if isinstance(scripts, dict) else None
+    except (ValueError, AttributeError):
+        return []
+    if not isinstance(test, str) or not test.strip() or test.strip() == _NPM_PLACEHOLDER:
+        return []
+    for lock, manager in (
+        ("pnpm-lock.yaml", "pnpm"),
+        ("yarn.lock", "yarn"),
+        ("bun.lockb", "bun"),
+        ("bun.lock", "bun"),
+    ):
+        if (root / lock).is_file():
+            return [(f"{manager} test", f"package.json scripts.test, {lock}")]
+    return [("npm test", "package.json scripts.test")]
+
+
+def _python(root: Path) -> list[tuple[str, str]]:
+    marker = next((n for n in _PYTHON_FILES if (root / n).is_file()), None)
+    if marker is None or not _has_python_tests(root):
+        return []
+    if (root / "uv.lock").is_file():
+        return [("uv run pytest -q", f"{marker} with tests, uv.lock")]
+    if (root / "poetry.lock").is_file():
+        return [("poetry run pytest -q", f"{marker} with tests, poetry.lock")]
+    return [("pytest -q", f"{marker} with tests")]
+
+
+def _has_python_tests(root: Path) -> bool:
+    for folder in (root, root / "tests", root / "test"):
+        try:
+            names = [p.name for p in folder.iterdir()]
+        except OSError:
+            continue
+        if any(
+            (n.startswith("test_") and n.endswith(".py")) or n.endswith("_test.py") for n in names
+        ):
+            return True
+        if folder != root and any(n.endswith(".py") for n in names):
+            return True
+    return False
+
+
+def _cargo_go(root: Path) -> list[tuple[str, str]]:
+    out = []
+    if (root / "Cargo.toml").is_file():
+        out.append(("cargo test", "Cargo.toml"))
+    if (root / "go.mod").is_file():
+        out.append(("go test ./...", "go.mod"))
+    return out
+
+
+def _read(path: Path) -> str | None:
+    try:
+        if path.is_file() and path.stat().st_size < 4 * 1024 * 1024:
+            return path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        pass
+    return None
+
+
+class Runner:
+    """Runs the commands in turn under the process-tree guarantees of :class:`AgentProcess`."""
+
+    def __init__(
+        self,
+        cwd: Path,
+        env: dict[str, str],
+        timeout: float,
+        stop: asyncio.Event,
+        on_lines: Callable[[list[str], bool], None],
+        grace: float = 5.0,
+    ) -> None:
+        self.cwd = cwd
+        self.env = env
+        self.timeout = timeout
+        self.stop = stop
+        self.on_lines = on_lines  # (lines prefixed "verify", stderr?) → the log
+        self.grace = grace
+        self.process: AgentProcess | None = None
+
+    async def run(self, cmds: Sequence[Command]) -> list[Result]:
+        """Every command in order until one fails (or the run is stopped)."""
+        results: list[Result] = []
+        for cmd in cmds:
+            if self.stop.is_set():
+                break
+            result = await self._one(cmd)
+            results.append(result)
+            if not result.passed:
+                break
+        return results
+
+    async def _one(self, cmd: Command) -> Result:
+        started = time.monotonic()
+        self.on_lines([f"verify $ {cmd.line}"], False)
+        spec = SpawnSpec(argv=list(cmd.argv), cwd=self.cwd, env=self.env, stdin_data=None)
+        try:
+            proc = await AgentProcess.start(spec)
+        except AgentStartError as exc:
+            self.on_lines([f"verify ✗ {exc}"], True)
+            return Result(cmd.line, None, _ms(started), str(exc))
+        self.process = proc
+        tail = _Tail()
+        try:
+            code = await self._wait(proc, tail)
+        finally:
+            self.process = None
+        result = Result(cmd.line, code, _ms(started), tail.text())
+        mark = "✓" if result.passed else "✗"
+        self.on_lines(
+            [f"verify {mark} {result.describe()} ({result.duration_ms / 1000:.1f}s)"], False
+        )
+        return result
+
+    async def _wait(self, proc: AgentProcess, tail: _Tail) -> int:
+        async def pump() -> None:
+            async for stream, lines in proc.batches():
+                tail.add(lines)
+                self.on_lines([f"verify │ {line}" for line in lines], stream == "stderr")
+
+        reader = asyncio.ensure_future(pump())
+        stopped = asyncio.ensure_future(self.stop.wait())
+        exited = asyncio.ensure_future(proc.wait())
+        try:
+            done, _ = await asyncio.wait(
+                {exited, stopped}, timeout=self.timeout, return_when=asyncio.FIRST_COMPLETED
+            )
+            if exited not in done:
+                if stopped not in done:
+                    tail.add([f"[ralph: timed out after {self.timeout:g}s (verifyTimeoutSeconds)]"])
+                await proc.terminate(self.grace)
+            code = await proc.wait()
+            await asyncio.wait({reader}, timeout=5)
+            return code
+        finally:
+            stopped.cancel()
+            reader.cancel()
+
+
+class _Tail:
+    """The last :data:`OUTPUT_TAIL_BYTES` of a command's output."""
+
+    def __init__(self) -> None:
+        self._lines: list[str] = []
+        self._size = 0
+
+    def add(self, lines: Sequence[str]) -> None:
+        for line in lines:
+            self._lines.append(line)
+            self._size += len(line) + 1
+        while self._size > OUTPUT_TAIL_BYTES and len(self._lines) > 1:
+            self._size -= len(self._lines.pop(0)) + 1
+
+    def text(self) -> str:
+        return "\n".join(self._lines)[-OUTPUT_TAIL_BYTES:]
+
+
+def _ms(started: float) -> int:
+    return int((time.monotonic() - started) * 1000)
+
+
+def summary(cmds: Sequence[Command]) -> str:
+    """``make test, npm test`` for reasons and the log."""
+    return ", ".join(c.line for c in cmds)
