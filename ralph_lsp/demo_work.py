@@ -107,8 +107,9 @@ def _work() -> dict[str, list[tuple[str, str, bool]]]:
 
 
 def applies(root: Path, change_folder: Path) -> bool:
-    """Whether ``root`` is (a copy of) examples/hello working on add-greeting-cli."""
-    return change_folder.name == "add-greeting-cli" and (root / "hello" / "__init__.py").is_file()
+    """Whether ``root`` is (a copy of) examples/hello, whose changes are add-greeting-cli or a
+    copy of it."""
+    return (root / "hello" / "__init__.py").is_file() and (change_folder / "tasks.md").is_file()
 
 
 def files_for(task_id: str | None) -> list[tuple[str, str, bool]]:

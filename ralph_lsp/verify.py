@@ -124,7 +124,7 @@ def _node(root: Path) -> list[tuple[str, str]]:
 
 def _python(root: Path) -> list[tuple[str, str]]:
     marker = next((n for n in _PYTHON_FILES if (root / n).is_file()), None)
-    if marker is None or not _has_python_tests(root):
+    if marker is None or not _has_python_tests(root) or not _uses_pytest(root):
         return []
     if (root / "uv.lock").is_file():
         return [("uv run pytest -q", f"{marker} with tests, uv.lock")]
@@ -144,6 +144,21 @@ def _has_python_tests(root: Path) -> bool:
         ):
             return True
         if folder != root and any(n.endswith(".py") for n in names):
+            return True
+    return False
+
+
+def _uses_pytest(root: Path) -> bool:
+    """Whether the project's own files name pytest (its configuration or a dependency): a
+    project whose tests are plain unittest gets no `pytest` it may not have."""
+    for name in (
+        *_PYTHON_FILES,
+        "requirements-dev.txt",
+        "requirements-test.txt",
+        "requirements.txt",
+    ):
+        text = _read(root / name)
+        if text is not None and re.search(r"\bpytest\b", text):
             return True
     return False
 

@@ -84,7 +84,7 @@ def test_run_demo_succeeds_and_last_line_is_state(project: Path) -> None:
     out = ralph("run", CHANGE, "--root", str(project), "--agent", "demo")
     assert out.returncode == 0, out.stdout + out.stderr
     lines = out.stdout.rstrip("\n").splitlines()
-    assert lines[-1] == "succeeded: every task is checked (8/8)"
+    assert lines[-1] == "succeeded: every task is checked (8/8); verification passed (make test)"
     assert any(line.startswith("→ Edit ") for line in lines)
     assert any("▶ iteration 1/20" in line for line in lines)
     hist = json.loads(ralph("history", CHANGE, "--root", str(project), "--json").stdout)
@@ -109,7 +109,7 @@ def test_agent_command_is_never_run_through_a_shell(project: Path, tmp_path: Pat
 def test_prompt_is_byte_identical_and_carries_guidance(project: Path) -> None:
     a = ralph("prompt", CHANGE, "--root", str(project)).stdout
     b = ralph("prompt", CHANGE, "--root", str(project)).stdout
-    assert a == b and "Story in scope: 1" in a and "`pytest`" in a
+    assert a == b and "Story in scope: 1" in a and "`make test`" in a  # the example's Makefile
     g = ralph("prompt", CHANGE, "--root", str(project), "--guidance", "Prefer click").stdout
     assert "## Guidance" in g and "Prefer click" in g and "## Guidance" not in a
 

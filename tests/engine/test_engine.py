@@ -48,7 +48,10 @@ def tasks_text(project: Path) -> str:
 
 
 async def test_one_task_per_spawn_succeeds_with_story_scope(project: Path, spawn_log: Path) -> None:
-    settings = Settings(agent="custom", agent_command=tuple(fake("check_one.py")))
+    # The loop's mechanics alone: this agent only checks boxes (verification: test_verification).
+    settings = Settings(
+        agent="custom", agent_command=tuple(fake("check_one.py")), verify_when="off"
+    )
     rec, status = await run_to_end(project, settings)
     assert status.state == "succeeded", status.reason  # type: ignore[attr-defined]
     runs = spawns(spawn_log)
@@ -112,7 +115,10 @@ async def test_guidance_is_delivered_once_and_recorded(project: Path, spawn_log:
 async def test_nothing_to_do_succeeds_without_spawning(project: Path, spawn_log: Path) -> None:
     tasks = project / "openspec/changes" / CHANGE / "tasks.md"
     tasks.write_text(tasks.read_text().replace("[ ]", "[x]"))
-    settings = Settings(agent="custom", agent_command=tuple(fake("check_one.py")))
+    # The loop's mechanics alone: this agent only checks boxes (verification: test_verification).
+    settings = Settings(
+        agent="custom", agent_command=tuple(fake("check_one.py")), verify_when="off"
+    )
     _, status = await run_to_end(project, settings)
     assert status.state == "succeeded"  # type: ignore[attr-defined]
     assert spawns(spawn_log) == []
@@ -372,6 +378,7 @@ async def test_history_record_is_valid_json_with_spec_fields(project: Path) -> N
         "costUsd",
         "numTurns",
         "usage",
+        "verification",  # null when it did not run after this iteration (SPEC §3)
     }
     assert (folder / "iteration-1.log").read_bytes().startswith(b"checked one task")
 

@@ -37,15 +37,28 @@ def problem(kind: str, message: str = "m", retry_at: float | None = None) -> Age
 
 
 @pytest.mark.parametrize(
-    ("completed", "total", "expected"),
+    ("completed", "total", "verified", "failed", "expected"),
     [
-        (0, 0, End(RunState.SUCCEEDED, "tasks.md lists no tasks: nothing to do")),
-        (4, 4, End(RunState.SUCCEEDED, "every task is already checked (4/4)")),
-        (3, 4, None),
+        (0, 0, None, None, End(RunState.SUCCEEDED, "tasks.md lists no tasks: nothing to do")),
+        (4, 4, None, None, End(RunState.SUCCEEDED, "every task is already checked (4/4)")),
+        (
+            4,
+            4,
+            "make test",
+            None,
+            End(
+                RunState.SUCCEEDED,
+                "every task is already checked (4/4); verification passed (make test)",
+            ),
+        ),
+        (4, 4, None, "make test exited 2", None),  # the loop iterates to fix it
+        (3, 4, None, None, None),
     ],
 )
-def test_before_start(completed: int, total: int, expected: End | None) -> None:
-    assert before_start(completed, total) == expected
+def test_before_start(
+    completed: int, total: int, verified: str | None, failed: str | None, expected: End | None
+) -> None:
+    assert before_start(completed, total, verified, failed) == expected
 
 
 @pytest.mark.parametrize(
@@ -72,6 +85,15 @@ def test_before_start(completed: int, total: int, expected: End | None) -> None:
             ),
         ),
         (Counters(cost_usd=None), Limits(20, 3, 0.0), None),  # no cost reported: no limit hit
+        (
+            Counters(counted=20, failing="make test exited 2"),
+            LIMITS,
+            End(
+                RunState.EXHAUSTED,
+                "20 iterations ran (maxIterations) and 3 of 5 tasks remain;"
+                " verification fails (make test exited 2)",
+            ),
+        ),
     ],
 )
 def test_before_spawn(counters: Counters, limits: Limits, expected: End | None) -> None:
@@ -188,6 +210,45 @@ ROWS: list[tuple[str, IterationResult, Counters, object]] = [
         it(completed=3, problems=(problem("rate_limit", "limit", NOW + 60),)),
         Counters(),
         Continue(Counters(counted=1)),
+    ),
+    (
+        "every task checked but verification fails: no success, go on",
+        it(completed=5, verify_failed="make test exited 2"),
+        Counters(no_progress=1),
+        Continue(Counters(counted=1, no_progress=0, failing="make test exited 2")),
+    ),
+    (
+        "every task checked and verification passes: success naming it",
+        it(completed=5, verified="make test"),
+        Counters(),
+        End(RunState.SUCCEEDED, "every task is checked (5/5); verification passed (make test)"),
+    ),
+    (
+        "fixing a failing verification is progress, and success",
+        it(completed=5, verified="make test", verify_fixed=True),
+        Counters(no_progress=2, failing="make test exited 2"),
+        End(RunState.SUCCEEDED, "every task is checked (5/5); verification passed (make test)"),
+    ),
+    (
+        "a failing verification made to pass with tasks left is progress",
+        it(verified="make test", verify_fixed=True),
+        Counters(counted=3, no_progress=2, failing="make test exited 2"),
+        Continue(Counters(counted=4, no_progress=0)),
+    ),
+    (
+        "no progress while verification fails is stuck, naming the command",
+        it(completed=5, completed_before=5, verify_failed="make test exited 2"),
+        Counters(counted=4, no_progress=2, failing="make test exited 2"),
+        End(
+            RunState.STUCK,
+            "verification fails (make test exited 2); no progress in 3 iterations",
+        ),
+    ),
+    (
+        "an iteration without verification keeps the failing one",
+        it(completed=3),
+        Counters(failing="make test exited 2"),
+        Continue(Counters(counted=1, failing="make test exited 2")),
     ),
     (
         "reported cost adds up",

@@ -58,7 +58,8 @@ def fingerprint(repo: Path) -> dict[str, object]:
             continue
         files[rel] = digest(path)
     return {
-        "status": git(repo, "status", "--porcelain=v1", "--untracked-files=all"),
+        # --no-optional-locks: the test's own `git status` must not refresh the index it checks
+        "status": git(repo, "--no-optional-locks", "status", "--porcelain=v1", "-uall"),
         "index": digest(gitdir / "index"),
         "HEAD": (gitdir / "HEAD").read_text(),
         "head_commit": git(repo, "rev-parse", "HEAD", check=False),

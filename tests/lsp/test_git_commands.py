@@ -48,9 +48,14 @@ async def test_diff_file_at_restore_and_undo(start_session: StartSession, repo: 
     d = await s.command("ralph.diff", {"change": CHANGE, "iteration": 2})
     assert d["iteration"] == 2 and d["before"]["ref"].endswith("/1")
     assert d["after"]["ref"].endswith("/2") and len(d["after"]["commit"]) == 40
-    assert [(f["path"], f["status"]) for f in d["files"]] == [(TASKS, "modified")]
-    assert "+- [x] 2.1" in d["patch"]
-    uri = urlsplit(d["files"][0]["afterUri"])
+    # Iteration 2 (story 2, --shout): the demo agent's code and the checked boxes.
+    files = {f["path"]: f for f in d["files"]}
+    assert {p: f["status"] for p, f in files.items()} == {
+        "hello/cli.py": "modified",
+        TASKS: "modified",
+    }
+    assert "+- [x] 2.1" in d["patch"] and "--shout" in d["patch"]
+    uri = urlsplit(files[TASKS]["afterUri"])
     assert uri.scheme == "ralph-checkpoint" and unquote(uri.path) == "/" + TASKS
     query = {k: v[0] for k, v in parse_qs(uri.query).items()}
     after = await s.command(
@@ -63,7 +68,10 @@ async def test_diff_file_at_restore_and_undo(start_session: StartSession, repo: 
     )
     assert "- [ ] 2.1" in before["text"]
     restored = await s.command("ralph.restore", {"change": CHANGE, "iteration": 1})
-    assert restored["restored"]["ref"].endswith("/1") and restored["written"] == [TASKS]
+    assert restored["restored"]["ref"].endswith("/1")
+    # Back to after iteration 1: what iterations 2 and 3 wrote is put back or removed.
+    assert sorted(restored["written"]) == sorted(["README.md", "hello/cli.py", TASKS])
+    assert restored["removed"] == ["tests/test_cli.py"]
     assert "- [ ] 2.1" in (repo / TASKS).read_text()
     assert (repo / "mine.txt").exists()
     await s.command("ralph.restore", {"change": CHANGE, "checkpoint": restored["undo"]["ref"]})

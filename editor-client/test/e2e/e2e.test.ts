@@ -114,11 +114,10 @@ describe("Ralph in a real VS Code", () => {
       // A slower demo agent, so that the run is surely still going when it is stopped: set in
       // the folder's settings, which override the User settings (code-server does not notice
       // its User settings file changing under it; a person would use the Settings editor).
-      fs.mkdirSync(path.join(workspace, ".vscode"), { recursive: true });
-      fs.writeFileSync(
-        path.join(workspace, ".vscode", "settings.json"),
-        JSON.stringify({ "ralph.env": { RALPH_DEMO_DELAY: "20" } }),
-      );
+      const folderSettings = path.join(workspace, ".vscode", "settings.json");
+      const current = fs.existsSync(folderSettings) ? JSON.parse(fs.readFileSync(folderSettings, "utf8")) : {};
+      fs.mkdirSync(path.dirname(folderSettings), { recursive: true });
+      fs.writeFileSync(folderSettings, JSON.stringify({ ...current, "ralph.env": { RALPH_DEMO_DELAY: "20" } }));
       await wb.until("the settings to reach the server", async () => server.extensionLog().includes("Settings changed"));
       fs.writeFileSync(tasksFile, original);
       await wb.until("the lenses to show the reset file", async () =>

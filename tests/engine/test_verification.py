@@ -1,0 +1,167 @@
+"""The verification gate through real processes: a run succeeds only when the project's own
+checks pass. The example (examples/hello) ships its change's spec as acceptance tests, which
+fail until the code exists."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ralph_lsp.engine import Engine, LogEvent
+from ralph_lsp.history import load_records
+from ralph_lsp.settings import Settings
+from tests.conftest import alive
+from tests.engine.conftest import CHANGE, fake, spawns
+
+UNITTEST = "python3 -m unittest discover -s tests"
+
+
+class Recorder:
+    def __init__(self) -> None:
+        self.events: list[Any] = []
+
+    def __call__(self, event: Any) -> None:
+        self.events.append(event)
+
+    def logs(self) -> str:
+        return "\n".join(e.text for e in self.events if isinstance(e, LogEvent))
+
+
+async def run(project: Path, settings: Settings) -> tuple[Recorder, Any]:
+    rec = Recorder()
+    engine = Engine(rec)
+    await engine.start(project, CHANGE, settings)
+    return rec, await asyncio.wait_for(engine.wait(project, CHANGE), 120)
+
+
+def box_ticker(**more: Any) -> Settings:
+    """An agent that checks one box per spawn and writes no code."""
+    more.setdefault("verify_commands", (UNITTEST,))
+    return Settings(agent="custom", agent_command=tuple(fake("check_one.py")), **more)
+
+
+async def test_a_box_ticking_agent_never_succeeds(project: Path, spawn_log: Path) -> None:
+    rec, status = await run(project, box_ticker())
+    assert status.state == "stuck", status.reason
+    assert status.reason == (
+        f"verification fails ({UNITTEST} exited 1); no progress in 3 iterations"
+    )
+    record = load_records(project, CHANGE)[0]
+    checks = [i["verification"] for i in record["iterations"] if i["verification"]]
+    assert checks and all(c[0]["command"] == UNITTEST and c[0]["exitCode"] == 1 for c in checks)
+    assert "FAILED" in checks[-1][0]["outputTail"]
+    # The next prompt carries the failure as the project's current state, not as history.
+    later = spawns(spawn_log)[-1]["prompt"]
+    assert f"`{UNITTEST}` currently fails (exit 1)" in later
+    assert "FAILED (failures=" in later and "tried" not in later.lower()
+    assert "verify $ python3 -m unittest" in rec.logs()
+
+
+async def test_the_demo_agent_does_the_work_and_succeeds(project: Path) -> None:
+    settings = Settings(agent="demo", verify_commands=(UNITTEST,))
+    _, status = await run(project, settings)
+    assert status.state == "succeeded", status.reason
+    assert status.reason == f"every task is checked (8/8); verification passed ({UNITTEST})"
+    # The example's own tests pass afterwards, run by hand.
+    after = subprocess.run(UNITTEST.split(), cwd=project, capture_output=True, text=True)
+    assert after.returncode == 0, after.stderr
+    assert "Ran 8 tests" in after.stderr
+
+
+async def test_verification_off_is_the_file_alone(project: Path) -> None:
+    _, status = await run(project, box_ticker(verify_when="off"))
+    assert status.state == "succeeded" and status.reason == "every task is checked (8/8)"
+
+
+async def test_nothing_to_verify_succeeds_on_the_file_and_warns(project: Path) -> None:
+    for name in ("Makefile", "tests"):  # then the project defines no test command
+        subprocess.run(["rm", "-rf", str(project / name)], check=True)
+    rec, status = await run(project, box_ticker(verify_commands=()))
+    assert status.state == "succeeded" and status.reason == "every task is checked (8/8)"
+    assert "nothing is verified" in rec.logs()
+
+
+async def test_all_checked_but_failing_iterates_instead_of_succeeding(
+    project: Path, spawn_log: Path
+) -> None:
+    tasks = project / "openspec" / "changes" / CHANGE / "tasks.md"
+    tasks.write_text(tasks.read_text().replace("- [ ]", "- [x]"))
+    _, status = await run(project, box_ticker(stuck_after=2))
+    assert status.state == "stuck" and "verification fails" in status.reason
+    assert len(spawns(spawn_log)) == 2  # it did not succeed at once: the agent was asked to fix
+
+
+async def test_each_verifies_after_every_iteration_that_checked_a_task(project: Path) -> None:
+    _, status = await run(project, box_ticker(verify_when="each", max_iterations=3))
+    record = load_records(project, CHANGE)[0]
+    assert [bool(i["verification"]) for i in record["iterations"]] == [True, True, True]
+    assert status.state == "exhausted"
+    assert status.reason.endswith(f"; verification fails ({UNITTEST} exited 1)")
+
+
+async def test_a_stop_during_verification_leaves_nothing_running(
+    project: Path, tmp_path: Path
+) -> None:
+    pid_file = tmp_path / "verify.pid"
+    script = tmp_path / "slow_check.py"
+    script.write_text(
+        "import os, sys, time\n"
+        f"open({str(pid_file)!r}, 'w').write(str(os.getpid()))\n"
+        "time.sleep(120)\n"
+    )
+    tasks = project / "openspec" / "changes" / CHANGE / "tasks.md"
+    tasks.write_text(tasks.read_text().replace("- [ ]", "- [x]"))
+    settings = Settings(
+        agent="custom",
+        agent_command=tuple(fake("check_one.py")),
+        verify_commands=(f"{sys.executable} {script}",),
+        stop_grace_seconds=0.5,
+    )
+    engine = Engine()
+    await engine.start(project, CHANGE, settings)
+    for _ in range(200):
+        if pid_file.exists() and pid_file.read_text():
+            break
+        await asyncio.sleep(0.05)
+    pid = int(pid_file.read_text())
+    [status] = engine.statuses()
+    assert status.phase == "verifying"
+    stopped = await asyncio.wait_for(engine.stop(project, CHANGE), 20)
+    assert stopped.state == "stopped"
+    assert not alive(pid)
+
+
+@pytest.mark.parametrize("before_work", [True, False])
+def test_the_verify_command(project: Path, before_work: bool) -> None:
+    cli = [sys.executable, "-m", "ralph_lsp"]
+    env = {**os.environ, "RALPH_DEMO_DELAY": "0"}
+    if not before_work:
+        done = subprocess.run(
+            [*cli, "run", CHANGE, "--agent", "demo", "--verify", UNITTEST],
+            cwd=project,
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=120,
+        )
+        assert done.returncode == 0, done.stdout[-2000:]
+    result = subprocess.run(
+        [*cli, "verify", CHANGE, "--verify", UNITTEST],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+    lines = result.stdout.splitlines()
+    assert lines[0] == f"verification: {UNITTEST} (verifyCommands)"
+    if before_work:
+        assert result.returncode == 1 and lines[-1] == f"failed: {UNITTEST} exited 1"
+    else:
+        assert result.returncode == 0 and lines[-1] == f"passed: {UNITTEST}"
