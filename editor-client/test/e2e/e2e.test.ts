@@ -98,11 +98,19 @@ describe("Ralph in a real VS Code", () => {
 
     await step("output", async () => {
       await wb.statusItem(STATUS_ID).click(); // opens the output
-      const text = await wb.until("the agent's lines in the Ralph output", async () => {
+      // The run ends with the project's own checks (the example's `make test`), so the end of
+      // the output is the verification; the agent's lines are above it.
+      const tail = await wb.until("the verification at the end of the Ralph output", async () => {
+        const out = await wb.outputText();
+        return out.includes("verify $ make test") && /succeeded: .*verification passed \(make test\)/.test(out) && out;
+      });
+      await wb.scrollOutput(-1e6); // to the top
+      const head = await wb.until("the agent's lines in the Ralph output", async () => {
         const out = await wb.outputText();
         return out.includes("→ Edit") && out.includes("tasks.md") && out;
       });
-      fs.writeFileSync(path.join(results, "output-run.txt"), text);
+      fs.writeFileSync(path.join(results, "output-run.txt"), `${head}\n…\n${tail}`);
+      await wb.scrollOutput(1e6);
     });
     await wb.page.mouse.move(700, 300); // no tooltip over the status bar in the picture
     await wb.screenshot(path.join(results, "01-run-succeeded.png"));

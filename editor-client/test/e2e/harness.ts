@@ -319,6 +319,16 @@ export class Workbench {
     return (await lines.count()) > 0 ? normalize(await lines.first().innerText()) : "";
   }
 
+  /** Scrolls the Output panel with the mouse wheel (negative: up), as a person would. */
+  async scrollOutput(deltaY: number): Promise<void> {
+    const box = await this.page.locator(".part.panel .monaco-editor").first().boundingBox();
+    if (!box) {
+      throw new Error("the Output panel is not showing");
+    }
+    await this.page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
+    await this.page.mouse.wheel(0, deltaY);
+  }
+
   async notifications(): Promise<string[]> {
     return (await this.page.locator(".notifications-toasts .notification-toast").allInnerTexts()).map(normalize);
   }
