@@ -188,6 +188,7 @@ def cmd_prompt(args: argparse.Namespace, out: TextIO) -> int:
             scope=settings.iteration_scope,
             verify_commands=[c.line for c in commands],
             guidance=args.guidance or [],
+            start_story=args.story,
         )
     )
     return 0
@@ -477,7 +478,7 @@ def cmd_run(args: argparse.Namespace, out: TextIO) -> int:
     settings = _settings_from_args(args)
     _preflight(settings, root)
     cli_git.check_run(root, settings)
-    return asyncio.run(_run(change, settings, args.guidance or [], out))
+    return asyncio.run(_run(change, settings, args.guidance or [], out, args.story))
 
 
 def _preflight(settings: Settings, root: Path) -> None:
@@ -504,7 +505,9 @@ def _preflight(settings: Settings, root: Path) -> None:
         raise CliError(str(exc)) from None
 
 
-async def _run(change: Change, settings: Settings, guidance: list[str], out: TextIO) -> int:
+async def _run(
+    change: Change, settings: Settings, guidance: list[str], out: TextIO, story: str | None = None
+) -> int:
     import asyncio
     import signal
 
@@ -542,7 +545,7 @@ async def _run(change: Change, settings: Settings, guidance: list[str], out: Tex
     ticker = loop.create_task(_tick(renderer)) if renderer.tty else None
     try:
         try:
-            await engine.start(change.root, change.name, settings, guidance=guidance)
+            await engine.start(change.root, change.name, settings, guidance=guidance, story=story)
         except EngineError as exc:  # e.g. another process runs this change: no run started
             raise CliError(str(exc)) from None
         status = await engine.wait(change.root, change.name)
@@ -654,6 +657,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="a directive for the first iteration's prompt (repeatable)",
     )
     sp.add_argument(
+        "--story",
+        metavar="ID",
+        help="start with this story (its id, e.g. 2; as `changes` and the lenses number them)"
+        " and go on from there as usual; blocked tasks are never worked on",
+    )
+    sp.add_argument(
         "--verify",
         action="append",
         metavar="CMD",
@@ -684,6 +693,7 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--scope", choices=("story", "change"))
     sp.add_argument("--guidance", action="append", metavar="TEXT")
     sp.add_argument("--verify", action="append", metavar="CMD")
+    sp.add_argument("--story", metavar="ID", help="the story a run started with --story works on")
 
     sp = sub.add_parser(
         "verify", help="run CHANGE's verification commands as a run would; exit 0 when they pass"

@@ -133,11 +133,12 @@ def _write_atomic(path: Path, text: str) -> None:
 
 
 def next_open_task(path: Path, story_id: str | None) -> Task | None:
-    """The first unchecked task in scope, read from the file as it is now."""
-    tasks = _story_tasks(parse_tasks(_read(path)), story_id)
+    """The first unchecked task in scope that is not blocked, read from the file as it is now."""
+    doc = parse_tasks(_read(path))
+    tasks = _story_tasks(doc, story_id)
     if tasks is None:
         raise DemoError(f"story {story_id!r} is not in {path}")
-    return next((t for t in tasks if not t.done), None)
+    return next((t for t in tasks if doc.workable(t)), None)
 
 
 def tick(path: Path, task: Task, story_id: str | None) -> Tick | None:
@@ -148,7 +149,7 @@ def tick(path: Path, task: Task, story_id: str | None) -> Tick | None:
     lines = text.split("\n")
     doc = parse_tasks(text)
     tasks = _story_tasks(doc, story_id) or []
-    candidates = [t for t in tasks if not t.done and t.text == task.text]
+    candidates = [t for t in tasks if doc.workable(t) and t.text == task.text]
     if not candidates:
         return None
     target = min(candidates, key=lambda t: abs(t.line - task.line))
@@ -346,11 +347,15 @@ def run(prompt: str, out: Output, delay: float, limit: int | None) -> int:
         out.result(is_error=True, text=message, turns=turns + 1, started=started)
         return 1
     try:
-        left = [t for t in (_story_tasks(parse_tasks(_read(path)), story_id) or []) if not t.done]
+        doc = parse_tasks(_read(path))
+        left = [t for t in (_story_tasks(doc, story_id) or []) if not t.done]
+        blocked = sum(1 for t in left if doc.blocked_reason(t) is not None)
     except OSError:
-        left = []
+        left, blocked = [], 0
     summary = f"Demo agent checked {checked} task{'s' if checked != 1 else ''} of {scope}; " + (
-        f"{len(left)} left." if left else "none left."
+        f"{len(left)} left" + (f" ({blocked} blocked)." if blocked else ".")
+        if left
+        else "none left."
     )
     out.say(summary)
     out.result(is_error=False, text=summary, turns=turns + 1, started=started)

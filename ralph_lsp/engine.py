@@ -163,8 +163,10 @@ class _Run:
         scope: str,
         guidance: Sequence[str],
         run_id: str,
+        start_story: str | None = None,
     ) -> None:
         self.engine = engine
+        self.start_story = start_story  # ralph.run's `story`: worked on first
         self.change = change
         self.settings = settings
         self.scope = scope
@@ -200,6 +202,7 @@ class _Run:
         self.last_failure: verify.Result | None = None
         self.transitions: list[dict[str, Any]] = []
         self.ended_at: str | None = None
+        self.doc: TasksDoc | None = None  # tasks.md as last read
         self._tasks_stat: tuple[int, int] | None = None
         # Where the agent works and tasks.md is read: the change itself, or its copy in the
         # run's git worktree (SPEC §8); history, status and log stay with ``change``.
@@ -247,6 +250,8 @@ class _Run:
             "guidance": [
                 {"text": g.text, "at": g.at, "deliveredIn": g.delivered_in} for g in self.guidance
             ],
+            "story": self.start_story,
+            "blocked": _blocked_json(self.doc) if self.doc is not None else [],
         }
 
     def save(self) -> None:
@@ -276,6 +281,7 @@ class _Run:
                 f"the change was archived to {path.parent} with"
                 f" {doc.total - doc.completed} of {doc.total} tasks open",
             )
+        self.doc = doc
         return doc
 
     def _archived_tasks(self) -> Path | None:
@@ -358,6 +364,9 @@ class _Run:
         self.update(reason="reading tasks.md", transition=True)
         doc = self.read_doc()
         self.update(completed=doc.completed, total=doc.total, reason="running")
+        end = _blocked_end(doc)
+        if end is not None:  # only a person can go on: not even verification is worth it
+            return end.state, end.reason
         self._choose_verification()
         verified = failed = None
         if doc.total and doc.all_done and self._verifies():
@@ -374,7 +383,9 @@ class _Run:
         while True:
             if self.stop_event.is_set():
                 return "stopped", "stopped by the user"
-            end = policy.before_spawn(counters, limits, doc.completed, doc.total)
+            end = policy.before_spawn(counters, limits, doc.completed, doc.total) or (
+                _blocked_end(doc)
+            )
             if end is not None:
                 return end.state, end.reason
             doc, decision = await self._iteration(doc, counters, limits)
@@ -421,7 +432,7 @@ class _Run:
     ) -> tuple[TasksDoc, policy.Decision]:
         """One spawn of the agent, and what the policy makes of it."""
         n = counters.counted + 1  # a spawn that does not count keeps the number for the next
-        story = scope_story(doc, self.scope)
+        story = scope_story(doc, self.scope, self.start_story)
         pending = [g for g in self.guidance if g.delivered_in is None]
         for g in pending:
             g.delivered_in = n
@@ -432,6 +443,7 @@ class _Run:
             verify_commands=[c.line for c in self.verify],
             guidance=[g.text for g in pending],
             verify_failure=self.last_failure if counters.failing else None,
+            start_story=self.start_story,
         )
         self._announce(n, story, doc, len(pending))
         started, t0 = now_iso(), time.monotonic()
@@ -670,6 +682,20 @@ class _Run:
                 proc.kill_now()
 
 
+def _blocked_end(doc: TasksDoc) -> policy.End | None:
+    blocked = doc.blocked_open()
+    open_tasks = doc.total - doc.completed
+    return policy.all_blocked(open_tasks, [(t.label, why) for t, why in blocked])
+
+
+def _blocked_json(doc: TasksDoc) -> list[dict[str, Any]]:
+    """The open blocked tasks, for the history record."""
+    return [
+        {"id": t.id, "line": t.line + 1, "text": t.text, "reason": why}
+        for t, why in doc.blocked_open()
+    ]
+
+
 def _facts(
     out: IterationOutcome, completed_before: int, after: TasksDoc, *, stopped: bool
 ) -> policy.IterationResult:
@@ -723,6 +749,7 @@ class Engine:
         max_iterations: int | None = None,
         scope: str | None = None,
         guidance: Sequence[str] = (),
+        story: str | None = None,
     ) -> RunStatus:
         resolved = resolve_change(root, change)  # UnknownChangeError for unknown names
         key = (resolved.root, resolved.name)
@@ -740,6 +767,10 @@ class Engine:
             raise EngineError("maxIterations must be a whole number of at least 1")
         if scope is not None and scope not in ("story", "change"):
             raise EngineError("iterationScope must be 'story' or 'change'")
+        for text in guidance:
+            _check_guidance(text, allow_empty=True)
+        if story is not None:
+            _check_story(resolved, story)
         refusal = await rungit.refusal(resolved.root, settings)
         if refusal is not None:
             raise EngineError(refusal)
@@ -758,6 +789,7 @@ class Engine:
             scope or settings.iteration_scope,
             guidance,
             run_id,
+            story,
         )
         run.claim = claim
         self._active[key] = run
@@ -791,12 +823,7 @@ class Engine:
 
     def guide(self, root: Path, change: str, text: str) -> None:
         run = self._find(root, change)
-        if not text.strip():
-            raise EngineError("guidance text is empty")
-        if len(text) > MAX_GUIDANCE_CHARS:
-            raise EngineError(
-                f"guidance is {len(text)} characters long; keep it under {MAX_GUIDANCE_CHARS}"
-            )
+        _check_guidance(text)
         run.guidance.append(_Guidance(text, now_iso()))
         run.save()
         run.log("✎ guidance queued for the next iteration")
@@ -841,3 +868,31 @@ class Engine:
             for proc in run.live_processes():
                 with contextlib.suppress(Exception):
                     proc.kill_now()
+
+
+def _check_guidance(text: str, *, allow_empty: bool = False) -> None:
+    if not isinstance(text, str):
+        raise EngineError("guidance must be text")
+    if not text.strip() and not allow_empty:
+        raise EngineError("guidance text is empty")
+    if len(text) > MAX_GUIDANCE_CHARS:
+        raise EngineError(
+            f"guidance is {len(text)} characters long; keep it under {MAX_GUIDANCE_CHARS}"
+        )
+
+
+def _check_story(change: Change, story: str) -> None:
+    """``story`` names a story of the change with an open task that is not blocked."""
+    try:
+        text = read_tasks_text(change.tasks_path) or ""
+    except OSError as exc:
+        raise EngineError(f"cannot read {change.tasks_path}: {exc}") from None
+    doc = parse_tasks(text)
+    found = doc.story(story)
+    if found is None:
+        known = ", ".join(s.id for s in doc.stories) or "none"
+        raise EngineError(f"change {change.name!r} has no story {story!r} (stories: {known})")
+    if not any(doc.workable(t) for t in found.tasks):
+        blocked = any(doc.blocked_reason(t) for t in found.tasks)
+        what = "every open task is blocked" if blocked else "every task is checked"
+        raise EngineError(f"story {story} ({found.title}): {what}; nothing to run")

@@ -10,6 +10,7 @@ branch here, and ``tests/engine/test_policy.py`` holds one test row per branch.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from enum import Enum
 
@@ -125,6 +126,20 @@ def before_start(
         reason = f"every task is already checked ({completed}/{total})"
         return End(RunState.SUCCEEDED, reason + _passed(verified))
     return None
+
+
+def all_blocked(open_tasks: int, blocked: Sequence[tuple[str, str]]) -> End | None:
+    """Stuck at once when every open task left is blocked (SPEC §3): only a person can go on.
+    ``blocked`` holds (label, reason) of the open blocked tasks, in file order."""
+    if not blocked or open_tasks > len(blocked):
+        return None
+    label, why = blocked[0]
+    more = len(blocked) - 1
+    return End(
+        RunState.STUCK,
+        f"blocked: {label} {why or '(no reason given)'}"
+        + (f" (and {more} more blocked task{'s' if more > 1 else ''})" if more else ""),
+    )
 
 
 def _passed(verified: str | None) -> str:

@@ -23,8 +23,13 @@ MAX_TASK_CHARS = 400
 MAX_GUIDANCE_TOTAL_CHARS = 40_000
 
 
-def scope_story(doc: TasksDoc, scope: str) -> Story | None:
-    """The story an iteration works on: the first with unchecked tasks (scope ``story``)."""
+def scope_story(doc: TasksDoc, scope: str, start: str | None = None) -> Story | None:
+    """The story an iteration works on (scope ``story``): the run's starting story while it
+    has open tasks that are not blocked (``ralph.run`` ``story``), else the first such story."""
+    if start is not None:
+        story = doc.story(start)
+        if story is not None and any(doc.workable(t) for t in story.tasks):
+            return story
     return doc.first_open_story() if scope == "story" else None
 
 
@@ -36,6 +41,7 @@ def build_prompt(
     verify_commands: Sequence[str],
     guidance: Sequence[str] = (),
     verify_failure: Result | None = None,
+    start_story: str | None = None,
 ) -> str:
     folder = change.folder
     other_files = [p for p in (folder / "proposal.md", folder / "design.md") if p.is_file()]
@@ -54,15 +60,21 @@ def build_prompt(
             add(f"- {p}")
     add("")
     add("## Scope")
-    story = scope_story(doc, scope)
+    story = scope_story(doc, scope, start_story)
+    blocked = doc.blocked_open()
     if story is not None:
         add(f"{STORY_MARKER}{story.id}")
         where = f"line {story.line + 1} of tasks.md" if story.line >= 0 else "the top of tasks.md"
         add(f'Work on the story "{story.title}" ({where}) only. Its unchecked tasks:')
-        _add_tasks(add, [t.text for t in story.tasks if not t.done])
+        _add_tasks(add, [t.text for t in story.tasks if doc.workable(t)])
         add("Stop when every task of this story is checked; do not start tasks of other stories.")
+        blocked = [(t, why) for t, why in blocked if t.story_id == story.id]
     else:
         add("The whole change: work through the unchecked tasks of tasks.md in order.")
+    if blocked:
+        add("Leave these blocked tasks alone: a person must unblock them.")
+        for task, why in blocked[:MAX_LISTED_TASKS]:
+            add(f"- {_clip(task.label, MAX_TASK_CHARS)} (blocked: {_clip(why, MAX_TASK_CHARS)})")
     add("")
     add("## Workflow")
     add("1. Read the proposal, the design, the specs and tasks.md to understand the change.")

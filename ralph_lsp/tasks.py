@@ -75,6 +75,13 @@ class Task(NamedTuple):
     parent: int | None = None  # index (in TasksDoc.tasks) of the task this one is nested under
 
     @property
+    def label(self) -> str:
+        """How messages name the task: its id, else the start of its text."""
+        if self.id:
+            return self.id
+        return self.text if len(self.text) <= 60 else self.text[:59] + "…"
+
+    @property
     def story_number(self) -> str | None:
         """The first component of a dotted id (``2`` for ``2.3``)."""
         return self.id.split(".", 1)[0] if self.id else None
@@ -101,6 +108,14 @@ class Story:
         return all(t.done for t in self.tasks)
 
 
+class Blocked(NamedTuple):
+    """A task a person must unblock (SPEC §2): the ``- blocked: <why>`` line under it."""
+
+    task: int  # index in TasksDoc.tasks
+    line: int  # 0-based line of the `blocked:` item
+    reason: str  # the text after `blocked:`, stripped ("" when none is given)
+
+
 class Finding(NamedTuple):
     """Something in tasks.md the author most likely did not mean; the server makes it a warning."""
 
@@ -117,6 +132,8 @@ class TasksDoc:
     stories: list[Story]  # only stories that are headings, plus story "0" when it has tasks
     findings: list[Finding]
     line_count: int
+    # task index -> its `blocked:` line, for tasks marked blocked (done ones included)
+    blocked: dict[int, Blocked] = field(default_factory=dict)
 
     @property
     def total(self) -> int:
@@ -136,10 +153,37 @@ class TasksDoc:
                 return s
         return None
 
+    def blocked_reason(self, task: Task) -> str | None:
+        """Why an open task is blocked, or None when it is done or not blocked."""
+        if task.done or not self.blocked:
+            return None
+        mark = self.blocked.get(self._index(task))
+        return None if mark is None else mark.reason
+
+    def _index(self, task: Task) -> int:
+        if self._indexes is None:
+            self._indexes = {t.line: i for i, t in enumerate(self.tasks)}
+        return self._indexes[task.line]
+
+    _indexes: dict[int, int] | None = field(default=None, init=False, repr=False, compare=False)
+
+    def workable(self, task: Task) -> bool:
+        """An open task that is not blocked: one the agent may be asked for."""
+        return not task.done and (not self.blocked or self.blocked_reason(task) is None)
+
+    def blocked_open(self) -> list[tuple[Task, str]]:
+        """The open tasks that are blocked, in file order, with their reasons."""
+        out = []
+        for index, mark in sorted(self.blocked.items()):
+            task = self.tasks[index]
+            if not task.done:
+                out.append((task, mark.reason))
+        return out
+
     def first_open_story(self) -> Story | None:
-        """The first story that still has unchecked tasks."""
+        """The first story with an unchecked task that is not blocked (SPEC §3)."""
         for s in self.stories:
-            if any(not t.done for t in s.tasks):
+            if any(self.workable(t) for t in s.tasks):
                 return s
         return None
 
@@ -373,7 +417,55 @@ def _parse_tasks(text: str) -> TasksDoc:
     if stop:  # tasks before the first heading
         stories.append(Story("0", "(before the first heading)", -1, None, tasks[:stop]))
     stories.reverse()
-    return TasksDoc(tasks=tasks, stories=stories, findings=findings, line_count=len(lines))
+    blocked = _blocked_marks(lines, tasks, heads, findings) if _BLOCKED_ANY(text) else {}
+    return TasksDoc(
+        tasks=tasks, stories=stories, findings=findings, line_count=len(lines), blocked=blocked
+    )
+
+
+# A `blocked:` item: a list bullet, then `blocked:` in any case (SPEC §2). Group 1: the indent.
+_BLOCKED_RE = re.compile(r"([ \t]*)(?:[-*+]|[0-9]{1,9}[.)])[ \t]+blocked:(.*)", re.I)
+_BLOCKED_ANY = re.compile(r"blocked:", re.I).search
+
+
+def _blocked_marks(
+    lines: list[str],
+    tasks: list[Task],
+    heads: list[tuple[str, str, int, str | None, int]],
+    findings: list[Finding],
+) -> dict[int, Blocked]:
+    """The tasks marked blocked: a task is blocked when a ``- blocked: <why>`` item sits below
+    it, indented deeper, before the next task or heading (notes between are allowed). Only
+    files that mention ``blocked:`` at all get here, so the common parse pays nothing."""
+    from bisect import bisect_right
+
+    task_lines = [t.line for t in tasks]
+    head_lines = [h[2] for h in heads]
+    found: dict[int, Blocked] = {}
+    for n, raw in enumerate(lines):
+        m = _BLOCKED_RE.match(raw) if ":" in raw else None
+        if m is None:
+            continue
+        i = bisect_right(task_lines, n) - 1
+        if i >= 0 and task_lines[i] == n:
+            continue  # `- [ ] blocked: …` is a task, not a mark
+        task = tasks[i] if i >= 0 else None
+        h = bisect_right(head_lines, n) - 1
+        indent = len(m.group(1)) + 3 * m.group(1).count("\t")
+        if task is None or (h >= 0 and head_lines[h] > task.line) or indent <= task.indent:
+            findings.append(
+                _finding(
+                    n,
+                    0,
+                    len(raw.rstrip("\r")),
+                    "a `blocked:` line marks the task right above it: indent it under that task",
+                    "blocked-orphan",
+                )
+            )
+            continue
+        reason = m.group(2).strip(JS_WHITESPACE)
+        found.setdefault(i, Blocked(i, n, reason))
+    return found
 
 
 def _box_findings(

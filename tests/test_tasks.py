@@ -250,3 +250,57 @@ def test_parse_leaves_the_garbage_collector_as_it_found_it() -> None:
         assert not gc.isenabled()
     finally:
         gc.enable()
+
+
+# -- blocked tasks (SPEC §2 v2) ----------------------------------------------------------------
+
+BLOCKED_DOC = """\
+## 1. Build
+- [ ] 1.1 Write the worker
+  Some notes about it.
+  - BLOCKED: needs the staging API token
+- [ ] 1.2 Nested parent
+  - [ ] 1.2.1 child
+    - blocked: waiting for hardware
+- [x] 1.3 Done already
+  - blocked: stale mark on a done task
+- [ ] blocked: this line is a task, not a mark
+## 2. Deploy
+- blocked: under a heading, no task above it
+- [ ] 2.1 Deploy
+- blocked: not indented under 2.1
+"""
+
+
+def test_blocked_marks_sit_under_their_task() -> None:
+    doc = parse_tasks(BLOCKED_DOC)
+    by_id = {t.id or t.text: t for t in doc.tasks}
+    assert doc.blocked_reason(by_id["1.1"]) == "needs the staging API token"
+    assert doc.blocked_reason(by_id["1.2"]) is None
+    assert doc.blocked_reason(by_id["1.2.1"]) == "waiting for hardware"
+    assert doc.blocked_reason(by_id["1.3"]) is None  # done: nothing to unblock
+    assert doc.blocked_reason(by_id["blocked: this line is a task, not a mark"]) is None
+    assert doc.blocked_reason(by_id["2.1"]) is None
+    assert [(t.id, why) for t, why in doc.blocked_open()] == [
+        ("1.1", "needs the staging API token"),
+        ("1.2.1", "waiting for hardware"),
+    ]
+    assert [t.id for t in doc.tasks if doc.workable(t)] == ["1.2", None, "2.1"]
+    orphans = [f.line for f in doc.findings if f.code == "blocked-orphan"]
+    assert orphans == [11, 13]  # 0-based
+
+
+def test_blocked_lines_are_not_tasks_so_counts_agree_with_the_cli() -> None:
+    assert count_tasks(BLOCKED_DOC) == (1, 6)
+    doc = parse_tasks(BLOCKED_DOC)
+    assert (doc.completed, doc.total) == (1, 6)
+
+
+def test_the_first_story_to_work_on_skips_a_blocked_story() -> None:
+    doc = parse_tasks(
+        "## 1. A\n- [ ] 1.1 a\n  - blocked: a person\n## 2. B\n- [x] 2.1 b\n## 3. C\n- [ ] 3.1 c\n"
+    )
+    story = doc.first_open_story()
+    assert story is not None and story.id == "3"
+    all_blocked = parse_tasks("## 1. A\n- [ ] 1.1 a\n  - blocked: a person\n")
+    assert all_blocked.first_open_story() is None

@@ -87,7 +87,7 @@ async function pickRunning(ctx: Ctx, title: string): Promise<RunStatus | ChangeR
   return item?.run;
 }
 
-function runChange(ctx: Ctx): Handler {
+function runChange(ctx: Ctx, withGuidance = false): Handler {
   return async (arg) => {
     if (!ctx.trusted) {
       const choice = await vscode.window.showWarningMessage(
@@ -99,12 +99,20 @@ function runChange(ctx: Ctx): Handler {
       }
       return;
     }
-    const target = changeRefFrom(arg) ?? (await pickChange(ctx, "Ralph: Run change"));
+    const title = withGuidance ? "Ralph: Run change with guidance" : "Ralph: Run change";
+    const target = changeRefFrom(arg) ?? (await pickChange(ctx, title));
     if (!target) {
       return;
     }
     const ref = "name" in target ? { change: target.name, root: target.root } : target;
-    const result = await ctx.execute("ralph.run", ref);
+    let guidance: string | undefined;
+    if (withGuidance) {
+      guidance = await askGuidance(ref.change, "A directive for the run's first iteration (it gets it once, as current direction).");
+      if (guidance === undefined) {
+        return;
+      }
+    }
+    const result = await ctx.execute("ralph.run", guidance === undefined ? ref : { ...ref, guidance });
     ctx.output.info(`Run ${result.runId} of ${result.change} started.`);
   };
 }
@@ -130,20 +138,26 @@ function sendGuidance(ctx: Ctx): Handler {
     if (!target) {
       return;
     }
-    const text = await vscode.window.showInputBox({
-      title: `Ralph: guidance for ${target.change}`,
-      prompt: "A directive for the next iteration's agent (it gets it once, as current direction).",
-      placeHolder: "e.g. Use the existing date helpers in utils.py instead of adding new ones",
-      ignoreFocusOut: true,
-      validateInput: (v) => (v.trim() === "" ? "Type the guidance, or press Escape to cancel." : undefined),
-    });
-    if (text === undefined || text.trim() === "") {
+    const text = await askGuidance(target.change, "A directive for the next iteration's agent (it gets it once, as current direction).");
+    if (text === undefined) {
       return;
     }
     const ref: ChangeRef = target.root ? { change: target.change, root: target.root } : { change: target.change };
-    await ctx.execute("ralph.guide", { ...ref, text: text.trim() });
+    await ctx.execute("ralph.guide", { ...ref, text });
     void vscode.window.showInformationMessage(`Ralph: guidance queued for the next iteration of ${target.change}.`);
   };
+}
+
+/** The guidance text a person types, trimmed; undefined when they cancel. */
+async function askGuidance(change: string, prompt: string): Promise<string | undefined> {
+  const text = await vscode.window.showInputBox({
+    title: `Ralph: guidance for ${change}`,
+    prompt,
+    placeHolder: "e.g. Use the existing date helpers in utils.py instead of adding new ones",
+    ignoreFocusOut: true,
+    validateInput: (v) => (v.trim() === "" ? "Type the guidance, or press Escape to cancel." : undefined),
+  });
+  return text === undefined || text.trim() === "" ? undefined : text.trim();
 }
 
 function showOutput(ctx: Ctx): Handler {
@@ -194,6 +208,7 @@ export function registerCommands(ctx: Ctx): vscode.Disposable[] {
   const docs = new HistoryDocuments();
   const table: Record<string, Handler> = {
     "ralph.runChange": runChange(ctx),
+    "ralph.runChangeWithGuidance": runChange(ctx, true),
     "ralph.stopRun": stopRun(ctx),
     "ralph.sendGuidance": sendGuidance(ctx),
     "ralph.showOutput": showOutput(ctx),

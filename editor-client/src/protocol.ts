@@ -104,7 +104,7 @@ export function changeRefFrom(arg: unknown): ChangeRef | undefined {
 export interface ServerCommands {
   "ralph.changes": { params: Record<string, never>; result: { changes: ChangeInfo[] } };
   "ralph.run": {
-    params: ChangeRef & { maxIterations?: number; iterationScope?: "story" | "change" };
+    params: ChangeRef & { maxIterations?: number; iterationScope?: "story" | "change"; guidance?: string; story?: string };
     result: { runId: string; change: string; state: "running" };
   };
   "ralph.stop": { params: ChangeRef; result: RunStatus };

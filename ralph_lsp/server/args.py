@@ -17,7 +17,7 @@ from ralph_lsp.server.errors import InvalidArguments
 # The fields each command accepts; anything else is refused so that a typo is not ignored.
 FIELDS: dict[str, tuple[str, ...]] = {
     "ralph.changes": ("root",),
-    "ralph.run": ("change", "root", "maxIterations", "iterationScope"),
+    "ralph.run": ("change", "root", "maxIterations", "iterationScope", "guidance", "story"),
     "ralph.stop": ("change", "root"),
     "ralph.guide": ("change", "text", "root"),
     "ralph.status": ("change", "root"),
@@ -46,7 +46,7 @@ def one_object(command: str, args: Sequence[object]) -> dict[str, Any]:
     arg = args[0]
     if not isinstance(arg, Mapping):
         raise InvalidArguments(
-            f"{command} takes one JSON object argument, got {_kind(arg)}; send {_shape(command)}"
+            f"{command} takes one JSON object argument, got {kind(arg)}; send {_shape(command)}"
         )
     unknown = sorted(str(k) for k in arg if k not in FIELDS[command])
     if unknown:
@@ -57,7 +57,7 @@ def one_object(command: str, args: Sequence[object]) -> dict[str, Any]:
     return dict(arg)
 
 
-def _kind(value: object) -> str:
+def kind(value: object) -> str:
     if value is None:
         return "null"
     if isinstance(value, bool):
@@ -87,7 +87,7 @@ def optional_string(command: str, obj: Mapping[str, Any], key: str) -> str | Non
     if value is None:
         return None
     if not isinstance(value, str) or not value:
-        raise InvalidArguments(f'{command}: "{key}" must be a non-empty string, got {_kind(value)}')
+        raise InvalidArguments(f'{command}: "{key}" must be a non-empty string, got {kind(value)}')
     return value
 
 

@@ -52,11 +52,26 @@ async def run(ls: RalphLanguageServer, obj: Obj) -> Obj:
     root = ls.resolve_root(cmd, args.optional_string(cmd, obj, "root"))
     max_iterations = args.positive_int(cmd, obj, "maxIterations")
     scope = args.choice(cmd, obj, "iterationScope", SCOPES)
+    guidance = obj.get("guidance")
+    if guidance is not None and not isinstance(guidance, str):
+        raise InvalidArguments(f'{cmd}: "guidance" must be text, got {args.kind(guidance)}')
+    story = obj.get("story")
+    if isinstance(story, int) and not isinstance(story, bool):
+        story = str(story)  # `"story": 2` from a hand-written call means story "2"
+    story = args.optional_string(cmd, {"story": story}, "story")
     resolve_change(root, name)
     settings = await ls.pull_settings(root)  # may carry a change of trust too
     if not ls.config.trusted:
         raise RequestFailed(UNTRUSTED)
-    status = await ls.engine.start(root, name, settings, max_iterations=max_iterations, scope=scope)
+    status = await ls.engine.start(
+        root,
+        name,
+        settings,
+        max_iterations=max_iterations,
+        scope=scope,
+        guidance=[guidance] if guidance and guidance.strip() else [],
+        story=story,
+    )
     return {"runId": status.run_id, "change": status.change, "state": status.state}
 
 

@@ -14,6 +14,8 @@ from ralph_lsp.server.documents import DocState
 SOURCE = "ralph"
 # The client's own command: it asks for the guidance text, then calls ralph.guide.
 SEND_GUIDANCE = "ralph.sendGuidance"
+# The client's own command: it asks for guidance, then calls ralph.run with it.
+RUN_WITH_GUIDANCE = "ralph.runChangeWithGuidance"
 NOOP = "ralph.noop"  # the server's no-op command, carried by display-only lenses
 ENDED_BADLY = ("stuck", "exhausted", "failed")
 
@@ -80,12 +82,16 @@ def code_lenses(
 
     running = is_running(status)
     if status is not None and running:
-        lens(0, f"■ Stop · iteration {status.iteration} · {counts}", "ralph.stop", list(ref))
+        at = "verifying" if status.phase == "verifying" else f"iteration {status.iteration}"
+        lens(0, f"■ Stop · {at} · {counts}", "ralph.stop", list(ref))
         lens(0, "✎ Guide", SEND_GUIDANCE, list(ref))
     elif elsewhere is not None:
         lens(0, f"● running elsewhere · iteration {elsewhere.iteration} · {counts}")
     else:
         lens(0, f"▶ Run change · {counts}", "ralph.run", list(ref))
+        if doc.total:
+            lens(0, "✎ Run with guidance", RUN_WITH_GUIDANCE, list(ref))
+    idle = not running and elsewhere is None
 
     working = status.story if status is not None and running else None
     for story in doc.stories:
@@ -95,9 +101,13 @@ def code_lenses(
             lens(story.line, "✓ done")
         else:
             lens(story.line, f"{story.completed}/{story.total} done")
+        if idle and any(doc.workable(t) for t in story.tasks):
+            lens(story.line, "▶ Run story", "ralph.run", [{**ref[0], "story": story.id}])
     for task in doc.tasks:
         if task.done:
             lens(task.line, "✓ done")
+        elif doc.blocked and doc.blocked_reason(task) is not None:
+            lens(task.line, "⊘ blocked")
         elif working is not None and task.story_id == working:
             lens(task.line, "● in progress")
         else:
@@ -132,6 +142,17 @@ def diagnostics(
                 code=f.code,
             )
         )
+    for task, why in doc.blocked_open():
+        out.append(
+            types.Diagnostic(
+                range=_line_range(state, task.line, encoding),
+                message=f"blocked: {why or '(no reason given)'}; delete the `blocked:` line"
+                " to let Ralph work on it",
+                severity=types.DiagnosticSeverity.Warning,
+                source=SOURCE,
+                code="blocked",
+            )
+        )
     if status is not None and is_running(status) and status.story is not None:
         story = doc.story(status.story)
         if story is not None and story.line >= 0:
@@ -150,8 +171,8 @@ def diagnostics(
     if status is not None and status.state in ENDED_BADLY:
         reason = f": {status.reason}" if status.reason else ""
         for task in doc.tasks:
-            if task.done:
-                continue
+            if task.done or (doc.blocked and doc.blocked_reason(task) is not None):
+                continue  # a blocked task has its own warning
             out.append(
                 types.Diagnostic(
                     range=_line_range(state, task.line, encoding),

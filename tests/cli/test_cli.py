@@ -50,6 +50,7 @@ def test_help_and_version() -> None:
         "--iteration-timeout",
         "--stop-grace",
         "--guidance",
+        "--story",
     ):
         assert flag in run_help
     assert ralph("--version").stdout.startswith("ralph-lsp ")
@@ -90,6 +91,35 @@ def test_run_demo_succeeds_and_last_line_is_state(project: Path) -> None:
     hist = json.loads(ralph("history", CHANGE, "--root", str(project), "--json").stdout)
     assert hist["runs"][0]["state"] == "succeeded"
     assert len(hist["runs"][0]["iterations"]) == 3
+
+
+def test_run_a_story_first_with_guidance(project: Path) -> None:
+    out = ralph(
+        "run", CHANGE, "--root", str(project), "--agent", "demo", "--story", "3",
+        "--guidance", "Keep the greeting format",
+    )  # fmt: skip
+    assert out.returncode == 0, out.stdout + out.stderr
+    iterations = [line for line in out.stdout.splitlines() if "▶ iteration" in line]
+    assert [line.split("· story ")[1].split(":")[0] for line in iterations] == ["3", "1", "2"]
+    assert "guidance: 1" in iterations[0]
+    record = json.loads(ralph("history", CHANGE, "--root", str(project), "--json").stdout)
+    assert record["runs"][0]["guidance"][0]["deliveredIn"] == 1
+
+
+def test_run_an_unknown_story_is_a_usage_error(project: Path) -> None:
+    out = ralph("run", CHANGE, "--root", str(project), "--agent", "demo", "--story", "9")
+    assert out.returncode == 2
+    assert out.stderr.strip().endswith("has no story '9' (stories: 1, 2, 3)")
+    assert out.stdout == "" and not (project / ".ralph" / "runs").exists()
+
+
+def test_run_with_every_open_task_blocked_ends_stuck_naming_it(project: Path) -> None:
+    tasks = project / "openspec" / "changes" / CHANGE / "tasks.md"
+    text = tasks.read_text().replace("- [ ]", "- [x]", 7)
+    tasks.write_text(text + "  - blocked: a person must write the docs\n")
+    out = ralph("run", CHANGE, "--root", str(project), "--agent", "demo")
+    assert out.returncode == 3
+    assert out.stdout.splitlines()[-1] == "stuck: blocked: 3.3 a person must write the docs"
 
 
 def test_run_stuck_exit_code_and_last_line(project: Path) -> None:

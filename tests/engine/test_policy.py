@@ -17,6 +17,7 @@ from ralph_lsp.policy import (
     RunState,
     Wait,
     after_iteration,
+    all_blocked,
     before_spawn,
     before_start,
     failed_start,
@@ -290,3 +291,36 @@ def test_failed_start_needs_silence_a_nonzero_exit_and_no_work() -> None:
 def test_states_read_as_their_words() -> None:
     assert f"{RunState.STUCK}: x" == "stuck: x" and str(RunState.FAILED) == "failed"
     assert RunState.SUCCEEDED == "succeeded" and not RunState.RUNNING.final
+
+
+BLOCKED_ROWS = [
+    ("nothing blocked", 3, [], None),
+    ("one of two open tasks blocked: go on with the other", 2, [("5.2", "token")], None),
+    (
+        "the only open task blocked",
+        1,
+        [("5.2", "token")],
+        End(RunState.STUCK, "blocked: 5.2 token"),
+    ),
+    (
+        "every open task blocked: the first named, the others counted",
+        3,
+        [("5.2", "needs the token"), ("6.1", "b"), ("6.2", "c")],
+        End(RunState.STUCK, "blocked: 5.2 needs the token (and 2 more blocked tasks)"),
+    ),
+    (
+        "a blocked line with no reason",
+        2,
+        [("Deploy", ""), ("x", "y")],
+        End(RunState.STUCK, "blocked: Deploy (no reason given) (and 1 more blocked task)"),
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("name", "open_tasks", "blocked", "expected"), BLOCKED_ROWS, ids=[r[0] for r in BLOCKED_ROWS]
+)
+def test_all_blocked(
+    name: str, open_tasks: int, blocked: list[tuple[str, str]], expected: End | None
+) -> None:
+    assert all_blocked(open_tasks, blocked) == expected

@@ -39,9 +39,12 @@ def ref(root: Path) -> list[dict[str, str]]:
 async def test_lens_titles_and_commands(start_session: StartSession, workspace: Path) -> None:
     s = await start_session(workspace)
     s.tasks_md.write_text(SAMPLE)
+    story_1 = [{**ref(workspace)[0], "story": "1"}]
     assert await s.lenses() == [
         (0, "▶ Run change · 3/5 tasks", "ralph.run", ref(workspace)),
+        (0, "✎ Run with guidance", "ralph.runChangeWithGuidance", ref(workspace)),
         (2, "1/3 done", "ralph.noop", None),
+        (2, "▶ Run story", "ralph.run", story_1),
         (3, "✓ done", "ralph.noop", None),
         (4, "○ pending", "ralph.noop", None),
         (5, "○ pending", "ralph.noop", None),
@@ -49,6 +52,43 @@ async def test_lens_titles_and_commands(start_session: StartSession, workspace: 
         (8, "✓ done", "ralph.noop", None),
         (9, "✓ done", "ralph.noop", None),
     ]
+
+
+BLOCKED = """\
+## 1. Build
+- [ ] 1.1 Write the worker
+## 2. Deploy
+- [ ] 2.1 Deploy the worker to staging
+  - Blocked: needs the staging API token (a person must create it)
+- [x] 2.2 Write the runbook
+"""
+
+
+async def test_a_blocked_task_has_its_lens_and_a_warning(
+    start_session: StartSession, workspace: Path
+) -> None:
+    s = await start_session(workspace)
+    s.tasks_md.write_text(BLOCKED)
+    lenses = await s.lenses()
+    assert (3, "⊘ blocked", "ralph.noop", None) in lenses
+    assert (1, "○ pending", "ralph.noop", None) in lenses
+    # Run story only where there is a task to work on: story 2's one open task is blocked.
+    run_story = [(line, args) for line, title, _, args in lenses if title == "▶ Run story"]
+    assert run_story == [(0, [{**ref(workspace)[0], "story": "1"}])]
+    blocked = await wait_until(
+        lambda: [d for d in s.diagnostics() if d.code == "blocked"], what="the blocked warning"
+    )
+    assert len(blocked) == 1
+    assert blocked[0].range.start.line == 3
+    assert blocked[0].severity == types.DiagnosticSeverity.Warning
+    assert "needs the staging API token (a person must create it)" in blocked[0].message
+    # Unblocking is deleting the line.
+    s.tasks_md.write_text(BLOCKED.replace("  - Blocked: needs the staging API token", "  note"))
+    deadline = time.monotonic() + 5
+    while any(title == "⊘ blocked" for _, title, _, _ in await s.lenses()):
+        assert time.monotonic() < deadline, "the blocked lens stayed after the line was deleted"
+        await asyncio.sleep(0.02)
+    assert (3, "○ pending", "ralph.noop", None) in await s.lenses()
 
 
 async def test_no_lenses_outside_a_change(start_session: StartSession, workspace: Path) -> None:
@@ -174,7 +214,13 @@ async def test_odd_bytes_never_break_lenses(start_session: StartSession, workspa
     )
     lenses = await s.lenses()
     assert lenses[0][1] == "▶ Run change · 1/2 tasks"
-    assert [title for _, title, _, _ in lenses[1:]] == ["1/2 done", "✓ done", "○ pending"]
+    assert [title for _, title, _, _ in lenses[1:]] == [
+        "✎ Run with guidance",
+        "1/2 done",
+        "▶ Run story",
+        "✓ done",
+        "○ pending",
+    ]
 
 
 async def test_a_missing_tasks_md_has_no_tasks(

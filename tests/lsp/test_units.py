@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -91,14 +92,20 @@ def test_lenses_idle_and_running(tmp_path: Path) -> None:
     idle = render.code_lenses(state, ROOT, "c", None)
     assert titles(idle) == [
         (0, "▶ Run change · 1/3 tasks"),
+        (0, "✎ Run with guidance"),
         (0, "1/2 done"),
+        (0, "▶ Run story"),
         (3, "0/1 done"),
+        (3, "▶ Run story"),
         (1, "✓ done"),
         (2, "○ pending"),
         (4, "○ pending"),
     ]
     running = render.code_lenses(state, ROOT, "c", status())
     assert titles(running)[:2] == [(0, "■ Stop · iteration 2 · 1/3 tasks"), (0, "✎ Guide")]
+    assert not any(title.endswith("Run story") for _, title in titles(running))
+    verifying = render.code_lenses(state, ROOT, "c", replace(status(), phase="verifying"))
+    assert titles(verifying)[0] == (0, "■ Stop · verifying · 1/3 tasks")
     assert running[1].command is not None
     assert running[1].command.command == "ralph.sendGuidance"
     assert running[1].command.arguments == [{"change": "c", "root": "file:///w"}]
@@ -110,7 +117,7 @@ def test_lenses_idle_and_running(tmp_path: Path) -> None:
 
 def test_story_done_and_empty_story(tmp_path: Path) -> None:
     state = doc(tmp_path, "## 1. A\n- [x] 1.1 a\n## Notes\n").get(tmp_path / "tasks.md")
-    assert titles(render.code_lenses(state, ROOT, "c", None))[1:3] == [
+    assert titles(render.code_lenses(state, ROOT, "c", None))[2:4] == [
         (0, "✓ done"),
         (2, "0/0 done"),
     ]
