@@ -22,12 +22,12 @@ help:
 	@echo "make vsix       package the extension into editor-client/*.vsix"
 	@echo "make bench      benchmarks; prints a table and writes bench/results.json"
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml constraints.txt
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV) || { \
 	  echo "python3 -m venv failed; installing python3-venv"; \
 	  apt-get update -qq && apt-get install -y -qq python3-venv && $(PYTHON) -m venv $(VENV); }
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e '.[dev]'
+	$(PY) -m pip install -q -c constraints.txt -e '.[dev]'
 	@touch $(STAMP)
 
 venv: $(STAMP)
