@@ -56,6 +56,7 @@ def test_scopes_follow_vscodes_conventions() -> None:
     scopes = {k: v.get("scope") for k, v in contributed().items()}
     assert scopes.pop("server.pythonPath") == "machine-overridable"
     assert scopes.pop("trace.server") == "window"
+    assert scopes.pop("server.importStrategy") == "resource"
     assert set(scopes.values()) == {"resource"}, scopes
 
 
@@ -63,5 +64,6 @@ def test_program_settings_are_restricted_in_untrusted_workspaces() -> None:
     package = json.loads((CLIENT / "package.json").read_text())
     restricted = package["capabilities"]["untrustedWorkspaces"]["restrictedConfigurations"]
     assert sorted(restricted) == sorted(
-        [f"ralph.{k}" for k in PROGRAM_SETTINGS] + ["ralph.server.pythonPath"]
+        [f"ralph.{k}" for k in PROGRAM_SETTINGS]
+        + ["ralph.server.pythonPath", "ralph.server.importStrategy"]
     )

@@ -13,9 +13,11 @@ log "type-check"
 out=$(mktemp -d "${TMPDIR:-/tmp}/ralph-client-unit.XXXXXX")
 trap 'rm -rf "$out"' EXIT
 # `vscode` stays external: a pure module that imports it fails here instead of passing silently.
-# Tests find package.json through __dirname, so the bundles sit one level below a copy of it.
-mkdir -p "$out/unit"
+# Tests find package.json (and the launcher) through __dirname, so the bundles sit one level
+# below a copy of them.
+mkdir -p "$out/unit" "$out/bundled"
 cp package.json "$out/"
+cp -r bundled/tool "$out/bundled/"  # the server's launcher, run by the interpreter tests
 "$BIN/esbuild" test/unit/*.test.ts --bundle --external:vscode --format=cjs --platform=node \
   --target=node20 --outdir="$out/unit" --log-level=warning
 node --test --test-reporter=spec "$out"/unit/*.test.js

@@ -6,7 +6,7 @@ import * as vscode from "vscode";
 import { Ctx, UserFacingError } from "./ctx";
 import { formatHistory } from "./history";
 import { changePick, runPickItems, activeChangeIndex } from "./picks";
-import { changeRefFrom, type ChangeInfo, type ChangeRef, type RunStatus } from "./protocol";
+import { changeRefFrom, changeRefFromTasksPath, type ChangeInfo, type ChangeRef, type RunStatus } from "./protocol";
 
 type Handler = (...args: unknown[]) => Promise<void> | void;
 
@@ -87,6 +87,17 @@ async function pickRunning(ctx: Ctx, title: string): Promise<RunStatus | ChangeR
   return item?.run;
 }
 
+/**
+ * The change a command acts on when it names one: a lens's `{change, root}`, or the file of an
+ * editor-title button (VS Code passes the editor's URI).
+ */
+function targetOf(arg: unknown): ChangeRef | undefined {
+  if (arg instanceof vscode.Uri) {
+    return arg.scheme === "file" ? changeRefFromTasksPath(arg.fsPath) : undefined;
+  }
+  return changeRefFrom(arg);
+}
+
 function runChange(ctx: Ctx, withGuidance = false): Handler {
   return async (arg) => {
     if (!ctx.trusted) {
@@ -100,7 +111,7 @@ function runChange(ctx: Ctx, withGuidance = false): Handler {
       return;
     }
     const title = withGuidance ? "Ralph: Run change with guidance" : "Ralph: Run change";
-    const target = changeRefFrom(arg) ?? (await pickChange(ctx, title));
+    const target = targetOf(arg) ?? (await pickChange(ctx, title));
     if (!target) {
       return;
     }
@@ -119,7 +130,7 @@ function runChange(ctx: Ctx, withGuidance = false): Handler {
 
 function stopRun(ctx: Ctx): Handler {
   return async (arg) => {
-    const target = changeRefFrom(arg) ?? (await pickRunning(ctx, "Ralph: Stop run"));
+    const target = targetOf(arg) ?? (await pickRunning(ctx, "Ralph: Stop run"));
     if (!target) {
       return;
     }
@@ -134,7 +145,7 @@ function stopRun(ctx: Ctx): Handler {
 
 function sendGuidance(ctx: Ctx): Handler {
   return async (arg) => {
-    const target = changeRefFrom(arg) ?? (await pickRunning(ctx, "Ralph: Send guidance"));
+    const target = targetOf(arg) ?? (await pickRunning(ctx, "Ralph: Send guidance"));
     if (!target) {
       return;
     }

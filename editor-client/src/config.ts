@@ -28,7 +28,7 @@ export const SERVER_SETTING_KEYS = [
 export type ServerSettingKey = (typeof SERVER_SETTING_KEYS)[number];
 
 /** Settings of the client itself that only take effect when the server restarts. */
-export const RESTART_SETTINGS = ["ralph.server.pythonPath"] as const;
+export const RESTART_SETTINGS = ["ralph.server.pythonPath", "ralph.server.importStrategy"] as const;
 
 export type ServerSettings = Partial<Record<ServerSettingKey, unknown>>;
 
@@ -69,4 +69,8 @@ export function didChangeConfigurationParams(
 export function pythonPathSetting(source: SettingsSource): string {
   const v = source.get("server.pythonPath");
   return typeof v === "string" ? v : "";
+}
+
+export function importStrategySetting(source: SettingsSource): "useBundled" | "fromEnvironment" {
+  return source.get("server.importStrategy") === "fromEnvironment" ? "fromEnvironment" : "useBundled";
 }

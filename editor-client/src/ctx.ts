@@ -17,9 +17,17 @@ import {
   type LanguageClientOptions,
   type ServerOptions,
 } from "vscode-languageclient/node";
-import { RESTART_SETTINGS, didChangeConfigurationParams, initializationOptions, pythonPathSetting } from "./config";
-import { checkImport, chooseInterpreter, installCommand, type ImportCheck, type Interpreter } from "./interpreter";
-import { RUN_STATUS_NOTIFICATION, isRunStatus, type RunStatus, type ServerCommand, type ServerCommands } from "./protocol";
+import { RESTART_SETTINGS, didChangeConfigurationParams, importStrategySetting, initializationOptions, pythonPathSetting } from "./config";
+import {
+  checkServer,
+  chooseInterpreter,
+  installCommand,
+  launcherPath,
+  serverEnv,
+  type ImportCheck,
+  type Interpreter,
+} from "./interpreter";
+import { RUN_STATUS_NOTIFICATION, changeRefFromTasksPath, isRunStatus, type RunStatus, type ServerCommand, type ServerCommands } from "./protocol";
 import { RestartPolicy } from "./restarts";
 import { StatusBoard, type StatusView } from "./status";
 
@@ -53,6 +61,8 @@ export class Ctx implements vscode.Disposable {
   private client: LanguageClient | undefined;
   private clientDisposables: vscode.Disposable[] = [];
   private interpreter: Interpreter | undefined;
+  private strategy: "useBundled" | "fromEnvironment" | undefined;
+  private activeRunning: boolean | undefined;
   /** Why the server is not running, when it could not be started. */
   private problem: string | undefined;
   private starting: Promise<void> | undefined;
@@ -69,7 +79,9 @@ export class Ctx implements vscode.Disposable {
       this.statusItem,
       vscode.workspace.onDidChangeConfiguration((e) => this.onConfigurationChanged(e)),
       vscode.workspace.onDidGrantWorkspaceTrust(() => this.onTrustGranted()),
+      vscode.window.onDidChangeActiveTextEditor(() => this.updateActiveContext()),
     );
+    this.updateActiveContext();
     this.renderStatus();
     this.statusItem.show();
   }
@@ -118,11 +130,13 @@ export class Ctx implements vscode.Disposable {
     return (vscode.workspace.workspaceFolders ?? []).filter((f) => f.uri.scheme === "file").map((f) => f.uri.fsPath);
   }
 
-  private pickInterpreter(): Interpreter {
+  private async pickInterpreter(): Promise<Interpreter> {
+    const setting = pythonPathSetting(ralphConfig());
     return chooseInterpreter({
-      setting: pythonPathSetting(ralphConfig()),
+      setting,
       folders: this.workspaceFolders(),
       trusted: this.trusted,
+      pythonExtension: !setting.trim() && this.trusted ? await pythonExtensionInterpreter(this.output) : undefined,
       isFile: (p) => {
         try {
           return fs.statSync(p).isFile();
@@ -146,20 +160,28 @@ export class Ctx implements vscode.Disposable {
     // Never the workspace: `-c`/`-m` put the working folder first on sys.path, so a repository
     // shipping its own `ralph_lsp/` would be imported instead of the installed server.
     const cwd = this.extension.extensionPath;
-    const interpreter = this.pickInterpreter();
+    const interpreter = await this.pickInterpreter();
     this.interpreter = interpreter;
-    this.output.info(`Server: ${interpreter.command} -m ralph_lsp (interpreter ${interpreter.origin})`);
+    const launcher = launcherPath(this.extension.extensionPath);
+    const strategy = importStrategySetting(ralphConfig());
+    this.strategy = strategy;
+    const env = serverEnv(process.env, strategy);
+    this.output.info(`Server: ${interpreter.command} (interpreter ${interpreter.origin}), importStrategy ${strategy}`);
     const attempt: StartAttempt = { running: false, stderr: [] };
-    const check = await checkImport(interpreter.command, cwd);
+    const check = await checkServer(interpreter.command, launcher, cwd, env);
     if (!check.ok) {
       this.reportUnstartable(interpreter, check, folders);
       return;
     }
+    if (check.server) {
+      const from = check.server.source === "bundled" ? "bundled with the extension" : "installed for the interpreter";
+      this.output.info(`Server: ralph-lsp ${check.server.version}, ${from} (${check.server.location})`);
+    }
 
     const serverOptions: ServerOptions = {
       command: interpreter.command,
-      args: ["-m", "ralph_lsp"],
-      options: { cwd, env: { ...process.env, PYTHONUNBUFFERED: "1" } },
+      args: [launcher],
+      options: { cwd, env },
     };
     const clientOptions: LanguageClientOptions = {
       documentSelector: [{ scheme: "file", pattern: "**/tasks.md" }],
@@ -290,7 +312,10 @@ export class Ctx implements vscode.Disposable {
     let message: string;
     switch (check.reason) {
       case "not-found":
-        message = `cannot start the server: the Python interpreter "${interpreter.command}" (${interpreter.origin}) was not found. Set "ralph.server.pythonPath" to a Python 3.10+ interpreter that has ralph-lsp installed.`;
+        message = `cannot start the server: the Python interpreter "${interpreter.command}" (${interpreter.origin}) was not found. Set "ralph.server.pythonPath" to a Python 3.10+ interpreter, or clear it to use python3 from PATH.`;
+        break;
+      case "too-old":
+        message = `cannot start the server: ${check.detail.split("\n").pop() ?? ""}`;
         break;
       case "not-installed":
         message = `the Python package ralph-lsp is not installed for ${interpreter.command} (${interpreter.origin}). Install it with: ${install}`;
@@ -336,22 +361,29 @@ export class Ctx implements vscode.Disposable {
     // VS Code also reports restricted settings as changed when trust is granted: restart only
     // when the interpreter really changes.
     const restartKey = RESTART_SETTINGS.find((key) => e.affectsConfiguration(key));
-    if (restartKey && this.pickInterpreter().command !== this.interpreter?.command) {
-      this.output.info(`${restartKey} changed: restarting the server.`);
-      void this.restart();
+    if (!restartKey) {
+      this.pushSettings();
       return;
     }
-    this.pushSettings();
+    void this.pickInterpreter().then((next) => {
+      if (next.command !== this.interpreter?.command || importStrategySetting(ralphConfig()) !== this.strategy) {
+        this.output.info(`${restartKey} changed: restarting the server.`);
+        void this.restart();
+      } else {
+        this.pushSettings();
+      }
+    });
   }
 
   private onTrustGranted(): void {
     this.output.info("The workspace is now trusted.");
-    const next = this.pickInterpreter();
-    if (!this.client || next.command !== this.interpreter?.command) {
-      void this.restart(); // e.g. the workspace's .venv may be used now
-      return;
-    }
-    this.pushSettings();
+    void this.pickInterpreter().then((next) => {
+      if (!this.client || next.command !== this.interpreter?.command) {
+        void this.restart(); // e.g. the workspace's .venv may be used now
+        return;
+      }
+      this.pushSettings();
+    });
   }
 
   /** Sends the settings soon, once: a trust grant also fires a configuration change. */
@@ -415,6 +447,23 @@ export class Ctx implements vscode.Disposable {
     if (this.board.update(status)) {
       this.renderStatus();
       void vscode.commands.executeCommand("setContext", "ralph.running", this.board.running().length > 0);
+      this.updateActiveContext();
+    }
+  }
+
+  /**
+   * `ralph.activeChangeRunning`: whether the change of the active `tasks.md` runs, so that the
+   * editor-title button is ▶ or ■ for that file's change (not for whichever change runs).
+   */
+  private updateActiveContext(): void {
+    const uri = vscode.window.activeTextEditor?.document.uri;
+    const ref = uri?.scheme === "file" ? changeRefFromTasksPath(uri.fsPath) : undefined;
+    const running =
+      ref !== undefined &&
+      this.board.running().some((r) => r.change === ref.change && sameRoot(r.root, ref.root));
+    if (running !== this.activeRunning) {
+      this.activeRunning = running;
+      void vscode.commands.executeCommand("setContext", "ralph.activeChangeRunning", running);
     }
   }
 
@@ -437,6 +486,7 @@ export class Ctx implements vscode.Disposable {
       this.board.update({ ...run, state: "stopped", reason: "the server stopped" });
     }
     void vscode.commands.executeCommand("setContext", "ralph.running", false);
+    this.updateActiveContext();
     this.renderStatus();
   }
 
@@ -470,4 +520,51 @@ export function messageOf(err: unknown): string {
     return err.message;
   }
   return typeof err === "string" ? err : JSON.stringify(err);
+}
+
+/** The subset of the Python extension's API used here (`ms-python.python`, `environments`). */
+interface PythonExtensionApi {
+  environments?: {
+    getActiveEnvironmentPath(resource?: vscode.Uri): { path: string } | undefined;
+    resolveEnvironment(env: { path: string }): Promise<{ executable?: { uri?: vscode.Uri } } | undefined>;
+  };
+}
+
+/**
+ * The Python extension's interpreter for the first workspace folder, when that extension is
+ * installed; undefined otherwise, or when it does not answer within 10 s (never blocks the start).
+ */
+async function pythonExtensionInterpreter(output: vscode.LogOutputChannel): Promise<string | undefined> {
+  const ext = vscode.extensions.getExtension<PythonExtensionApi>("ms-python.python");
+  if (!ext) {
+    return undefined;
+  }
+  const ask = async (): Promise<string | undefined> => {
+    const api = ext.isActive ? ext.exports : await ext.activate();
+    const environments = api?.environments;
+    const active = environments?.getActiveEnvironmentPath(vscode.workspace.workspaceFolders?.[0]?.uri);
+    if (!environments || !active) {
+      return undefined;
+    }
+    const resolved = await environments.resolveEnvironment(active);
+    return resolved?.executable?.uri?.fsPath ?? active.path;
+  };
+  try {
+    return await Promise.race([ask(), new Promise<undefined>((r) => setTimeout(() => r(undefined), 10_000))]);
+  } catch (err) {
+    output.warn(`The Python extension did not give its interpreter: ${err instanceof Error ? err.message : String(err)}`);
+    return undefined;
+  }
+}
+
+/** Two `file:` URIs of one folder, however each was encoded. */
+function sameRoot(a: string | undefined, b: string | undefined): boolean {
+  if (a === undefined || b === undefined) {
+    return true; // a status or ref without a root: the only root
+  }
+  try {
+    return vscode.Uri.parse(a).fsPath === vscode.Uri.parse(b).fsPath;
+  } catch {
+    return a === b;
+  }
 }

@@ -4,7 +4,7 @@ import { spawn } from "node:child_process";
 import * as os from "node:os";
 import * as path from "node:path";
 
-export type InterpreterSource = "setting" | "workspace-venv" | "path";
+export type InterpreterSource = "setting" | "python-extension" | "workspace-venv" | "path";
 
 export interface Interpreter {
   /** The program to spawn: an absolute path, or a bare name looked up on PATH. */
@@ -21,6 +21,8 @@ export interface InterpreterQuery {
   folders: readonly string[];
   /** A workspace's own `.venv` is code from the workspace: only used in a trusted one. */
   trusted: boolean;
+  /** The Python extension's interpreter for the workspace, when that extension is installed. */
+  pythonExtension?: string;
   platform?: NodeJS.Platform;
   homeDir?: string;
   isFile: (p: string) => boolean;
@@ -50,8 +52,10 @@ export function resolveSettingPath(value: string, folders: readonly string[], ho
 }
 
 /**
- * The interpreter, in this order: the setting `ralph.server.pythonPath`; the `.venv` of the first
- * (trusted) workspace folder that has one; `python3` (`python` on Windows) from PATH.
+ * The interpreter, in this order: the setting `ralph.server.pythonPath`; the Python extension's
+ * interpreter for the workspace and then the `.venv` of the first workspace folder that has one
+ * (both only in a trusted workspace: they may be the workspace's own code); `python3` (`python` on
+ * Windows) from PATH.
  */
 export function chooseInterpreter(q: InterpreterQuery): Interpreter {
   const platform = q.platform ?? process.platform;
@@ -62,6 +66,9 @@ export function chooseInterpreter(q: InterpreterQuery): Interpreter {
       source: "setting",
       origin: "from the setting ralph.server.pythonPath",
     };
+  }
+  if (q.trusted && q.pythonExtension?.trim()) {
+    return { command: q.pythonExtension.trim(), source: "python-extension", origin: "the Python extension's interpreter for the workspace" };
   }
   if (q.trusted) {
     for (const folder of q.folders) {
@@ -81,16 +88,55 @@ export function chooseInterpreter(q: InterpreterQuery): Interpreter {
 }
 
 export type ImportCheck =
-  | { ok: true }
-  | { ok: false; reason: "not-found" | "not-installed" | "error"; detail: string };
+  | { ok: true; server?: ServerInfo }
+  | { ok: false; reason: "not-found" | "not-installed" | "too-old" | "error"; detail: string };
+
+/** What the launcher's `--check` prints: the server's version and where it comes from. */
+export interface ServerInfo {
+  version: string;
+  source: "bundled" | "environment";
+  location: string;
+}
+
+export type ImportStrategy = "useBundled" | "fromEnvironment";
+
+/** The launcher the extension ships (`bundled/tool/ralph_server.py`). */
+export function launcherPath(extensionPath: string): string {
+  return path.join(extensionPath, "bundled", "tool", "ralph_server.py");
+}
+
+/** The environment the server (and its `--check`) runs with. */
+export function serverEnv(base: NodeJS.ProcessEnv, strategy: ImportStrategy): NodeJS.ProcessEnv {
+  return { ...base, PYTHONUNBUFFERED: "1", RALPH_IMPORT_STRATEGY: strategy };
+}
+
+export function parseServerInfo(stdout: string): ServerInfo | undefined {
+  const line = stdout.trim().split("\n").pop() ?? "";
+  try {
+    const v = JSON.parse(line) as Partial<ServerInfo>;
+    if (typeof v.version === "string" && (v.source === "bundled" || v.source === "environment") && typeof v.location === "string") {
+      return { version: v.version, source: v.source, location: v.location };
+    }
+  } catch {
+    // not the launcher's line: a check that printed nothing useful
+  }
+  return undefined;
+}
 
 /**
- * Runs `<python> -c "import ralph_lsp"`: can this interpreter start the server? `cwd` must not be a
- * workspace folder: `-c` puts the working folder first on `sys.path`.
+ * Runs `<python> <launcher> --check`: can this interpreter start the server, and which one?
+ * `cwd` must not be a workspace folder (the launcher also drops the working folder from sys.path).
  */
-export function checkImport(command: string, cwd: string, timeoutMs = 30_000): Promise<ImportCheck> {
+export function checkServer(
+  command: string,
+  launcher: string,
+  cwd: string,
+  env: NodeJS.ProcessEnv,
+  timeoutMs = 30_000,
+): Promise<ImportCheck> {
   return new Promise((resolve) => {
     let stderr = "";
+    let stdout = "";
     let settled = false;
     const done = (r: ImportCheck): void => {
       if (!settled) {
@@ -99,15 +145,17 @@ export function checkImport(command: string, cwd: string, timeoutMs = 30_000): P
         resolve(r);
       }
     };
-    const child = spawn(command, ["-c", "import ralph_lsp"], {
-      cwd,
-      stdio: ["ignore", "ignore", "pipe"],
-      windowsHide: true,
-    });
+    const child = spawn(command, [launcher, "--check"], { cwd, env, stdio: ["ignore", "pipe", "pipe"], windowsHide: true });
     const timer = setTimeout(() => {
       child.kill("SIGKILL");
-      done({ ok: false, reason: "error", detail: `"${command} -c 'import ralph_lsp'" did not finish in ${timeoutMs / 1000} s` });
+      done({ ok: false, reason: "error", detail: `"${command} ${launcher} --check" did not finish in ${timeoutMs / 1000} s` });
     }, timeoutMs);
+    child.stdout?.setEncoding("utf8");
+    child.stdout?.on("data", (chunk: string) => {
+      if (stdout.length < 8192) {
+        stdout += chunk;
+      }
+    });
     child.stderr?.setEncoding("utf8");
     child.stderr?.on("data", (chunk: string) => {
       if (stderr.length < 8192) {
@@ -120,8 +168,10 @@ export function checkImport(command: string, cwd: string, timeoutMs = 30_000): P
     });
     child.on("close", (code, signal) => {
       if (code === 0) {
-        done({ ok: true });
-      } else if (/ModuleNotFoundError|No module named/.test(stderr)) {
+        done({ ok: true, server: parseServerInfo(stdout) });
+      } else if (code === 3) {
+        done({ ok: false, reason: "too-old", detail: stderr.trim() });
+      } else if (code === 4 || /ModuleNotFoundError|No module named/.test(stderr)) {
         done({ ok: false, reason: "not-installed", detail: stderr.trim() });
       } else {
         done({ ok: false, reason: "error", detail: stderr.trim() || `exit code ${code ?? signal}` });

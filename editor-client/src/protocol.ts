@@ -1,3 +1,4 @@
+import { pathToFileURL } from "node:url";
 // The server's custom protocol, mirrored once (SPEC §5). Nothing here imports `vscode`, so the
 // unit tests can load it.
 
@@ -98,6 +99,24 @@ export function changeRefFrom(arg: unknown): ChangeRef | undefined {
     return undefined;
   }
   return typeof root === "string" && root !== "" ? { change, root } : { change };
+}
+
+/**
+ * The change a `tasks.md` belongs to, from its path: `<root>/openspec/changes/<name>/tasks.md`
+ * (the root as a `file:` URI, as the server takes it). Anything else is not a change's task list.
+ */
+export function changeRefFromTasksPath(fsPath: string): ChangeRef | undefined {
+  const parts = fsPath.split(/[\\/]/);
+  const n = parts.length;
+  if (n < 5 || parts[n - 1] !== "tasks.md" || parts[n - 3] !== "changes" || parts[n - 4] !== "openspec") {
+    return undefined;
+  }
+  const change = parts[n - 2] as string;
+  if (change === "" || change === "archive") {
+    return undefined;
+  }
+  const root = parts.slice(0, n - 4).join("/") || "/";
+  return { change, root: pathToFileURL(root).href };
 }
 
 /** Each server command (`workspace/executeCommand`): its one argument and its result. */

@@ -1,5 +1,5 @@
-// When the server cannot start: one clear message with the install command, no restart loop,
-// and recovery once a working interpreter is configured, without reloading the window.
+// When the server cannot start: one clear message saying what to set, no restart loop, and
+// recovery once a working interpreter is configured, without reloading the window.
 import assert from "node:assert/strict";
 import * as fs from "node:fs";
 import * as path from "node:path";
@@ -28,19 +28,19 @@ describe("Ralph when the server cannot start", () => {
     resultsDir: results,
     settings: { "ralph.agent": "demo" },
   });
-  // An interpreter without the package: isolated mode, no site-packages.
-  const noPackage = script(server.path("py", "no-package", "python"), 'exec python3 -I -S "$@"');
-  // One where the import works but the server dies at once.
+  // An interpreter that is not there (a typo in the setting, a removed virtualenv).
+  const missing = server.path("py", "removed-venv", "bin", "python");
+  // One where the launcher's check passes but the server dies at once.
   const crashing = script(
     server.path("py", "crashing", "python"),
-    'if [ "$1" = "-m" ]; then echo "simulated crash of the server" >&2; exit 1; fi\nexit 0',
+    'if [ "$2" != "--check" ]; then echo "simulated crash of the server" >&2; exit 1; fi\nexit 0',
   );
   // One that runs the real server and notes its pid, so that the test can kill each one it starts.
   const realPython = env("RALPH_E2E_PYTHON");
   const dyingPids = server.path("py", "dying", "pids");
   const dying = script(
     server.path("py", "dying", "python"),
-    `if [ "$1" = "-m" ]; then echo $$ >> '${dyingPids}'; fi\nexec '${realPython}' "$@"`,
+    `if [ "$2" != "--check" ]; then echo $$ >> '${dyingPids}'; fi\nexec '${realPython}' "$@"`,
   );
   const workspace = server.path("workspace", path.basename(example));
   let browser: BrowserContext | undefined;
@@ -57,9 +57,9 @@ describe("Ralph when the server cannot start", () => {
 
   before(async () => {
     fs.cpSync(example, workspace, { recursive: true });
-    server.writeSettings({ "ralph.server.pythonPath": noPackage });
+    server.writeSettings({ "ralph.server.pythonPath": missing });
     await server.start();
-    server.writeSettings({ "ralph.server.pythonPath": noPackage });
+    server.writeSettings({ "ralph.server.pythonPath": missing });
     browser = await launchBrowser(server.path("browser"), env("RALPH_E2E_CHROMIUM"));
     wb = new Workbench(browser.pages()[0] ?? (await browser.newPage()));
     await step("open-workspace", async () => {
@@ -75,14 +75,14 @@ describe("Ralph when the server cannot start", () => {
     server.cleanup();
   });
 
-  it("says once that the package is missing, with the install command", async () => {
-    const isMissing = (n: string) => n.includes("ralph-lsp is not installed") && n.includes(`${noPackage} -m pip install`);
+  it("says once that the interpreter is not there, and what to set", async () => {
+    const isMissing = (n: string) => n.includes(`the Python interpreter "${missing}"`) && n.includes("was not found");
     await step("missing-message", () =>
-      wb.until("the missing-package message", async () => (await wb.notifications()).find(isMissing)),
+      wb.until("the interpreter-not-found message", async () => (await wb.notifications()).find(isMissing)),
     );
     await sleep(3_000); // time enough for a restart loop to show itself
     assert.equal((await wb.notifications()).filter(isMissing).length, 1);
-    assert.equal(count(server.extensionLog(), "ralph-lsp is not installed"), 1, server.extensionLog());
+    assert.equal(count(server.extensionLog(), "was not found"), 1, server.extensionLog());
     assert.equal(await wb.statusText(STATUS_ID), "Ralph");
     assert.deepEqual(await wb.lenses(), []);
 
@@ -92,7 +92,7 @@ describe("Ralph when the server cannot start", () => {
         (await wb.notifications()).find((n) => n.includes("the Ralph server is not running")),
       );
     });
-    await wb.screenshot(path.join(results, "10-missing-package.png"));
+    await wb.screenshot(path.join(results, "10-interpreter-not-found.png"));
   });
 
   it("reports a server that dies while starting once, with its last error line", async () => {

@@ -3,7 +3,7 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { describe, it } from "node:test";
-import { checkImport, chooseInterpreter, installCommand, resolveSettingPath, venvPython } from "../../src/interpreter";
+import { checkServer, chooseInterpreter, installCommand, launcherPath, resolveSettingPath, serverEnv, venvPython } from "../../src/interpreter";
 
 const files = (...paths: string[]) => (p: string) => paths.includes(p);
 
@@ -14,6 +14,16 @@ describe("chooseInterpreter", () => {
     const i = chooseInterpreter({ ...base, setting: "/opt/py/bin/python", isFile: files("/ws/a/.venv/bin/python") });
     assert.deepEqual([i.command, i.source], ["/opt/py/bin/python", "setting"]);
     assert.match(i.origin, /ralph\.server\.pythonPath/);
+  });
+
+  it("then the Python extension's interpreter, in a trusted workspace only", () => {
+    const withExt = { ...base, setting: "", pythonExtension: "/envs/p/bin/python", isFile: files("/ws/a/.venv/bin/python") };
+    const i = chooseInterpreter(withExt);
+    assert.deepEqual([i.command, i.source], ["/envs/p/bin/python", "python-extension"]);
+    const untrusted = chooseInterpreter({ ...withExt, trusted: false });
+    assert.deepEqual([untrusted.command, untrusted.source], ["python3", "path"]);
+    const set = chooseInterpreter({ ...withExt, setting: "/opt/py" });
+    assert.equal(set.source, "setting");
   });
 
   it("then the first workspace folder that has a .venv", () => {
@@ -55,33 +65,84 @@ describe("installCommand", () => {
   });
 });
 
-describe("checkImport", () => {
+describe("checkServer (the bundled launcher, run by a real python3)", () => {
+  const launcherSrc = launcherPath(path.resolve(__dirname, "..")); // the launcher sits beside package.json
+
+  /** An extension folder with the launcher, and a bundled server of version `version` if given. */
+  function extensionDir(root: string, version?: string): string {
+    const ext = path.join(root, "ext");
+    fs.mkdirSync(path.join(ext, "bundled", "tool"), { recursive: true });
+    fs.copyFileSync(launcherSrc, launcherPath(ext));
+    if (version !== undefined) {
+      const pkg = path.join(ext, "bundled", "libs", "ralph_lsp");
+      fs.mkdirSync(pkg, { recursive: true });
+      fs.writeFileSync(path.join(pkg, "__init__.py"), `__version__ = "${version}"\n`);
+    }
+    return ext;
+  }
+
+  /** A python3 with no site-packages (as a bare system Python has no ralph-lsp). */
+  function barePython(root: string): string {
+    const exe = path.join(root, "python");
+    fs.writeFileSync(exe, '#!/bin/sh\nexec python3 -I -S "$@"\n', { mode: 0o755 });
+    return exe;
+  }
+
+  function withDir(fn: (dir: string) => Promise<void>): () => Promise<void> {
+    return async () => {
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), "ralph-interp-"));
+      try {
+        await fn(dir);
+      } finally {
+        fs.rmSync(dir, { recursive: true, force: true });
+      }
+    };
+  }
+
   it("reports a missing interpreter", async () => {
-    const r = await checkImport("/nonexistent/python-ralph-test", os.tmpdir());
-    assert.equal(r.ok, false);
+    const r = await checkServer("/nonexistent/python-ralph-test", launcherSrc, os.tmpdir(), process.env);
     assert.equal(!r.ok && r.reason, "not-found");
   });
 
-  it("tells a missing module from other failures", async () => {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "ralph-interp-"));
-    try {
+  it(
+    "runs the bundled server on a Python that has none, whatever the strategy",
+    withDir(async (dir) => {
+      const ext = extensionDir(dir, "9.9.9");
+      const python = barePython(dir);
+      for (const strategy of ["useBundled", "fromEnvironment"] as const) {
+        const r = await checkServer(python, launcherPath(ext), dir, serverEnv(process.env, strategy));
+        assert.ok(r.ok, JSON.stringify(r));
+        assert.deepEqual(r.server, { version: "9.9.9", source: "bundled", location: path.join(ext, "bundled", "libs", "ralph_lsp") });
+      }
+    }),
+  );
+
+  it(
+    "never imports the working folder's ralph_lsp, and says when there is no server at all",
+    withDir(async (dir) => {
+      const ext = extensionDir(dir); // a build without the bundle
+      const hostile = path.join(dir, "workspace");
+      const marker = path.join(dir, "hostile-ran");
+      fs.mkdirSync(path.join(hostile, "ralph_lsp"), { recursive: true });
+      fs.writeFileSync(path.join(hostile, "ralph_lsp", "__init__.py"), `open(${JSON.stringify(marker)}, "w").write("ran")\n`);
+      const r = await checkServer(barePython(dir), launcherPath(ext), hostile, serverEnv(process.env, "useBundled"));
+      assert.equal(!r.ok && r.reason, "not-installed", JSON.stringify(r));
+      assert.ok(!fs.existsSync(marker), "the working folder's package was imported");
+    }),
+  );
+
+  it(
+    "tells a too-old Python and other failures apart, and gives up on a hang",
+    withDir(async (dir) => {
       const fake = path.join(dir, "python");
-      fs.writeFileSync(fake, '#!/bin/sh\necho "ModuleNotFoundError: No module named \'ralph_lsp\'" >&2\nexit 1\n', { mode: 0o755 });
-      const missing = await checkImport(fake, dir);
-      assert.equal(!missing.ok && missing.reason, "not-installed");
-
-      fs.writeFileSync(fake, "#!/bin/sh\necho boom >&2\nexit 3\n", { mode: 0o755 });
-      const broken = await checkImport(fake, dir);
-      assert.deepEqual(broken, { ok: false, reason: "error", detail: "boom" });
-
-      fs.writeFileSync(fake, '#!/bin/sh\ntest "$1 $2" = "-c import ralph_lsp"\n', { mode: 0o755 });
-      assert.deepEqual(await checkImport(fake, dir), { ok: true });
-
+      fs.writeFileSync(fake, '#!/bin/sh\necho "ralph-lsp needs Python 3.10 or newer" >&2\nexit 3\n', { mode: 0o755 });
+      const old = await checkServer(fake, launcherSrc, dir, process.env);
+      assert.deepEqual(old, { ok: false, reason: "too-old", detail: "ralph-lsp needs Python 3.10 or newer" });
+      fs.writeFileSync(fake, "#!/bin/sh\necho boom >&2\nexit 1\n", { mode: 0o755 });
+      assert.deepEqual(await checkServer(fake, launcherSrc, dir, process.env), { ok: false, reason: "error", detail: "boom" });
       fs.writeFileSync(fake, "#!/bin/sh\nexec sleep 5\n", { mode: 0o755 });
-      const slow = await checkImport(fake, dir, 200);
+      const slow = await checkServer(fake, launcherSrc, dir, process.env, 200);
       assert.equal(!slow.ok && slow.reason, "error");
-    } finally {
-      fs.rmSync(dir, { recursive: true, force: true });
-    }
-  });
+    }),
+  );
 });

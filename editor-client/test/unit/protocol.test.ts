@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { changeRefFrom, isFinalState, isRunStatus } from "../../src/protocol";
+import { changeRefFrom, changeRefFromTasksPath, isFinalState, isRunStatus } from "../../src/protocol";
 import { RestartPolicy } from "../../src/restarts";
 import { status } from "./fixtures";
 
@@ -32,5 +32,20 @@ describe("RestartPolicy", () => {
     assert.equal(p.allow(1015), true); // the first ones left the window
     p.reset();
     assert.equal(p.allow(1016), true);
+  });
+});
+
+describe("changeRefFromTasksPath (the editor-title buttons act on this file's change)", () => {
+  it("reads the change and its root from a change's tasks.md", () => {
+    assert.deepEqual(changeRefFromTasksPath("/home/u/my proj/openspec/changes/add-x/tasks.md"), {
+      change: "add-x",
+      root: "file:///home/u/my%20proj",
+    });
+  });
+
+  it("refuses any other tasks.md", () => {
+    for (const p of ["/p/tasks.md", "/p/docs/tasks.md", "/p/openspec/changes/archive/tasks.md", "/p/openspec/specs/x/tasks.md", "/p/openspec/changes/a/b/tasks.md"]) {
+      assert.equal(changeRefFromTasksPath(p), undefined, p);
+    }
   });
 });
