@@ -714,6 +714,13 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def _is_terminal(stream: TextIO) -> bool:
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError, OSError):
+        return False
+
+
 def _fail(message: str) -> NoReturn:
     print(f"ralph-lsp: error: {message}", file=sys.stderr)
     raise SystemExit(2)
@@ -724,6 +731,14 @@ def main(argv: list[str] | None = None) -> int:
     if args.command in (None, "serve"):
         from ralph_lsp.server import serve
 
+        if args.command is None and _is_terminal(sys.stdin):
+            # A person typed `ralph-lsp`: say what the silence means (an editor never sees this).
+            print(
+                "ralph-lsp: serving the Language Server Protocol on stdin/stdout, waiting for an"
+                " LSP client (editors start it this way); Ctrl-C quits, `ralph-lsp --help` lists"
+                " the commands",
+                file=sys.stderr,
+            )
         serve()
         return 0
     handlers = {

@@ -68,3 +68,27 @@ def test_the_status_line_fits_a_narrow_terminal(tmp_path: Path, colour: bool) ->
     assert any(re.search(r" · running · \d+s$", p) for p in wide_status), wide_status[:3]
     finals = [p for p in pieces if p.startswith("succeeded: ")]
     assert finals == ["succeeded: every task is checked (8/8); verification passed (make test)"]
+
+
+def test_the_server_started_by_hand_says_it_waits_for_a_client() -> None:
+    """`ralph-lsp` typed in a terminal: one line on stderr; from an editor's pipe: nothing."""
+    primary, secondary = pty.openpty()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "ralph_lsp"],
+        stdin=secondary,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    os.close(secondary)
+    try:
+        assert proc.stderr is not None
+        line = proc.stderr.readline().decode()
+    finally:
+        proc.kill()
+        proc.wait(10)
+        os.close(primary)
+    assert "waiting for an LSP client" in line and "--help" in line
+    piped = subprocess.run(
+        [sys.executable, "-m", "ralph_lsp"], input=b"", capture_output=True, timeout=30
+    )
+    assert b"waiting for an LSP client" not in piped.stderr
