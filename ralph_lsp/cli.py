@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, NoReturn, TextIO
 
 from ralph_lsp import __version__, cli_git
-from ralph_lsp.settings import PRESETS, Settings, check_setting, settings_from_dict
+from ralph_lsp.settings import PRESETS, SCOPES, Settings, check_setting, settings_from_dict
 from ralph_lsp.tasks import read_tasks_text, summarize_tasks
 from ralph_lsp.workspace import Change, UnknownChangeError, change_json, find_root, list_changes
 
@@ -621,7 +621,7 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument(
         "--stuck-after", type=int, metavar="N", help="iterations without progress (default 3)"
     )
-    sp.add_argument("--scope", choices=("story", "change"), help="iteration scope (default story)")
+    sp.add_argument("--scope", choices=SCOPES, help="iteration scope (default story)")
     sp.add_argument(
         "--iteration-timeout", type=float, metavar="S", help="end an iteration after S seconds"
     )
@@ -690,7 +690,7 @@ def build_parser() -> argparse.ArgumentParser:
     sp = sub.add_parser("prompt", help="print the prompt the next iteration would get")
     sp.add_argument("change", metavar="CHANGE")
     with_root(sp)
-    sp.add_argument("--scope", choices=("story", "change"))
+    sp.add_argument("--scope", choices=SCOPES)
     sp.add_argument("--guidance", action="append", metavar="TEXT")
     sp.add_argument("--verify", action="append", metavar="CMD")
     sp.add_argument("--story", metavar="ID", help="the story a run started with --story works on")

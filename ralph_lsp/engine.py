@@ -38,7 +38,7 @@ from ralph_lsp.iteration import AgentIteration, IterationOutcome, bounded
 from ralph_lsp.policy import DEFAULT_BACKOFF_SECONDS, MAX_BACKOFF_SECONDS, RunState
 from ralph_lsp.process import AgentProcess, AgentStartError, SpawnSpec
 from ralph_lsp.prompt import build_prompt, scope_story
-from ralph_lsp.settings import Settings
+from ralph_lsp.settings import SCOPES, Settings, positive_int
 from ralph_lsp.tasks import Story, TasksDoc, parse_tasks, read_tasks_text
 from ralph_lsp.workspace import ARCHIVE, Change, resolve_change
 
@@ -177,7 +177,7 @@ class _Run:
             run_id=self.id,
             change=change.name,
             root=change.root,
-            state="running",
+            state=RunState.RUNNING,
             iteration=0,
             max_iterations=max_iterations,
             completed=0,
@@ -759,14 +759,13 @@ class Engine:
                 f"change {change!r} is already running (run {active.id},"
                 f" iteration {active.status.iteration}); stop it first"
             )
-        if max_iterations is not None and (
-            isinstance(max_iterations, bool)
-            or not isinstance(max_iterations, int)
-            or max_iterations < 1
-        ):
-            raise EngineError("maxIterations must be a whole number of at least 1")
-        if scope is not None and scope not in ("story", "change"):
-            raise EngineError("iterationScope must be 'story' or 'change'")
+        if max_iterations is not None:
+            try:
+                max_iterations = positive_int(max_iterations)
+            except ValueError:
+                raise EngineError("maxIterations must be a whole number of at least 1") from None
+        if scope is not None and scope not in SCOPES:
+            raise EngineError(f"iterationScope must be one of {', '.join(SCOPES)}")
         for text in guidance:
             _check_guidance(text, allow_empty=True)
         if story is not None:

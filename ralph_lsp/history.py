@@ -27,6 +27,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import IO, Any
 
+from ralph_lsp.policy import RunState
 from ralph_lsp.tasks import NotARegularFile, open_regular
 
 HISTORY_DIR = ".ralph"
@@ -202,7 +203,7 @@ def load_records(root: Path, change: str | None = None) -> list[dict[str, Any]]:
             continue
         if change is not None and data.get("change") != change:
             continue
-        if data.get("state") == "running" and not _owner_alive(folder):
+        if data.get("state") == RunState.RUNNING and not _owner_alive(folder):
             data["state"] = "failed"
             data["reason"] = (
                 "interrupted: the ralph-lsp process running it ended before the run finished"
@@ -279,7 +280,7 @@ def prune_runs(root: Path, change: str, keep: int) -> list[str]:
         except (OSError, ValueError):
             continue
         if isinstance(data, dict) and data.get("change") == change:
-            running = data.get("state") == "running" and _owner_alive(folder)
+            running = data.get("state") == RunState.RUNNING and _owner_alive(folder)
             mine.append((str(data.get("startedAt") or ""), folder.name, folder, running))
     mine.sort(reverse=True)
     removed: list[str] = []

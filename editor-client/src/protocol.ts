@@ -26,6 +26,23 @@ export interface RunStatus {
   startedAt: string;
   updatedAt: string;
   costUsd: number | null;
+  /** The story the agent works on (story scope), or null. */
+  story?: string | null;
+  /** What a running run does now (v2): the agent works, the checks run, or it waits. */
+  phase?: RunPhase | null;
+  /** While `phase` is "waiting": for what, and until when when known. */
+  waiting?: RunWaiting | null;
+  /** With worktree isolation: the run's branch and worktree. */
+  worktree?: { branch: string; root: string; tasksUri: string } | null;
+}
+
+export const RUN_PHASES = ["agent", "verifying", "waiting"] as const;
+export type RunPhase = (typeof RUN_PHASES)[number];
+
+export interface RunWaiting {
+  kind: "rateLimit" | "network";
+  /** ISO time the wait ends, when the agent named one. */
+  until?: string;
 }
 
 export interface Story {
@@ -121,7 +138,7 @@ export function changeRefFromTasksPath(fsPath: string): ChangeRef | undefined {
 
 /** Each server command (`workspace/executeCommand`): its one argument and its result. */
 export interface ServerCommands {
-  "ralph.changes": { params: Record<string, never>; result: { changes: ChangeInfo[] } };
+  "ralph.changes": { params: { root?: string }; result: { changes: ChangeInfo[] } };
   "ralph.run": {
     params: ChangeRef & { maxIterations?: number; iterationScope?: "story" | "change"; guidance?: string; story?: string };
     result: { runId: string; change: string; state: "running" };

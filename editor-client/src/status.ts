@@ -28,13 +28,17 @@ function cost(status: RunStatus): string {
 /** One status as the status bar shows it, e.g. `$(sync~spin) Ralph: add-x · it 2 · 3/10`. */
 export function formatStatusText(status: RunStatus): string {
   if (status.state === "running") {
-    if (status.reason && /^rate.limited/i.test(status.reason)) {
+    // Read from the status's fields, never from its English reason.
+    if (status.phase === "waiting" && status.waiting?.kind === "rateLimit") {
       // The run waits for the agent's usage limit to reset (the tooltip says until when).
       return `$(watch) Ralph: ${status.change} · it ${status.iteration} · rate limited · ${progress(status)}`;
     }
-    if (status.reason && /^waiting for the network/i.test(status.reason)) {
+    if (status.phase === "waiting" && status.waiting?.kind === "network") {
       // The agent waits for its service to be reachable again (it goes on by itself).
       return `$(debug-disconnect) Ralph: ${status.change} · it ${status.iteration} · waiting for network · ${progress(status)}`;
+    }
+    if (status.phase === "verifying") {
+      return `$(beaker) Ralph: ${status.change} · verifying · ${progress(status)}`;
     }
     return `$(sync~spin) Ralph: ${status.change} · it ${status.iteration} · ${progress(status)}`;
   }

@@ -46,7 +46,7 @@ def _line_range(state: DocState, line: int, enc: str | None) -> types.Range:
 
 
 def is_running(status: RunStatus | None) -> bool:
-    return status is not None and status.state == "running"
+    return status is not None and not status.final
 
 
 @dataclass(frozen=True)

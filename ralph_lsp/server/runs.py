@@ -87,7 +87,7 @@ class RunReporter:
                 if first:
                     first = False
                     await self._begin(status)
-                final = status.state != "running"
+                final = status.final
                 self._progress(status, final)
                 self.client.send_run_status(status)
                 if final:

@@ -405,7 +405,7 @@ class RalphLanguageServer(LanguageServer):
             self._on_log(event)
 
     def active_runs(self) -> int:
-        return sum(1 for s in self._status.values() if s.state == "running")
+        return sum(1 for s in self._status.values() if not s.final)
 
     def _on_log(self, event: LogEvent) -> None:
         text = event.text
@@ -438,7 +438,7 @@ class RalphLanguageServer(LanguageServer):
         """The user cancelled the run's progress in the editor: stop the run."""
 
         async def stop() -> None:
-            if any(s.state == "running" for s in self.engine.statuses(root, change)):
+            if any(not s.final for s in self.engine.statuses(root, change)):
                 await self.engine.stop(root, change)
 
         self.run_task(stop(), f"stop {change} (progress cancelled)")

@@ -9,13 +9,29 @@ describe("formatStatusText", () => {
   });
 
   it("shows a run waiting for a rate limit to reset", () => {
-    const waiting = status({ reason: "rate limited (usage limit reached); retrying at 14:05" });
+    const waiting = status({
+      reason: "rate limited (usage limit reached); retrying at 14:05",
+      phase: "waiting",
+      waiting: { kind: "rateLimit", until: "2026-11-24T14:05:00Z" },
+    });
     assert.equal(formatStatusText(waiting), "$(watch) Ralph: add-x · it 2 · rate limited · 3/10");
     assert.match(describeStatus(waiting), /retrying at 14:05/);
   });
 
+  it("reads the phase, never the English reason", () => {
+    // A reason that reads like a wait but a status that says the agent works: it works.
+    const working = status({ reason: "rate limited earlier; waiting for the network is over", phase: "agent" });
+    assert.equal(formatStatusText(working), "$(sync~spin) Ralph: add-x · it 2 · 3/10");
+    const verifying = status({ reason: "verifying: make test", phase: "verifying", completed: 10 });
+    assert.equal(formatStatusText(verifying), "$(beaker) Ralph: add-x · verifying · 10/10");
+  });
+
   it("shows a run whose agent waits for the network", () => {
-    const waiting = status({ reason: "waiting for the network: Reconnecting... waiting for network" });
+    const waiting = status({
+      reason: "waiting for the network: Reconnecting... waiting for network",
+      phase: "waiting",
+      waiting: { kind: "network" },
+    });
     assert.equal(
       formatStatusText(waiting),
       "$(debug-disconnect) Ralph: add-x · it 2 · waiting for network · 3/10",
