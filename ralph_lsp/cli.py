@@ -568,6 +568,7 @@ async def _tick(renderer: _Renderer) -> None:
 
 
 # -- parser --------------------------------------------------------------------------------
+# Long: a declarative table of every subcommand and flag, read top to bottom like --help.
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="ralph-lsp",

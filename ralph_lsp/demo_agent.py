@@ -297,6 +297,7 @@ def _env_limit(name: str) -> int | None:
     return value if value >= 0 else None
 
 
+# Long: the demo agent's whole script, in the order it prints; kept in one piece to read.
 def run(prompt: str, out: Output, delay: float, limit: int | None) -> int:
     """Work through the tasks in scope; the exit code."""
     started = time.monotonic()

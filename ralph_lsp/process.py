@@ -261,6 +261,7 @@ class AgentProcess:
 
     # -- starting ----------------------------------------------------------------------------
     @classmethod
+    # Long: the spawn and its every failure mode in order; each step depends on the last.
     async def start(
         cls, spec: SpawnSpec, raw_sink: RawSink | None = None, *, line_cap: int = LINE_CAP
     ) -> AgentProcess:

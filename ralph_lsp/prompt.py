@@ -59,22 +59,7 @@ def build_prompt(
         for p in [*other_files, *specs]:
             add(f"- {p}")
     add("")
-    add("## Scope")
-    story = scope_story(doc, scope, start_story)
-    blocked = doc.blocked_open()
-    if story is not None:
-        add(f"{STORY_MARKER}{story.id}")
-        where = f"line {story.line + 1} of tasks.md" if story.line >= 0 else "the top of tasks.md"
-        add(f'Work on the story "{story.title}" ({where}) only. Its unchecked tasks:')
-        _add_tasks(add, [t.text for t in story.tasks if doc.workable(t)])
-        add("Stop when every task of this story is checked; do not start tasks of other stories.")
-        blocked = [(t, why) for t, why in blocked if t.story_id == story.id]
-    else:
-        add("The whole change: work through the unchecked tasks of tasks.md in order.")
-    if blocked:
-        add("Leave these blocked tasks alone: a person must unblock them.")
-        for task, why in blocked[:MAX_LISTED_TASKS]:
-            add(f"- {_clip(task.label, MAX_TASK_CHARS)} (blocked: {_clip(why, MAX_TASK_CHARS)})")
+    _add_scope(add, doc, scope_story(doc, scope, start_story))
     add("")
     add("## Workflow")
     add("1. Read the proposal, the design, the specs and tasks.md to understand the change.")
@@ -110,6 +95,25 @@ def build_prompt(
         _add_guidance(add, guidance)
     add("")
     return "\n".join(out)
+
+
+def _add_scope(add: Callable[[str], None], doc: TasksDoc, story: Story | None) -> None:
+    """The story in scope (or the whole change), and the blocked tasks to leave alone."""
+    add("## Scope")
+    blocked = doc.blocked_open()
+    if story is not None:
+        add(f"{STORY_MARKER}{story.id}")
+        where = f"line {story.line + 1} of tasks.md" if story.line >= 0 else "the top of tasks.md"
+        add(f'Work on the story "{story.title}" ({where}) only. Its unchecked tasks:')
+        _add_tasks(add, [t.text for t in story.tasks if doc.workable(t)])
+        add("Stop when every task of this story is checked; do not start tasks of other stories.")
+        blocked = [(t, why) for t, why in blocked if t.story_id == story.id]
+    else:
+        add("The whole change: work through the unchecked tasks of tasks.md in order.")
+    if blocked:
+        add("Leave these blocked tasks alone: a person must unblock them.")
+        for task, why in blocked[:MAX_LISTED_TASKS]:
+            add(f"- {_clip(task.label, MAX_TASK_CHARS)} (blocked: {_clip(why, MAX_TASK_CHARS)})")
 
 
 def _clip(text: str, limit: int) -> str:

@@ -142,17 +142,7 @@ def diagnostics(
                 code=f.code,
             )
         )
-    for task, why in doc.blocked_open():
-        out.append(
-            types.Diagnostic(
-                range=_line_range(state, task.line, encoding),
-                message=f"blocked: {why or '(no reason given)'}; delete the `blocked:` line"
-                " to let Ralph work on it",
-                severity=types.DiagnosticSeverity.Warning,
-                source=SOURCE,
-                code="blocked",
-            )
-        )
+    out.extend(_blocked(state, encoding))
     if status is not None and is_running(status) and status.story is not None:
         story = doc.story(status.story)
         if story is not None and story.line >= 0:
@@ -169,18 +159,39 @@ def diagnostics(
                 )
             )
     if status is not None and status.state in ENDED_BADLY:
-        reason = f": {status.reason}" if status.reason else ""
-        for task in doc.tasks:
-            if task.done or (doc.blocked and doc.blocked_reason(task) is not None):
-                continue  # a blocked task has its own warning
-            out.append(
-                types.Diagnostic(
-                    range=_line_range(state, task.line, encoding),
-                    message=f"not done when run {status.run_id} ended {status.state}{reason}",
-                    severity=types.DiagnosticSeverity.Warning,
-                    source=SOURCE,
-                    code=f"run-{status.state}",
-                )
-            )
+        out.extend(_not_done(state, status, encoding))
     out.sort(key=lambda d: (d.range.start.line, d.range.start.character))
     return out
+
+
+def _blocked(state: DocState, encoding: str | None) -> list[types.Diagnostic]:
+    """A warning on each open blocked task, holding its reason (SPEC §5 v2)."""
+    return [
+        types.Diagnostic(
+            range=_line_range(state, task.line, encoding),
+            message=f"blocked: {why or '(no reason given)'}; delete the `blocked:` line"
+            " to let Ralph work on it",
+            severity=types.DiagnosticSeverity.Warning,
+            source=SOURCE,
+            code="blocked",
+        )
+        for task, why in state.doc.blocked_open()
+    ]
+
+
+def _not_done(state: DocState, status: RunStatus, encoding: str | None) -> list[types.Diagnostic]:
+    """After a run ended stuck, exhausted or failed: a warning on each task it left open."""
+    doc = state.doc
+    reason = f": {status.reason}" if status.reason else ""
+    return [
+        types.Diagnostic(
+            range=_line_range(state, task.line, encoding),
+            message=f"not done when run {status.run_id} ended {status.state}{reason}",
+            severity=types.DiagnosticSeverity.Warning,
+            source=SOURCE,
+            code=f"run-{status.state}",
+        )
+        for task in doc.tasks
+        # a blocked task has its own warning
+        if not task.done and not (doc.blocked and doc.blocked_reason(task) is not None)
+    ]
