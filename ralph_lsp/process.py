@@ -260,8 +260,8 @@ class AgentProcess:
         self._watchdog_started: int | None = None  # its start time, in clock ticks since boot
 
     # -- starting ----------------------------------------------------------------------------
-    @classmethod
     # Long: the spawn and its every failure mode in order; each step depends on the last.
+    @classmethod
     async def start(
         cls, spec: SpawnSpec, raw_sink: RawSink | None = None, *, line_cap: int = LINE_CAP
     ) -> AgentProcess:

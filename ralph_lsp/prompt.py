@@ -33,6 +33,7 @@ def scope_story(doc: TasksDoc, scope: str, start: str | None = None) -> Story | 
     return doc.first_open_story() if scope == "story" else None
 
 
+# Long: the prompt read top to bottom, one section after another, as the agent reads it.
 def build_prompt(
     change: Change,
     doc: TasksDoc,
