@@ -35,7 +35,7 @@ UNTRUSTED = (
 
 async def changes(ls: RalphLanguageServer, obj: Obj) -> Obj:
     root_arg = args.optional_string("ralph.changes", obj, "root")
-    roots = [ls.resolve_root("ralph.changes", root_arg)] if root_arg else ls.roots
+    roots = [ls.resolve_root("ralph.changes", root_arg)] if root_arg else ls.roots.roots
     out = []
     for root in roots:
         for name in list_changes(root):
@@ -109,7 +109,7 @@ async def status(ls: RalphLanguageServer, obj: Obj) -> Obj:
     root = ls.resolve_root(cmd, root_arg) if root_arg else None
     runs = ls.engine.statuses(root, name)
     if name is not None and not runs:
-        roots = [root] if root is not None else ls.roots
+        roots = [root] if root is not None else ls.roots.roots
         known = sorted({c for r in roots for c in list_changes(r)})
         if name not in known:
             raise UnknownChangeError(name, known)

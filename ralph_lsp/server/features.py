@@ -60,11 +60,11 @@ def register(server: RalphLanguageServer) -> None:
 
     @server.feature(types.SHUTDOWN)
     async def shutdown(params: None) -> None:
-        await server.on_shutdown()
+        await server.lifetime.on_shutdown()
 
     @server.feature(types.EXIT)
     async def exit_(params: None) -> None:
-        await server.on_exit()
+        await server.lifetime.on_exit()
 
     @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
     async def did_change_configuration(params: types.DidChangeConfigurationParams) -> None:
@@ -72,24 +72,24 @@ def register(server: RalphLanguageServer) -> None:
 
     @server.feature(types.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)
     def did_change_folders(params: types.DidChangeWorkspaceFoldersParams) -> None:
-        server.update_roots()
+        server.roots.update()
 
     @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
     def did_open(params: types.DidOpenTextDocumentParams) -> None:
-        server.on_open(params.text_document.uri)
+        server.editing.on_open(params.text_document.uri)
 
     @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
     def did_change(params: types.DidChangeTextDocumentParams) -> None:
-        server.on_edit(params.text_document.uri)
+        server.editing.on_edit(params.text_document.uri)
 
     @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
     def did_save(params: types.DidSaveTextDocumentParams) -> None:
-        server.on_save(params.text_document.uri)
+        server.editing.on_save(params.text_document.uri)
 
     @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
     def did_close(params: types.DidCloseTextDocumentParams) -> None:
-        server.on_close(params.text_document.uri)
+        server.editing.on_close(params.text_document.uri)
 
     @server.feature(types.TEXT_DOCUMENT_CODE_LENS)
     def code_lens(params: types.CodeLensParams) -> list[types.CodeLens]:
-        return server.code_lenses(params.text_document.uri)
+        return server.publisher.code_lenses(params.text_document.uri)

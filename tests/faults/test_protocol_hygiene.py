@@ -126,8 +126,15 @@ def test_display_only_lenses_carry_a_registered_no_op_command(
     provider = server.initialize()["capabilities"]["executeCommandProvider"]["commands"]
     assert "ralph.noop" in provider
     lenses = server.code_lens(fx.tasks().as_uri())
-    display = [lens for lens in lenses if lens["range"]["start"]["line"] > 0]
+    # Status lenses (every lens below line 0 but the `▶ Run story` actions) are display-only.
+    display = [
+        lens
+        for lens in lenses
+        if lens["range"]["start"]["line"] > 0 and not lens["command"]["title"].startswith("▶")
+    ]
     assert display and {lens["command"]["command"] for lens in display} == {"ralph.noop"}
+    actions = [lens for lens in lenses if lens["command"]["title"] == "▶ Run story"]
+    assert actions and all(lens["command"]["command"] == "ralph.run" for lens in actions)
     for arguments in ([], [None], [{"anything": 1}], [1, 2]):
         answer = server.command("ralph.noop", *arguments)
         assert answer.get("result") == {}, (arguments, answer)

@@ -1,0 +1,61 @@
+"""The client's documents and the disk: opening, editing, saving and closing a tasks.md, and
+files the agent changes on disk. Each event updates the document store and republishes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ralph_lsp.server.roots import path_of
+from ralph_lsp.workspace import root_of_file
+
+if TYPE_CHECKING:
+    from ralph_lsp.server.server import RalphLanguageServer
+
+
+class Editing:
+    def __init__(self, ls: RalphLanguageServer) -> None:
+        self.ls = ls
+
+    def _shown(self, path: Path) -> None:
+        self.ls.publisher.publish(path)
+        self.ls.publisher.refresh_lenses()
+
+    def on_open(self, uri: str) -> None:
+        path = path_of(uri)
+        if path is None:
+            return
+        self.ls.docs.opened(path, uri)
+        root = root_of_file(path)
+        if root is not None:
+            self.ls.roots.watch_also(root)
+        self._shown(path)
+
+    def on_edit(self, uri: str) -> None:
+        path = path_of(uri)
+        if path is not None:
+            self._shown(path)
+
+    def on_save(self, uri: str) -> None:
+        path = path_of(uri)
+        if path is None:
+            return
+        self.ls.docs.saved(path)  # the saved text holds no edits of its own: the disk wins again
+        self._shown(path)
+
+    def on_close(self, uri: str) -> None:
+        path = path_of(uri)
+        if path is None:
+            return
+        self.ls.docs.closed(path)
+        self._shown(path)  # the disk's version now
+
+    def on_disk_change(self, paths: set[Path]) -> None:
+        changed = False
+        for path in paths:
+            self.ls.docs.invalidate(path)
+            if root_of_file(path) is not None:
+                changed = True
+                self.ls.publisher.publish(path)
+        if changed:
+            self.ls.publisher.refresh_lenses()

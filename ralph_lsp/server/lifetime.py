@@ -1,0 +1,105 @@
+"""The server's lifetime: ``shutdown``, ``exit`` and a client that closes the pipe. Whatever
+way the server ends, no agent process outlives it (SPEC §3, Stop)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import sys
+import threading
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ralph_lsp.server.server import RalphLanguageServer
+
+log = logging.getLogger(__name__)
+
+CLIENT_TIMEOUT = 5.0  # seconds to wait for the client's answer to a request of ours
+EXIT_GRACE = 3.0  # seconds for the runs to end after their agents were killed at exit
+EXIT_DEADLINE = 8.0  # seconds after exit when the process ends, whatever still runs
+
+
+class Lifetime:
+    def __init__(self, ls: RalphLanguageServer) -> None:
+        self.ls = ls
+        self.shutdown_requested = False
+        self._exited: threading.Event | None = None  # set once on_exit has ended every run
+
+    async def on_shutdown(self) -> None:
+        """Stop every run (each agent tree gone) and tell the client how they ended."""
+        ls = self.ls
+        ls.stopping = True
+        self.shutdown_requested = True
+        ls.roots.stop_watching()
+        await ls.engine.shutdown()
+        try:
+            await asyncio.wait_for(ls.feed.all_reported(), CLIENT_TIMEOUT)
+        except asyncio.TimeoutError:
+            log.warning("the final run statuses could not all be sent before shutdown")
+        ls.logs.flush()
+
+    async def on_exit(self) -> None:
+        """``exit`` (with or without ``shutdown``) or the pipe closed: no agent may outlive us.
+
+        Every agent tree is killed at once; then the runs are let to end while the event loop
+        still runs, because ``asyncio.run`` cancelling them midway can wait forever. If the end
+        still does not come, a deadline ends the process (the agents are dead by then).
+        """
+        if self._exited is not None:
+            return  # already ending (exit, then the pipe closed)
+        ls = self.ls
+        self._exited = threading.Event()
+        ls.stopping = True
+        ls.engine.shutdown_now()
+        ls.roots.stop_watching()
+        self._arm_exit_deadline()
+        try:
+            await asyncio.wait_for(ls.engine.shutdown(), EXIT_GRACE)
+        except Exception as exc:  # TimeoutError, or a run that failed to end cleanly
+            log.warning("runs did not end cleanly at exit: %r", exc)
+        finally:
+            ls.logs.flush()
+            ls.logs.close()
+            self._exited.set()
+
+    def _arm_exit_deadline(self) -> None:
+        code = 0 if self.shutdown_requested else 1
+
+        def force() -> None:
+            with contextlib.suppress(Exception):
+                sys.stdout.flush()
+            os._exit(code)
+
+        timer = threading.Timer(EXIT_DEADLINE, force)
+        timer.daemon = True
+        timer.start()
+
+    def on_stdin_eof(self) -> None:
+        """The client closed the pipe (called from pygls's reader thread): end every run on the
+        event loop's thread, and return (so that pygls sees EOF) once that is done."""
+        engine = self.ls.engine
+        loop = self.ls.loop
+        if loop is None or loop.is_closed():
+            engine.shutdown_now()
+            return
+        if self._exited is not None:  # `exit` came first and is ending the runs
+            if not self._exited.wait(EXIT_GRACE + 1):
+                engine.shutdown_now()
+            return
+        done = threading.Event()
+
+        async def end() -> None:
+            try:
+                await self.on_exit()
+            finally:
+                done.set()
+
+        try:
+            asyncio.run_coroutine_threadsafe(end(), loop)
+        except RuntimeError:  # the loop is closing
+            engine.shutdown_now()
+            return
+        if not done.wait(EXIT_GRACE + 1):
+            engine.shutdown_now()

@@ -1,0 +1,112 @@
+"""What the client is shown of each tasks.md: diagnostics (sent only when they change) and code
+lenses (asked for by the client; a refresh request when they may have changed, at most one in
+flight)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from lsprotocol import types
+
+from ralph_lsp.history import read_record, running_elsewhere
+from ralph_lsp.server import render, worktree_view
+from ralph_lsp.server.documents import DocState
+from ralph_lsp.server.lifetime import CLIENT_TIMEOUT
+from ralph_lsp.server.roots import path_of, root_key
+from ralph_lsp.workspace import Change, list_changes, root_of_file
+
+if TYPE_CHECKING:
+    from ralph_lsp.server.server import RalphLanguageServer
+
+log = logging.getLogger(__name__)
+
+
+class Publisher:
+    def __init__(self, ls: RalphLanguageServer) -> None:
+        self.ls = ls
+        self._published: dict[Path, tuple[str, list[tuple[Any, ...]]]] = {}
+        self._refreshing = False
+        self._refresh_again = False
+
+    def doc_of(self, uri: str) -> tuple[DocState, Path, str] | None:
+        """The document behind ``uri`` with its change's root and name, if it is a change's."""
+        path = path_of(uri)
+        if path is None or root_of_file(path) is None:
+            return None
+        root, change = root_key(path)
+        return self.ls.docs.get(path), root, change
+
+    def code_lenses(self, uri: str) -> list[types.CodeLens]:
+        found = self.doc_of(uri)
+        if found is None:
+            return []
+        state, root, change = found
+        status = self.ls.feed.status_of(root, change)
+        state = worktree_view.followed(self.ls.docs, state, status)
+        elsewhere = None if render.is_running(status) else _elsewhere(root, change)
+        return render.code_lenses(state, root, change, status, elsewhere)
+
+    def publish(self, path: Path) -> None:
+        """Send the diagnostics of one tasks.md when they differ from what the client has."""
+        ls = self.ls
+        if ls.stopping or root_of_file(path) is None:
+            return
+        root, change = root_key(path)
+        status = ls.feed.status_of(root, change)
+        state = worktree_view.followed(ls.docs, ls.docs.get(path), status)
+        diagnostics = render.diagnostics(state, status, ls.workspace.position_encoding)
+        uri = ls.docs.uri_for(path)
+        key = [(d.range, d.severity, d.message) for d in diagnostics]
+        if self._published.get(path) == (uri, key):
+            return
+        self._published[path] = (uri, key)
+        ls.text_document_publish_diagnostics(
+            types.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics, version=state.version)
+        )
+
+    def publish_all(self) -> None:
+        roots = self.ls.roots
+        paths = {Change(r, name).tasks_path for r in roots.roots for name in list_changes(r)}
+        paths.update(roots.open_change_paths())
+        for path in sorted(paths):
+            self.publish(path)
+
+    def refresh_lenses(self) -> None:
+        """Ask the client to re-request code lenses; at most one request in flight."""
+        ls = self.ls
+        if ls.stopping or not ls.capability("workspace", "code_lens", "refresh_support"):
+            return
+        if self._refreshing:
+            self._refresh_again = True
+            return
+        self._refreshing = True
+        ls.run_task(self._refresh(), "codeLens refresh")
+
+    async def _refresh(self) -> None:
+        try:
+            while True:
+                self._refresh_again = False
+                try:
+                    await asyncio.wait_for(
+                        self.ls.workspace_code_lens_refresh_async(None), CLIENT_TIMEOUT
+                    )
+                except Exception as exc:
+                    log.debug("codeLens refresh failed: %s", exc)
+                if not self._refresh_again or self.ls.stopping:
+                    return
+        finally:
+            self._refreshing = False
+
+
+def _elsewhere(root: Path, change: str) -> render.Elsewhere | None:
+    """The run of ``change`` another live ralph-lsp process holds, if any."""
+    owner = running_elsewhere(root, change)
+    if owner is None:
+        return None
+    record = read_record(root, owner.run_id) or {}
+    iterations = record.get("iterations")
+    done = len(iterations) if isinstance(iterations, list) else 0
+    return render.Elsewhere(owner.pid, done + 1)
