@@ -257,11 +257,11 @@ async def _verify(change: Change, settings: Settings, out: TextIO) -> int:
 
 # -- history -------------------------------------------------------------------------------
 def cmd_history(args: argparse.Namespace, out: TextIO) -> int:
-    from ralph_lsp.history import load_records
+    from ralph_lsp.history import load_records, with_file_uris
 
     root = _root(args.root)
     known = list_changes(root)
-    records = load_records(root, args.change)
+    records = [with_file_uris(root, r) for r in load_records(root, args.change)]
     if args.change not in known and not records:
         raise CliError(str(UnknownChangeError(args.change, known)))
     if args.json:

@@ -170,6 +170,32 @@ class RunHistory:
         return None if self._failed else self.dir / f"prompt-{n}.md"
 
 
+def with_file_uris(root: Path, record: dict[str, Any]) -> dict[str, Any]:
+    """The record with each iteration's ``outputUri`` and ``promptUri``: the ``file:`` URIs of its
+    raw output and its prompt under ``.ralph/``, or null where the file is not there (never
+    written, or removed by retention), so that a client needs no knowledge of the layout."""
+    run_id = record.get("runId")
+    iterations = record.get("iterations")
+    if not isinstance(run_id, str) or not isinstance(iterations, list):
+        return record
+    folder = history_root(root) / "runs" / run_id
+    out = []
+    for it in iterations:
+        n = it.get("n") if isinstance(it, dict) else None
+        if isinstance(n, int) and not isinstance(n, bool):
+            files = {
+                "outputUri": _uri_if_file(folder / f"iteration-{n}.log"),
+                "promptUri": _uri_if_file(folder / f"prompt-{n}.md"),
+            }
+            it = {**it, **files}
+        out.append(it)
+    return {**record, "iterations": out}
+
+
+def _uri_if_file(path: Path) -> str | None:
+    return path.as_uri() if path.is_file() else None
+
+
 #: The largest record read (a real one is a few KiB per iteration).
 MAX_RECORD_BYTES = 16 * 1024 * 1024
 

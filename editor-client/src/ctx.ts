@@ -28,6 +28,7 @@ import {
   type Interpreter,
 } from "./interpreter";
 import { RUN_STATUS_NOTIFICATION, changeRefFromTasksPath, isRunStatus, type RunStatus, type ServerCommand, type ServerCommands } from "./protocol";
+import { RunEndNotifier, type RunEndNote } from "./notify";
 import { RestartPolicy } from "./restarts";
 import { StatusBoard, type StatusView } from "./status";
 
@@ -63,6 +64,7 @@ export class Ctx implements vscode.Disposable {
   private interpreter: Interpreter | undefined;
   private strategy: "useBundled" | "fromEnvironment" | undefined;
   private activeRunning: boolean | undefined;
+  private readonly ends = new RunEndNotifier();
   /** Why the server is not running, when it could not be started. */
   private problem: string | undefined;
   private starting: Promise<void> | undefined;
@@ -444,10 +446,25 @@ export class Ctx implements vscode.Disposable {
   // ---- run status -----------------------------------------------------------------------------
 
   onRunStatus(status: RunStatus): void {
+    const note = this.ends.observe(status);
+    if (note) {
+      void this.tellRunEnded(note);
+    }
     if (this.board.update(status)) {
       this.renderStatus();
       void vscode.commands.executeCommand("setContext", "ralph.running", this.board.running().length > 0);
       this.updateActiveContext();
+    }
+  }
+
+  /** The run-end notification, with its two buttons. */
+  private async tellRunEnded(note: RunEndNote): Promise<void> {
+    const show = note.severity === "information" ? vscode.window.showInformationMessage : vscode.window.showWarningMessage;
+    const choice = await show(note.message, "Show history", "Show output");
+    if (choice === "Show history") {
+      await vscode.commands.executeCommand("ralph.showHistory", { change: note.change, root: note.root });
+    } else if (choice === "Show output") {
+      this.output.show(true);
     }
   }
 

@@ -11,7 +11,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from ralph_lsp.engine import EngineError
-from ralph_lsp.history import load_records
+from ralph_lsp.history import load_records, with_file_uris
 from ralph_lsp.server import args, git_commands
 from ralph_lsp.server.errors import InvalidArguments, RequestFailed
 from ralph_lsp.server.server import RalphLanguageServer
@@ -120,7 +120,10 @@ async def history(ls: RalphLanguageServer, obj: Obj) -> Obj:
     cmd = "ralph.history"
     name = args.required_string(cmd, obj, "change")
     root = ls.resolve_root(cmd, args.optional_string(cmd, obj, "root"))
-    records = await asyncio.to_thread(load_records, root, name)
+    def read() -> list[dict[str, Any]]:
+        return [with_file_uris(root, r) for r in load_records(root, name)]
+
+    records = await asyncio.to_thread(read)
     if not records:
         resolve_change(root, name)  # nothing recorded: say so if the name is unknown
     return {"runs": records}

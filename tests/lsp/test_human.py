@@ -74,3 +74,27 @@ async def test_bad_guidance_or_story_is_refused_clearly(
     assert info.value.code == code
     assert message in str(info.value.message)
     assert load_records(workspace, CHANGE) == []
+
+
+async def test_history_gives_each_iterations_output_and_prompt_files(
+    start_session: StartSession, workspace: Path
+) -> None:
+    from urllib.parse import unquote, urlparse
+
+    s = await start_session(workspace, init={"trusted": True}, settings=DEMO)
+    await s.command("ralph.run", {"change": CHANGE, "guidance": "Mind the greeting"})
+    end = await wait_until(lambda: final(s), timeout=60, what="the run's end")
+    assert end["state"] == "succeeded", end
+    [run] = (await s.command("ralph.history", {"change": CHANGE}))["runs"]
+    assert len(run["iterations"]) == 3
+    for it in run["iterations"]:
+        output = Path(unquote(urlparse(it["outputUri"]).path))
+        prompt = Path(unquote(urlparse(it["promptUri"]).path))
+        assert output.is_file() and output.stat().st_size > 0  # the agent's raw stream-json
+        assert prompt.read_text().startswith("You are implementing the OpenSpec change")
+    first = Path(unquote(urlparse(run["iterations"][0]["promptUri"]).path)).read_text()
+    assert "Mind the greeting" in first
+    # A removed file reads as null, never as a URI that does not open.
+    Path(unquote(urlparse(run["iterations"][1]["outputUri"]).path)).unlink()
+    [again] = (await s.command("ralph.history", {"change": CHANGE}))["runs"]
+    assert again["iterations"][1]["outputUri"] is None

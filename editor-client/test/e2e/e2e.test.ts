@@ -96,6 +96,18 @@ describe("Ralph in a real VS Code", () => {
     });
     assert.deepEqual(countTasks(fs.readFileSync(tasksFile, "utf8")), { done: total, total });
 
+    await step("run-end-notification", async () => {
+      const ended = (n: string) => n.includes(`Ralph: ${change} succeeded (${total}/${total} tasks)`);
+      await wb.until("the run-end notification", async () => (await wb.notifications()).find(ended));
+      await new Promise((r) => setTimeout(r, 1500)); // a second one would show by now
+      assert.equal((await wb.notifications()).filter(ended).length, 1, "one notification per run");
+      await wb.screenshot(path.join(results, "04-run-end-notification.png"));
+      await wb.page.locator(".notifications-toasts .notification-toast", { hasText: "succeeded" }).getByRole("button", { name: "Show history" }).click();
+      await wb.page.locator(".tabs-container .tab.active", { hasText: `${change} runs.md` }).waitFor();
+      await wb.command("Notifications: Clear All Notifications");
+      await wb.openFile("tasks.md");
+    });
+
     await step("output", async () => {
       await wb.statusItem(STATUS_ID).click(); // opens the output
       // The run ends with the project's own checks (the example's `make test`), so the end of

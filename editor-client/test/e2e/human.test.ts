@@ -49,6 +49,11 @@ describe("Ralph with a person in the loop", () => {
     await input.waitFor();
     await input.fill(`:${line}`);
     await input.press("Enter");
+    // Keys typed before the editor has the focus back would be lost: wait for the cursor.
+    await wb.page.locator(".quick-input-widget").waitFor({ state: "hidden" });
+    await wb.until(`the cursor on line ${line}`, async () =>
+      (await wb.page.locator("#status\\.editor\\.selection").innerText()).includes(`Ln ${line},`),
+    );
   }
 
   before(async () => {
@@ -99,6 +104,11 @@ describe("Ralph with a person in the loop", () => {
         return text.includes(`■ stuck: blocked: `) && text.includes(WHY) && text;
       });
       assert.match(out, new RegExp(`■ stuck: blocked: \\S+ ${WHY}`));
+      // The run-end notification names the state and the blocked task's reason.
+      const note = await wb.until("the stuck notification", async () =>
+        (await wb.notifications()).find((n) => n.includes(`Ralph: ${change} stuck`)),
+      );
+      assert.match(note, new RegExp(`blocked: \\S+ ${WHY}`));
     });
     const after = countTasks(fs.readFileSync(tasksFile, "utf8"));
     assert.deepEqual(after, { done: total - 1, total }, "every task but the blocked one is done");

@@ -1,0 +1,39 @@
+// When a run ends, say so once (SPEC §6 v2). Pure: no `vscode` import; ctx.ts shows what it returns.
+import { isFinalState, type RunStatus } from "./protocol";
+
+export interface RunEndNote {
+  severity: "information" | "warning";
+  message: string;
+  /** The change the buttons (Show history, Show output) act on. */
+  change: string;
+  root: string;
+}
+
+/**
+ * Watches statuses and returns a note the first time a run that was seen running reaches a final
+ * state; never a second one for the same run, and none for runs that had ended before this window
+ * saw them (the statuses read at start-up).
+ */
+export class RunEndNotifier {
+  private readonly seenRunning = new Set<string>();
+  private readonly told = new Set<string>();
+
+  observe(status: RunStatus): RunEndNote | undefined {
+    if (status.state === "running") {
+      this.seenRunning.add(status.runId);
+      return undefined;
+    }
+    if (!isFinalState(status.state) || !this.seenRunning.has(status.runId) || this.told.has(status.runId)) {
+      return undefined;
+    }
+    this.told.add(status.runId);
+    this.seenRunning.delete(status.runId);
+    const reason = status.reason ? `: ${status.reason}` : "";
+    return {
+      severity: status.state === "succeeded" ? "information" : "warning",
+      message: `Ralph: ${status.change} ${status.state} (${status.completed}/${status.total} tasks)${reason}`,
+      change: status.change,
+      root: status.root,
+    };
+  }
+}
