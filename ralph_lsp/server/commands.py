@@ -120,6 +120,7 @@ async def history(ls: RalphLanguageServer, obj: Obj) -> Obj:
     cmd = "ralph.history"
     name = args.required_string(cmd, obj, "change")
     root = ls.resolve_root(cmd, args.optional_string(cmd, obj, "root"))
+
     def read() -> list[dict[str, Any]]:
         return [with_file_uris(root, r) for r in load_records(root, name)]
 
