@@ -311,6 +311,8 @@ def _settings_from_args(args: argparse.Namespace) -> Settings:
             raw[key] = _checked(attr, key, value)
     if getattr(args, "verify", None):
         raw["verifyCommands"] = args.verify
+    if getattr(args, "allow_tool", None):
+        raw["allowedTools"] = args.allow_tool
     if getattr(args, "no_checkpoints", False):
         raw["checkpoints"] = False
     env: dict[str, str] = {}
@@ -669,6 +671,14 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="CMD",
         help="a verification command: the run succeeds only once it passes, and the agent is"
         " told to run it (repeatable; default: inferred from the project)",
+    )
+    sp.add_argument(
+        "--allow-tool",
+        action="append",
+        metavar="RULE",
+        help="a Claude permission rule the agent may use without asking, beside the"
+        " verification commands it may always run, e.g. 'Bash(npm run build:*)' (repeatable;"
+        " ralph.allowedTools)",
     )
     sp.add_argument(
         "--env",

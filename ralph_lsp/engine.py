@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from ralph_lsp import policy, rungit, verify
-from ralph_lsp.agents import build_invocation
+from ralph_lsp.agents import build_invocation, verify_rules
 from ralph_lsp.history import (
     ChangeBusy,
     ChangeClaim,
@@ -578,6 +578,7 @@ class _Run:
             "numTurns": res.num_turns if res else None,
             "usage": res.usage if res else None,
             "verification": [c.to_json() for c in checks] if checks else None,
+            "refusals": [r.to_json() for r in outcome.refusals],
         }
         if counts:
             self.iterations.append(entry)
@@ -656,6 +657,8 @@ class _Run:
                 prompt_file,
                 python=sys.executable,
                 cwd=self.work.root,
+                # the checks the prompt asks for may run without asking (SPEC §4 v2)
+                allowed_tools=[*verify_rules([c.line for c in self.verify]), *s.allowed_tools],
             )
         except ValueError as exc:
             return IterationOutcome(start_error=AgentStartError("not_found", str(exc)))

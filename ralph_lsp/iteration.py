@@ -24,6 +24,7 @@ from ralph_lsp.agents.base import (
     AgentProblem,
     LogLine,
     LogLines,
+    Refusal,
     ResultInfo,
     feed_lines,
 )
@@ -75,6 +76,7 @@ class IterationOutcome:
     stopped: bool = False
     finished_lingering: bool = False  # every task checked, stopped after finishGraceSeconds
     last_error: str = ""
+    refusals: list[Refusal] = field(default_factory=list)  # tool calls the agent was refused
 
 
 class LogBatch:
@@ -162,6 +164,11 @@ class AgentIteration:
                     out.last_error = ev.text.strip()[:500]
             elif isinstance(ev, AgentProblem):
                 self._problem(ev)
+            elif isinstance(ev, Refusal):
+                out.refusals.append(ev)
+                self.batch.add(
+                    (f"⚠ refused: {ev.rule} — allow it with ralph.allowedTools",), "warning"
+                )
 
     def _lines(self, texts: tuple[str, ...], stderr: bool) -> None:
         self.out.printed = True

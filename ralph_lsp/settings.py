@@ -21,7 +21,7 @@ DEFAULT_AGENT_ARGS = ("--permission-mode", "acceptEdits")
 
 # Settings that name a program to run or shape its environment: never taken from an
 # untrusted workspace.
-PROGRAM_SETTINGS = ("agent", "agentCommand", "agentArgs", "env", "verifyCommands")
+PROGRAM_SETTINGS = ("agent", "agentCommand", "agentArgs", "env", "verifyCommands", "allowedTools")
 
 
 @dataclass(frozen=True)
@@ -43,6 +43,9 @@ class Settings:
     history_keep_runs: int = 50
     checkpoints: bool | None = None  # None: on when the OpenSpec root is in a git work tree
     isolation: str = "none"
+    # Claude permission rules the agent may use without asking, beside the verification
+    # commands (which every preset allows by itself), e.g. "Bash(npm run build:*)".
+    allowed_tools: tuple[str, ...] = ()
 
     def replace(self, **changes: Any) -> Settings:
         return dataclasses.replace(self, **changes)
@@ -135,6 +138,7 @@ _FIELDS: dict[str, tuple[str, Callable[[Any], Any]]] = {
     "historyKeepRuns": ("history_keep_runs", positive_int),
     "checkpoints": ("checkpoints", _optional_bool),
     "isolation": ("isolation", _choice(ISOLATIONS)),
+    "allowedTools": ("allowed_tools", _str_list),
 }
 SETTING_NAMES = tuple(_FIELDS)
 

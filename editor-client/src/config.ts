@@ -24,6 +24,7 @@ export const SERVER_SETTING_KEYS = [
   "env",
   "checkpoints",
   "isolation",
+  "allowedTools",
 ] as const;
 export type ServerSettingKey = (typeof SERVER_SETTING_KEYS)[number];
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -134,6 +134,7 @@ def build_invocation(
     python: str = sys.executable,
     *,
     cwd: Path | None = None,
+    allowed_tools: Sequence[str] = (),
 ) -> Invocation:
     """The argv, stdin and parser for one iteration of ``agent``.
 
@@ -152,6 +153,11 @@ def build_invocation(
       goes to stdin as UTF-8.
     - ``python`` is the interpreter the ``demo`` preset runs; ``cwd`` (the agent's working
       directory) only helps the parsers show paths relative to it.
+    - ``allowed_tools`` are Claude permission rules (``Bash(make test:*)``, ``Edit``) the agent
+      may use without asking (SPEC §4 v2): the ``claude`` preset passes them as
+      ``--allowedTools``, the ``gemini`` preset maps ``Bash(<command>:*)`` rules to its
+      ``--allowed-tools run_shell_command(<command>)``; ``codex`` runs commands inside its
+      workspace sandbox without asking already; an ``agent_command`` is used as written.
     """
     _check_agent(agent)
     if agent_command is not None and not all(isinstance(a, str) for a in agent_command):
@@ -167,6 +173,7 @@ def build_invocation(
         template = [python if part == _PYTHON else part for part in _TEMPLATES[agent]]
         if agent == "claude":
             template += [str(a) for a in agent_args]
+        template += allow_flags(agent, allowed_tools)
 
     used = False
     prompt_file_text = str(prompt_file)
@@ -180,6 +187,32 @@ def build_invocation(
     argv = [_PLACEHOLDER_RE.sub(substitute, part) for part in template]
     stdin_data = None if used else prompt.encode("utf-8", errors="replace")
     return Invocation(argv=argv, stdin_data=stdin_data, parser=make_parser(agent, _cwd(cwd)))
+
+
+def verify_rules(commands: Sequence[str]) -> list[str]:
+    """The Claude permission rule that lets the agent run each verification command (with any
+    arguments after it): ``make test`` → ``Bash(make test:*)``."""
+    return [f"Bash({c.strip()}:*)" for c in commands if c.strip()]
+
+
+_BASH_RULE_RE = re.compile(r"^Bash\((.+?)(?::\*)?\)$")
+
+
+def allow_flags(agent: str, rules: Sequence[str]) -> list[str]:
+    """The flags that grant ``rules`` (Claude's permission-rule syntax) to a preset."""
+    rules = [r for r in dict.fromkeys(rules) if r.strip()]
+    if not rules:
+        return []
+    if agent == "claude":
+        return ["--allowedTools", *rules]
+    if agent == "gemini":
+        mapped = [
+            f"run_shell_command({m.group(1)})"
+            for m in (_BASH_RULE_RE.match(r) for r in rules)
+            if m is not None
+        ]
+        return [flag for rule in mapped for flag in ("--allowed-tools", rule)]
+    return []
 
 
 def _cwd(cwd: Path | None) -> str | None:

@@ -80,7 +80,24 @@ class Activity:
     """The agent did real work (a tool call, a file change): this is no startup failure."""
 
 
-AgentEvent: TypeAlias = LogLine | LogLines | ResultInfo | AgentProblem | Activity
+@dataclass(frozen=True)
+class Refusal:
+    """A tool call the agent's own permissions refused (SPEC §4 v2): ``tool`` (e.g. ``Bash``)
+    and ``input`` (the command, or the file, or "")."""
+
+    tool: str
+    input: str = ""
+
+    @property
+    def rule(self) -> str:
+        """The permission rule that would allow it, e.g. ``Bash(make build)``."""
+        return f"{self.tool}({self.input})" if self.input else self.tool
+
+    def to_json(self) -> dict[str, str]:
+        return {"tool": self.tool, "input": self.input, "rule": self.rule}
+
+
+AgentEvent: TypeAlias = LogLine | LogLines | ResultInfo | AgentProblem | Activity | Refusal
 
 
 class OutputParser(Protocol):

@@ -54,6 +54,7 @@ from ralph_lsp.agents.base import (
     AgentProblem,
     LogLine,
     ProblemKind,
+    Refusal,
     ResultInfo,
     Stream,
     clean_text,
@@ -106,6 +107,19 @@ _USAGE_LIMIT_RE = re.compile(
 _RATE_RE = re.compile(r"\b429\b|rate[ _]limit|too many requests|\b529\b|overloaded", re.IGNORECASE)
 _BILLING_RE = re.compile(r"credit balance is too low|billing", re.IGNORECASE)
 _TOOL_ERROR_TAG_RE = re.compile(r"</?tool_use_error>")
+# What Claude Code answers a tool call its permissions refuse, headless.
+_REFUSED_RE = re.compile(
+    r"requested permissions to use|haven't granted it yet"
+    r"|permission to use \w+ (?:was|has been) denied",
+    re.I,
+)
+
+
+def _tool_input(name: str, params: dict[str, Any]) -> str:
+    """What a refused call asked for, as a permission rule writes it: Bash's command, a file."""
+    if name == "Bash":
+        return first_line(get_str(params, "command") or "", 300)
+    return get_str(params, "file_path") or get_str(params, "notebook_path") or ""
 
 
 def _fmt_seconds(ms: float) -> str:
@@ -181,6 +195,8 @@ class ClaudeParser:
     def __init__(self, cwd: str | None = None) -> None:
         self.cwd = cwd
         self._tools: dict[str, str] = {}  # tool_use id → tool name
+        self._inputs: dict[str, str] = {}  # tool_use id → its command or file, for refusals
+        self._refused: set[str] = set()  # tool_use ids already reported refused
         self._problem = ProblemGate()
         self.saw_result = False
 
@@ -310,9 +326,10 @@ class ClaudeParser:
     def _tool_use(self, block: dict[str, Any]) -> list[AgentEvent]:
         name = get_str(block, "name") or "tool"
         tool_id = get_str(block, "id")
+        params = get_dict(block, "input") or {}
         if tool_id:
             self._tools[tool_id] = name
-        params = get_dict(block, "input") or {}
+            self._inputs[tool_id] = _tool_input(name, params)
         events: list[AgentEvent] = [Activity()]
         if name == "Bash":
             command = get_str(params, "command") or ""
@@ -340,6 +357,9 @@ class ClaudeParser:
             name = self._tools.get(tool_id, "tool")
             detail = first_line(_TOOL_ERROR_TAG_RE.sub("", text_of(block.get("content"))), 300)
             events.append(log_line(f"✗ {name}: {detail or 'failed'}", "tool"))
+            if _REFUSED_RE.search(detail) and tool_id not in self._refused:
+                self._refused.add(tool_id)
+                events.append(Refusal(name, self._inputs.get(tool_id, "")))
         return events
 
     def _result(self, obj: dict[str, Any]) -> list[AgentEvent]:
@@ -364,16 +384,12 @@ class ClaudeParser:
         events: list[AgentEvent] = [info]
         for err in errors[:20]:
             events.append(log_line(err, "info"))
-        denied = [
-            get_str(d, "tool_name") or "tool"
-            for d in get_list(obj, "permission_denials")
-            if isinstance(d, dict)
-        ]
-        if denied:
-            names = ", ".join(sorted(set(denied)))
-            events.append(
-                log_line(f"{len(denied)} tool call(s) refused by permissions: {names}", "info")
-            )
+        for d in get_list(obj, "permission_denials"):  # those not seen in a tool result
+            if not isinstance(d, dict) or (get_str(d, "tool_use_id") or "") in self._refused:
+                continue
+            tool = get_str(d, "tool_name") or "tool"
+            self._refused.add(get_str(d, "tool_use_id") or f"denial-{len(self._refused)}")
+            events.append(Refusal(tool, _tool_input(tool, get_dict(d, "tool_input") or {})))
         extra: list[str] = []
         if is_error:
             label = subtype if subtype and subtype != "success" else "error"

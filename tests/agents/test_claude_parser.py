@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from ralph_lsp.agents.base import Activity, AgentEvent, LogLine, ResultInfo
+from ralph_lsp.agents.base import Activity, AgentEvent, LogLine, Refusal, ResultInfo
 from ralph_lsp.agents.claude import ClaudeParser
 
 from .helpers import (
@@ -519,7 +519,7 @@ def test_text_thinking_and_unknowns() -> None:
     assert p.feed("stdout", '{"broken": ') == [LogLine('{"broken":', "raw")]
 
 
-def test_permission_denials_are_reported() -> None:
+def test_permission_denials_are_refusals_with_what_was_asked() -> None:
     events = feed_objects(
         [
             {
@@ -528,14 +528,59 @@ def test_permission_denials_are_reported() -> None:
                 "is_error": False,
                 "num_turns": 2,
                 "permission_denials": [
-                    {"tool_name": "Bash"},
-                    {"tool_name": "Edit"},
-                    {"tool_name": "Bash"},
+                    {
+                        "tool_name": "Bash",
+                        "tool_use_id": "t1",
+                        "tool_input": {"command": "make build"},
+                    },
+                    {
+                        "tool_name": "Edit",
+                        "tool_use_id": "t2",
+                        "tool_input": {"file_path": "/p/a.py"},
+                    },
+                    {"tool_name": "WebFetch"},
                 ],
             }
         ]
     )
-    assert "3 tool call(s) refused by permissions: Bash, Edit" in logs(events, "info")
+    refusals = [e for e in events if isinstance(e, Refusal)]
+    assert refusals == [
+        Refusal("Bash", "make build"),
+        Refusal("Edit", "/p/a.py"),
+        Refusal("WebFetch"),
+    ]
+    assert [r.rule for r in refusals] == ["Bash(make build)", "Edit(/p/a.py)", "WebFetch"]
+
+
+def test_a_refused_tool_result_is_one_refusal_not_two() -> None:
+    # Headless Claude Code answers a refused call with an error tool result, then lists it again
+    # in the result's permission_denials: one refusal.
+    use = {"type": "tool_use", "id": "t9", "name": "Bash", "input": {"command": "make test"}}
+    refused = {
+        "type": "tool_result",
+        "tool_use_id": "t9",
+        "is_error": True,
+        "content": "Claude requested permissions to use Bash, but you haven't granted it yet.",
+    }
+    events = feed_objects(
+        [
+            {"type": "assistant", "message": {"content": [use]}},
+            {"type": "user", "message": {"content": [refused]}},
+            {
+                "type": "result",
+                "subtype": "success",
+                "is_error": False,
+                "permission_denials": [
+                    {
+                        "tool_name": "Bash",
+                        "tool_use_id": "t9",
+                        "tool_input": {"command": "make test"},
+                    }
+                ],
+            },
+        ]
+    )
+    assert [e for e in events if isinstance(e, Refusal)] == [Refusal("Bash", "make test")]
 
 
 def test_result_with_wrong_types_still_gives_a_result() -> None:

@@ -15,6 +15,7 @@ from ralph_lsp.agents import (
     Invocation,
     build_invocation,
     make_parser,
+    verify_rules,
 )
 from ralph_lsp.agents.claude import ClaudeParser
 from ralph_lsp.agents.codex import CodexParser
@@ -144,3 +145,40 @@ def test_command_must_hold_strings() -> None:
 def test_non_utf8_safe_stdin() -> None:
     inv = build_invocation("custom", ["x"], [], "caf\u00e9 \ud800", PFILE)
     assert inv.stdin_data == "caf\u00e9 ?".encode()
+
+
+# -- the agent may run the verification commands (SPEC §4 v2) --------------------------------
+
+
+def test_each_preset_grants_the_verification_commands_and_allowed_tools_only() -> None:
+    rules = [*verify_rules(["make test", "  pnpm test  ", ""]), "Bash(npm run build:*)", "Edit"]
+    assert rules == ["Bash(make test:*)", "Bash(pnpm test:*)", "Bash(npm run build:*)", "Edit"]
+
+    def argv(agent: str, command: list[str] | None = None) -> list[str]:
+        inv = build_invocation(
+            agent, command, ARGS, PROMPT, PFILE, python="/py", allowed_tools=rules
+        )
+        return inv.argv
+
+    claude = argv("claude")
+    # After the preset and agentArgs (still acceptEdits: no blanket bypass), the rules as listed.
+    assert claude[claude.index("--allowedTools") :] == ["--allowedTools", *rules]
+    assert claude[: claude.index("--allowedTools")][-2:] == ARGS
+    assert "--dangerously-skip-permissions" not in claude and "bypassPermissions" not in claude
+    gemini = argv("gemini")
+    assert gemini[gemini.index("--approval-mode") :] == [
+        "--approval-mode", "auto_edit",
+        "--allowed-tools", "run_shell_command(make test)",
+        "--allowed-tools", "run_shell_command(pnpm test)",
+        "--allowed-tools", "run_shell_command(npm run build)",
+    ]  # fmt: skip
+    assert "--allowedTools" not in argv("codex") and "--allowed-tools" not in argv("codex")
+    assert argv("custom", ["my-agent", "{prompt}"]) == ["my-agent", PROMPT]  # used as written
+    assert "--allowedTools" not in argv("demo")
+    # Nothing to grant: the argv is the preset's own.
+    assert (
+        build("claude").argv
+        == build_invocation(
+            "claude", None, ARGS, PROMPT, PFILE, python="/py", allowed_tools=[]
+        ).argv
+    )

@@ -8,6 +8,7 @@ import asyncio
 import os
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -165,3 +166,36 @@ def test_the_verify_command(project: Path, before_work: bool) -> None:
         assert result.returncode == 1 and lines[-1] == f"failed: {UNITTEST} exited 1"
     else:
         assert result.returncode == 0 and lines[-1] == f"passed: {UNITTEST}"
+
+
+async def test_the_claude_preset_may_run_the_checks_and_refusals_are_recorded(
+    project: Path, spawn_log: Path, tmp_path: Path
+) -> None:
+    # A `claude` on PATH that records its argv and reports one refused Bash call per spawn.
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    claude = bin_dir / "claude"
+    fake_claude = Path(fake("claude_refused.py")[1])
+    claude.write_text(f'#!/bin/sh\nexec {sys.executable} {fake_claude} "$@"\n')
+    claude.chmod(0o755)
+    settings = Settings(
+        agent="claude",
+        verify_commands=(UNITTEST,),
+        verify_when="off",
+        allowed_tools=("Bash(npm run build:*)",),
+        env={"PATH": f"{bin_dir}:{os.environ['PATH']}"},
+    )
+    rec, status = await run(project, replace(settings, max_iterations=2))
+    assert status.state == "exhausted", status.reason
+    argv = spawns(spawn_log)[0]["argv"]
+    assert argv[argv.index("--allowedTools") :] == [
+        "--allowedTools",
+        f"Bash({UNITTEST}:*)",
+        "Bash(npm run build:*)",
+    ]
+    assert argv[argv.index("--permission-mode") + 1] == "acceptEdits"  # no blanket bypass
+    assert "⚠ refused: Bash(make build) — allow it with ralph.allowedTools" in rec.logs()
+    record = load_records(project, CHANGE)[0]
+    assert [i["refusals"] for i in record["iterations"]] == [
+        [{"tool": "Bash", "input": "make build", "rule": "Bash(make build)"}]
+    ] * 2

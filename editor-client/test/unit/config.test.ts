@@ -34,6 +34,7 @@ describe("serverSettings", () => {
       stuckAfter: 3,
       iterationScope: "story",
       verifyCommands: [],
+      allowedTools: [],
       verifyWhen: "final",
       verifyTimeoutSeconds: 900,
       stopGraceSeconds: 5,
