@@ -109,7 +109,7 @@ _BILLING_RE = re.compile(r"credit balance is too low|billing", re.IGNORECASE)
 _TOOL_ERROR_TAG_RE = re.compile(r"</?tool_use_error>")
 # What Claude Code answers a tool call its permissions refuse, headless.
 _REFUSED_RE = re.compile(
-    r"requested permissions to use|haven't granted it yet"
+    r"requested permissions to use|haven't granted it yet|^This command requires approval"
     r"|permission to use \w+ (?:was|has been) denied",
     re.I,
 )

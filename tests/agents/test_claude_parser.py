@@ -583,6 +583,24 @@ def test_a_refused_tool_result_is_one_refusal_not_two() -> None:
     assert [e for e in events if isinstance(e, Refusal)] == [Refusal("Bash", "make test")]
 
 
+def test_a_refused_tool_result_counts_even_without_a_result() -> None:
+    # Claude Code 2.1 (seen with the real CLI offline) words it "This command requires approval".
+    use = {"type": "tool_use", "id": "t3", "name": "Bash", "input": {"command": "rm -rf build"}}
+    refused = {
+        "type": "tool_result",
+        "tool_use_id": "t3",
+        "is_error": True,
+        "content": "This command requires approval",
+    }
+    events = feed_objects(
+        [
+            {"type": "assistant", "message": {"content": [use]}},
+            {"type": "user", "message": {"content": [refused]}},
+        ]
+    )
+    assert [e for e in events if isinstance(e, Refusal)] == [Refusal("Bash", "rm -rf build")]
+
+
 def test_result_with_wrong_types_still_gives_a_result() -> None:
     events = feed_objects(
         [

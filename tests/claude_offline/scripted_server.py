@@ -102,8 +102,12 @@ class ScriptedModel:
         retry_after: int | None = 1,
         error_headers: dict[str, str] | None = None,
         break_streams: int = 0,
+        run_commands: list[str] | None = None,
     ) -> None:
         self._lock = threading.Lock()
+        # Shell commands the agent runs through Bash, one a turn, after the Read and before the
+        # Edit (e.g. the verification command the prompt names).
+        self.run_commands = list(run_commands or [])
         self.break_streams = break_streams
         self.requests: list[RecordedRequest] = []
         self._serial = 0
@@ -229,7 +233,20 @@ class ScriptedModel:
                 ],
                 "tool_use",
             )
-        if turns == 1 and path is not None:
+        if 1 <= turns <= len(self.run_commands):
+            return (
+                "bash",
+                [
+                    {
+                        "type": "tool_use",
+                        "id": f"toolu_scripted{n:06d}b",
+                        "name": "Bash",
+                        "input": {"command": self.run_commands[turns - 1]},
+                    }
+                ],
+                "tool_use",
+            )
+        if turns == 1 + len(self.run_commands) and path is not None:
             line = first_unchecked_line(path)
             if line is None:
                 return "none-left", [{"type": "text", "text": "Every task is checked."}], "end_turn"

@@ -76,6 +76,7 @@ def ralph_run(
     retries: int | None = 0,
     extra: list[str] | None = None,
     timeout: float = 120,
+    agent_args: str | None = AGENT_ARGS,
 ) -> RalphRun:
     """Run `ralph-lsp run demo --agent claude …` to its end (or SIGTERM it after `timeout`)."""
     agent_home = base / "agent-home"
@@ -105,8 +106,7 @@ def ralph_run(
         str(change.root),
         "--agent",
         "claude",
-        "--agent-args",
-        AGENT_ARGS,
+        *(["--agent-args", agent_args] if agent_args is not None else []),
         *[a for k, v in agent_env.items() for a in ("--env", f"{k}={v}")],
         *(extra or []),
     ]
@@ -311,3 +311,32 @@ def test_an_edit_of_a_big_file_shows_no_raw_json(claude_bin: Path, tmp_path: Pat
     assert change.checked() == 1
     leaked = [ln[:120] for ln in run.lines if ln.lstrip().startswith("{")]
     assert not leaked, leaked
+
+
+def test_the_default_preset_lets_the_agent_run_the_checks_and_records_a_refusal(
+    claude_bin: Path, tmp_path: Path
+) -> None:
+    """SPEC §4 v2, with the preset exactly as shipped (no --agent-args): the model asks to run
+    the verification command through Bash and it runs; a command nobody allowed is refused, and
+    the refusal is said and recorded."""
+    change = _project(tmp_path, n_tasks=1)
+    marker = change.root / "ran.log"
+    (change.root / "check.py").write_text(
+        f"open({str(marker)!r}, 'a').write('ran\\n')\n", encoding="utf-8"
+    )
+    commands = ["python3 check.py", "python3 -c 'print(1)'"]
+    with ScriptedModel(run_commands=commands) as server:
+        run = ralph_run(
+            claude_bin, server, change, tmp_path, agent_args=None,
+            extra=["--verify", "python3 check.py", "--max-iterations", "2"],
+        )  # fmt: skip
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-2000:]
+    assert (
+        run.last_line
+        == "succeeded: every task is checked (1/1); verification passed (python3 check.py)"
+    )
+    # Once by the agent (allowed without asking), once by the verification.
+    assert marker.read_text().splitlines() == ["ran", "ran"]
+    [iteration] = run.record["iterations"]
+    assert [r["rule"] for r in iteration["refusals"]] == ["Bash(python3 -c 'print(1)')"]
+    assert "⚠ refused: Bash(python3 -c 'print(1)') — allow it with ralph.allowedTools" in run.stdout
