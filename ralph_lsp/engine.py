@@ -37,6 +37,7 @@ from ralph_lsp.history import (
 from ralph_lsp.iteration import AgentIteration, IterationOutcome, bounded
 from ralph_lsp.policy import DEFAULT_BACKOFF_SECONDS, MAX_BACKOFF_SECONDS, RunState
 from ralph_lsp.process import AgentProcess, AgentStartError, SpawnSpec
+from ralph_lsp.project_context import read_project_context
 from ralph_lsp.prompt import build_prompt, scope_story
 from ralph_lsp.settings import SCOPES, Settings, positive_int
 from ralph_lsp.tasks import Story, TasksDoc, parse_tasks, read_tasks_text
@@ -368,6 +369,11 @@ class _Run:
         if end is not None:  # only a person can go on: not even verification is worth it
             return end.state, end.reason
         self._choose_verification()
+        context, problem = read_project_context(self.work.root)
+        if problem:
+            self.log(problem, "warning")
+        elif context:
+            self.log(f"project context from openspec/config.yaml ({len(context)} characters)")
         verified = failed = None
         if doc.total and doc.all_done and self._verifies():
             verified, failed = await self._verify()

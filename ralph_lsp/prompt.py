@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+from ralph_lsp.project_context import read_project_context
 from ralph_lsp.tasks import Story, TasksDoc
 from ralph_lsp.verify import PROMPT_TAIL_CHARS, Result
 from ralph_lsp.workspace import Change
@@ -59,6 +60,11 @@ def build_prompt(
         add("Read these files of the change first:")
         for p in [*other_files, *specs]:
             add(f"- {p}")
+    context, _ = read_project_context(change.root)
+    if context:  # as `openspec instructions apply` gives it, from openspec/config.yaml
+        add("")
+        add("## Project context")
+        add(context.rstrip("\n"))
     add("")
     _add_scope(add, doc, scope_story(doc, scope, start_story))
     add("")

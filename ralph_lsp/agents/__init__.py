@@ -125,6 +125,7 @@ def _check_agent(agent: str) -> None:
         raise ValueError(f"unknown agent {agent!r} (known: {', '.join(PRESETS)})")
 
 
+# Long: the contract's every rule in its docstring, then a few lines applying them in order.
 def build_invocation(
     agent: str,
     agent_command: list[str] | None,
