@@ -10,8 +10,6 @@ import shutil
 import subprocess
 from pathlib import Path
 
-import pytest
-
 from ralph_lsp.project_context import MAX_CONTEXT_BYTES, parse_context, read_project_context
 from ralph_lsp.prompt import build_prompt
 from ralph_lsp.tasks import parse_tasks
@@ -22,14 +20,22 @@ from tests.test_openspec_differential import openspec  # noqa: F401  (the fixtur
 CHANGE = "add-greeting-cli"
 
 CONFIGS = {
-    "literal": "schema: spec-driven\ncontext: |\n  Python 3.10+, standard library only.\n  Tests use unittest.\n\nrules:\n  tasks:\n    - Keep tasks small\n",
+    "literal": (
+        "schema: spec-driven\ncontext: |\n  Python 3.10+, standard library only.\n"
+        "  Tests use unittest.\n\nrules:\n  tasks:\n    - Keep tasks small\n"
+    ),
     "literal-strip": "context: |-\n  One line\n  Two lines\n\n\nschema: spec-driven\n",
     "literal-keep": "context: |+\n  Kept\n\n\nschema: spec-driven\n",
-    "folded": "context: >\n  Folded text\n  on two lines.\n\n  A new paragraph.\n    indented more\n  back.\n",
+    "folded": (
+        "context: >\n  Folded text\n  on two lines.\n\n  A new paragraph.\n"
+        "    indented more\n  back.\n"
+    ),
     "folded-strip": "context: >-\n  a\n  b\n",
     "indent-indicator": "context: |2\n    starts indented\n  then not\n",
     "plain": "schema: spec-driven\ncontext: A plain one-liner # with a comment\n",
-    "plain-multiline": "context: first line\n  continued here\n\n  next paragraph\nschema: spec-driven\n",
+    "plain-multiline": (
+        "context: first line\n  continued here\n\n  next paragraph\nschema: spec-driven\n"
+    ),
     "double": 'context: "Use \\"tabs\\"\\tand\\nnewlines \\u00e9"\n',
     "single": "context: 'It''s quoted'\n",
     "crlf": "context: |\r\n  Windows line\r\n  endings\r\n",
