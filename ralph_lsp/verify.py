@@ -84,12 +84,33 @@ def commands(configured: Sequence[str], root: Path) -> list[Command]:
 
 def infer(root: Path) -> list[Command]:
     """What the project's own files define as its tests, every matching rule in order, without
-    duplicates. Never a command the files do not define (runners are not looked up on PATH)."""
+    duplicates. Never a command the files do not define (runners are not looked up on PATH).
+    A command the Makefile's ``test`` recipe already runs (``go test ./...`` under ``make
+    test``) is not run a second time."""
     found: list[Command] = []
+    recipe = _make_test_recipe(root)
     for line, source in (*_make(root), *_node(root), *_python(root), *_cargo_go(root)):
+        if line != "make test" and recipe is not None and line in recipe:
+            continue
         if all(c.line != line for c in found):
             found.append(Command.parse(line, source))
     return found
+
+
+def _make_test_recipe(root: Path) -> str | None:
+    """The recipe lines of the Makefile's ``test`` target, when it has one."""
+    for name in ("GNUmakefile", "makefile", "Makefile"):
+        text = _read(root / name)
+        m = _MAKE_TEST_RE.search(text) if text is not None else None
+        if text is not None and m is not None:
+            lines = text[m.end() :].split("\n")[1:]
+            recipe = []
+            for line in lines:
+                if not line.startswith("\t"):
+                    break
+                recipe.append(line.strip())
+            return "\n".join(recipe)
+    return None
 
 
 def _make(root: Path) -> list[tuple[str, str]]:
@@ -111,6 +132,9 @@ def _node(root: Path) -> list[tuple[str, str]]:
         return []
     if not isinstance(test, str) or not test.strip() or test.strip() == _NPM_PLACEHOLDER:
         return []
+    declared = _package_manager(text)  # corepack's packageManager field wins over lock files
+    if declared is not None:
+        return [(f"{declared} test", f"package.json scripts.test, packageManager {declared}")]
     for lock, manager in (
         ("pnpm-lock.yaml", "pnpm"),
         ("yarn.lock", "yarn"),
@@ -120,6 +144,17 @@ def _node(root: Path) -> list[tuple[str, str]]:
         if (root / lock).is_file():
             return [(f"{manager} test", f"package.json scripts.test, {lock}")]
     return [("npm test", "package.json scripts.test")]
+
+
+def _package_manager(text: str) -> str | None:
+    try:
+        value = json.loads(text).get("packageManager")
+    except (ValueError, AttributeError):
+        return None
+    if not isinstance(value, str):
+        return None
+    name = value.split("@", 1)[0].strip()
+    return name if name in ("npm", "pnpm", "yarn", "bun") else None
 
 
 def _python(root: Path) -> list[tuple[str, str]]:
