@@ -51,6 +51,11 @@ def report_message(status: RunStatus) -> str:
     if status.iteration == 0:
         return "starting"
     done, _ = _counts(status)
+    if status.phase == "verifying":
+        return f"verifying · {done}"
+    if status.phase == "waiting" and status.waiting:
+        why = "rate limited" if status.waiting.get("kind") == "rateLimit" else "waiting for network"
+        return f"iteration {status.iteration} · {why} · {done}"
     return f"iteration {status.iteration} · {done}"
 
 

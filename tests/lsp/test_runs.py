@@ -63,7 +63,7 @@ async def test_demo_run_to_success(start_session: StartSession, workspace: Path)
     assert values[-1].message == f"succeeded: {end['reason']}"
     reports = [v for v in values if isinstance(v, types.WorkDoneProgressReport)]
     assert any(r.message == "iteration 3 · 8/8" and r.percentage == 100 for r in reports)
-    assert all(r.message and r.message.startswith("iteration ") for r in reports)
+    assert all(r.message and r.message.startswith(("iteration ", "verifying")) for r in reports)
     kinds = [
         p.value.get("kind") if m == types.PROGRESS else m
         for m, p in s.timeline

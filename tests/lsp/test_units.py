@@ -150,6 +150,9 @@ def test_columns() -> None:
 def test_progress_messages() -> None:
     assert report_message(status(iteration=0)) == "starting"
     assert report_message(status()) == "iteration 2 · 1/3"
+    assert report_message(replace(status(), phase="verifying")) == "verifying · 1/3"
+    waiting = replace(status(), phase="waiting", waiting={"kind": "rateLimit"})
+    assert report_message(waiting) == "iteration 2 · rate limited · 1/3"
     assert end_message(status("stuck", reason="no task checked in 3 iterations")) == (
         "stuck: no task checked in 3 iterations"
     )

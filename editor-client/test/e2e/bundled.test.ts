@@ -129,4 +129,27 @@ describe("Ralph from the .vsix alone", () => {
       await wb.until("▶ back in the title", async () => (await titleAction("Run change").count()) > 0);
     });
   });
+
+  it("shows the verifying phase in the status bar and the ■ lens", async () => {
+    await step("slow-checks", async () => {
+      // Checks that take a few seconds (the example's own, after a pause), set per folder.
+      const slow = 'python3 -c "import subprocess, sys, time; time.sleep(4); sys.exit(subprocess.call([\'make\', \'test\']))"';
+      const folderSettings = path.join(workspace, ".vscode", "settings.json");
+      const before = server.extensionLog().split("Settings changed").length;
+      fs.writeFileSync(folderSettings, JSON.stringify({ "ralph.env": { RALPH_DEMO_DELAY: "0" }, "ralph.verifyCommands": [slow] }));
+      await wb.until("the settings to reach the server", async () => server.extensionLog().split("Settings changed").length > before);
+      fs.writeFileSync(tasksFile, fs.readFileSync(path.join(example, "openspec", "changes", change, "tasks.md"), "utf8"));
+      await wb.until("the reset lenses", async () => (await wb.lenses()).some((l) => /Run change · 0\//.test(l)));
+    });
+    await step("verifying", async () => {
+      await wb.command("Ralph: Run change");
+      await wb.quickPickRows(change);
+      await wb.page.keyboard.press("Enter");
+      await wb.until("the verifying status", async () => (await wb.statusText(STATUS_ID)).includes(`Ralph: ${change} · verifying`));
+      await wb.until("the ■ Stop · verifying lens", async () => (await wb.lenses()).some((l) => /■ Stop · verifying · (\d+)\/\1 tasks/.test(l)));
+      await wb.page.mouse.move(700, 300);
+      await wb.screenshot(path.join(results, "42-verifying.png"));
+      await wb.until("the success status", async () => (await wb.statusText(STATUS_ID)).includes(`Ralph: ${change} succeeded`), 90_000);
+    });
+  });
 });
