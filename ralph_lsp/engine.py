@@ -102,6 +102,8 @@ class RunStatus:
     waiting: dict[str, Any] | None = None  # {"kind": "rateLimit" | "network", "until"?}
     # With worktree isolation: {"branch", "root", "tasksUri"} of the run's worktree (SPEC §8).
     worktree: dict[str, Any] | None = None
+    # The permission rules the agent was refused in this run, first seen first (SPEC §4 v2).
+    refusals: tuple[str, ...] = ()
 
     @property
     def final(self) -> bool:
@@ -125,6 +127,7 @@ class RunStatus:
             "phase": self.phase,
             "waiting": dict(self.waiting) if self.waiting else None,
             "worktree": dict(self.worktree) if self.worktree else None,
+            "refusals": list(self.refusals),
         }
 
     def copy(self) -> RunStatus:
@@ -475,6 +478,9 @@ class _Run:
             for g in pending:  # nothing was delivered: the next spawn gets it
                 g.delivered_in = None
         self._record_spawn(n, started, outcome, result, counts, checks)
+        refused = tuple(dict.fromkeys([*self.status.refusals, *(r.rule for r in outcome.refusals)]))
+        if refused != self.status.refusals:
+            self.update(refusals=refused[-20:])
         if counts and self.git is not None:
             self.iterations[-1].update(
                 await self.git.after_iteration(n, after.completed, after.total)

@@ -34,6 +34,8 @@ export interface RunStatus {
   waiting?: RunWaiting | null;
   /** With worktree isolation: the run's branch and worktree. */
   worktree?: { branch: string; root: string; tasksUri: string } | null;
+  /** The permission rules the agent was refused in this run (v2). */
+  refusals?: string[];
 }
 
 export const RUN_PHASES = ["agent", "verifying", "waiting"] as const;

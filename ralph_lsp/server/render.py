@@ -158,6 +158,8 @@ def diagnostics(
                     code="in-progress",
                 )
             )
+    if status is not None and status.refusals:
+        out.append(_refused(state, status, encoding))
     if status is not None and status.state in ENDED_BADLY:
         out.extend(_not_done(state, status, encoding))
     out.sort(key=lambda d: (d.range.start.line, d.range.start.character))
@@ -195,3 +197,20 @@ def _not_done(state: DocState, status: RunStatus, encoding: str | None) -> list[
         # a blocked task has its own warning
         if not task.done and not (doc.blocked and doc.blocked_reason(task) is not None)
     ]
+
+
+def _refused(state: DocState, status: RunStatus, encoding: str | None) -> types.Diagnostic:
+    """The tool calls the agent was refused, on the story it works on (else line 0)."""
+    story = state.doc.story(status.story) if status.story is not None else None
+    line = story.line if story is not None and story.line >= 0 else 0
+    rules = ", ".join(status.refusals[-5:])
+    more = len(status.refusals) - 5
+    return types.Diagnostic(
+        range=_line_range(state, line, encoding),
+        message=f"the agent was refused: {rules}"
+        + (f" and {more} more" if more > 0 else "")
+        + " — allow what it needs with ralph.allowedTools",
+        severity=types.DiagnosticSeverity.Warning,
+        source=SOURCE,
+        code="refused",
+    )

@@ -195,6 +195,7 @@ async def test_the_claude_preset_may_run_the_checks_and_refusals_are_recorded(
     ]
     assert argv[argv.index("--permission-mode") + 1] == "acceptEdits"  # no blanket bypass
     assert "⚠ refused: Bash(make build) — allow it with ralph.allowedTools" in rec.logs()
+    assert status.refusals == ("Bash(make build)",)  # in the status, once
     record = load_records(project, CHANGE)[0]
     assert [i["refusals"] for i in record["iterations"]] == [
         [{"tool": "Bash", "input": "make build", "rule": "Bash(make build)"}]

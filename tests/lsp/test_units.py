@@ -139,6 +139,18 @@ def test_diagnostics_for_a_run(tmp_path: Path) -> None:
     assert render.diagnostics(state, status("succeeded"), None) == []
 
 
+def test_a_refusal_is_a_warning_on_the_story_being_worked_on(tmp_path: Path) -> None:
+    state = doc(tmp_path).get(tmp_path / "tasks.md")
+    refused = replace(status(), refusals=("Bash(make build)",))
+    [warning] = [d for d in render.diagnostics(state, refused, None) if d.code == "refused"]
+    assert warning.severity == types.DiagnosticSeverity.Warning
+    assert warning.range.start.line == 0  # story "1" of the sample sits on line 0
+    assert warning.message == (
+        "the agent was refused: Bash(make build) — allow what it needs with ralph.allowedTools"
+    )
+    assert not [d for d in render.diagnostics(state, status(), None) if d.code == "refused"]
+
+
 def test_columns() -> None:
     text = "a😀b"
     assert render.column(text, 3, None) == 4  # UTF-16: the emoji is two units
