@@ -6,6 +6,8 @@ import * as vscode from "vscode";
 import { Ctx, UserFacingError } from "./ctx";
 import { formatHistory } from "./history";
 import { changePick, runPickItems, activeChangeIndex } from "./picks";
+import { HistoryPanels } from "./views/historyPanel";
+import { RalphTree } from "./views/tree";
 import { changeRefFrom, changeRefFromTasksPath, type ChangeInfo, type ChangeRef, type RunStatus } from "./protocol";
 
 type Handler = (...args: unknown[]) => Promise<void> | void;
@@ -193,13 +195,29 @@ class HistoryDocuments implements vscode.TextDocumentContentProvider {
   }
 }
 
-function showHistory(ctx: Ctx, docs: HistoryDocuments): Handler {
+async function historyTarget(ctx: Ctx, arg: unknown, title: string): Promise<ChangeRef | undefined> {
+  const given = targetOf(arg);
+  if (given) {
+    return given;
+  }
+  const change = await pickChange(ctx, title);
+  return change ? { change: change.name, root: change.root } : undefined;
+}
+
+/** The run history to look at: a chart and a row per iteration, with links (a webview). */
+function showHistory(ctx: Ctx, panels: HistoryPanels): Handler {
   return async (arg) => {
-    let target: ChangeRef | undefined = changeRefFrom(arg);
-    if (!target) {
-      const change = await pickChange(ctx, "Ralph: Show run history");
-      target = change ? { change: change.name, root: change.root } : undefined;
+    const target = await historyTarget(ctx, arg, "Ralph: Show run history");
+    if (target) {
+      await panels.show(target);
     }
+  };
+}
+
+/** The same history as a Markdown document, to copy or share. */
+function showHistoryMarkdown(ctx: Ctx, docs: HistoryDocuments): Handler {
+  return async (arg) => {
+    const target = await historyTarget(ctx, arg, "Ralph: Show run history as Markdown");
     if (!target) {
       return;
     }
@@ -217,16 +235,25 @@ function restartServer(ctx: Ctx): Handler {
 
 export function registerCommands(ctx: Ctx): vscode.Disposable[] {
   const docs = new HistoryDocuments();
+  const panels = new HistoryPanels(ctx);
+  const tree = new RalphTree(ctx);
   const table: Record<string, Handler> = {
     "ralph.runChange": runChange(ctx),
     "ralph.runChangeWithGuidance": runChange(ctx, true),
     "ralph.stopRun": stopRun(ctx),
     "ralph.sendGuidance": sendGuidance(ctx),
     "ralph.showOutput": showOutput(ctx),
-    "ralph.showHistory": showHistory(ctx, docs),
+    "ralph.showHistory": showHistory(ctx, panels),
+    "ralph.showHistoryMarkdown": showHistoryMarkdown(ctx, docs),
+    "ralph.refreshView": () => tree.refreshSoon(),
     "ralph.restartServer": restartServer(ctx),
   };
-  const disposables: vscode.Disposable[] = [vscode.workspace.registerTextDocumentContentProvider(HISTORY_SCHEME, docs)];
+  const disposables: vscode.Disposable[] = [
+    vscode.workspace.registerTextDocumentContentProvider(HISTORY_SCHEME, docs),
+    panels,
+    tree,
+    vscode.window.registerTreeDataProvider("ralph.changes", tree),
+  ];
   for (const [id, handler] of Object.entries(table)) {
     disposables.push(
       vscode.commands.registerCommand(id, async (...args: unknown[]) => {

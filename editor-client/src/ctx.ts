@@ -65,6 +65,12 @@ export class Ctx implements vscode.Disposable {
   private strategy: "useBundled" | "fromEnvironment" | undefined;
   private activeRunning: boolean | undefined;
   private readonly ends = new RunEndNotifier();
+  private readonly statusEmitter = new vscode.EventEmitter<RunStatus>();
+  /** Every run status the server sends (the views refresh from it; nothing polls). */
+  readonly onDidRunStatus = this.statusEmitter.event;
+  private readonly startEmitter = new vscode.EventEmitter<void>();
+  /** The server started (again): what the views show may have changed meanwhile. */
+  readonly onDidServerStart = this.startEmitter.event;
   /** Why the server is not running, when it could not be started. */
   private problem: string | undefined;
   private starting: Promise<void> | undefined;
@@ -78,6 +84,8 @@ export class Ctx implements vscode.Disposable {
     this.statusItem.command = "ralph.showOutput";
     this.disposables.push(
       this.output,
+      this.statusEmitter,
+      this.startEmitter,
       this.statusItem,
       vscode.workspace.onDidChangeConfiguration((e) => this.onConfigurationChanged(e)),
       vscode.workspace.onDidGrantWorkspaceTrust(() => this.onTrustGranted()),
@@ -277,6 +285,7 @@ export class Ctx implements vscode.Disposable {
       return;
     }
     this.output.info("Server started.");
+    this.startEmitter.fire();
     this.renderStatus();
     await this.seedStatus();
   }
@@ -445,7 +454,18 @@ export class Ctx implements vscode.Disposable {
 
   // ---- run status -----------------------------------------------------------------------------
 
+  /** Whether the server runs and answers commands. */
+  get serverRunning(): boolean {
+    return this.client?.state === State.Running;
+  }
+
+  /** The latest status of each run this window has heard of. */
+  runStatuses(): RunStatus[] {
+    return this.board.all();
+  }
+
   onRunStatus(status: RunStatus): void {
+    this.statusEmitter.fire(status);
     const note = this.ends.observe(status);
     if (note) {
       void this.tellRunEnded(note);

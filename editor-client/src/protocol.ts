@@ -80,6 +80,31 @@ export interface HistoryIteration {
   costUsd: number | null;
   numTurns: number | null;
   usage: Record<string, unknown> | null;
+  /** v2: the checks run after this iteration, null when they did not run. */
+  verification?: VerificationResult[] | null;
+  /** v2: tool calls the agent was refused. */
+  refusals?: { tool: string; input: string; rule: string }[];
+  /** v2: git checkpoint after the iteration, where the project is a git work tree. */
+  checkpoint?: { ref: string; commit: string } | null;
+  filesChanged?: string[] | null;
+  /** v2: file URIs of the iteration's raw output and prompt (null once removed). */
+  outputUri?: string | null;
+  promptUri?: string | null;
+}
+
+export interface VerificationResult {
+  command: string;
+  exitCode: number | null;
+  durationMs: number;
+  outputTail: string;
+}
+
+/** `ralph.diff`'s result (v2). */
+export interface IterationDiff {
+  runId: string;
+  iteration: number;
+  files: { path: string; status: string; beforeUri: string | null; afterUri: string | null }[];
+  patch: string;
 }
 
 export interface HistoryGuidance {
@@ -149,6 +174,8 @@ export interface ServerCommands {
   "ralph.guide": { params: ChangeRef & { text: string }; result: { queued: boolean } };
   "ralph.status": { params: { change?: string; root?: string }; result: { runs: RunStatus[] } };
   "ralph.history": { params: ChangeRef; result: { runs: HistoryRecord[] } };
+  "ralph.diff": { params: ChangeRef & { runId?: string; iteration?: number }; result: IterationDiff };
+  "ralph.fileAt": { params: { root?: string; checkpoint: string; path: string }; result: { text: string } };
 }
 export type ServerCommand = keyof ServerCommands;
 

@@ -102,6 +102,11 @@ export class StatusBoard {
     this.order.clear();
   }
 
+  /** The latest status of every run held. */
+  all(): RunStatus[] {
+    return [...this.runs.values()];
+  }
+
   running(): RunStatus[] {
     return this.sorted().filter((s) => s.state === "running");
   }

@@ -103,7 +103,7 @@ describe("Ralph in a real VS Code", () => {
       assert.equal((await wb.notifications()).filter(ended).length, 1, "one notification per run");
       await wb.screenshot(path.join(results, "04-run-end-notification.png"));
       await wb.page.locator(".notifications-toasts .notification-toast", { hasText: "succeeded" }).getByRole("button", { name: "Show history" }).click();
-      await wb.page.locator(".tabs-container .tab.active", { hasText: `${change} runs.md` }).waitFor();
+      await wb.page.locator(".tabs-container .tab.active", { hasText: `Ralph: ${change} runs` }).waitFor();
       await wb.command("Notifications: Clear All Notifications");
       await wb.openFile("tasks.md");
     });
@@ -178,7 +178,7 @@ describe("Ralph in a real VS Code", () => {
 
   it("shows the run history", async () => {
     await step("history", async () => {
-      await wb.command("Ralph: Show run history");
+      await wb.command("Ralph: Show run history as Markdown");
       await wb.quickPickRows(change);
       await wb.page.keyboard.press("Enter");
       await wb.page.locator(".tabs-container .tab.active", { hasText: `${change} runs.md` }).waitFor();
@@ -189,5 +189,62 @@ describe("Ralph in a real VS Code", () => {
       fs.writeFileSync(path.join(results, "history.md"), text);
     });
     await wb.screenshot(path.join(results, "03-history.png"));
+  });
+
+  it("runs from the Ralph view, tells once when it ends, and charts each iteration", async () => {
+    await step("reset-for-view", async () => {
+      await wb.command("View: Close All Editors");
+      const folderSettings = path.join(workspace, ".vscode", "settings.json");
+      const before = server.extensionLog().split("Settings changed").length;
+      fs.writeFileSync(folderSettings, JSON.stringify({ "ralph.env": { RALPH_DEMO_DELAY: "0.3" } }));
+      await wb.until("the settings to reach the server", async () => server.extensionLog().split("Settings changed").length > before);
+      fs.writeFileSync(tasksFile, original);
+      await wb.command("Notifications: Clear All Notifications");
+    });
+    const view = wb.page.locator(".part.sidebar .pane", { has: wb.page.locator(".pane-header", { hasText: "Changes" }) });
+    const row = view.locator(".monaco-list-row", { hasText: change }).first();
+    await step("open-ralph-view", async () => {
+      await wb.page.locator('.activitybar [aria-label^="Ralph"]').first().click();
+      await wb.until("the change in the Ralph view, not started", async () => /0\/\d+/.test(await row.innerText()));
+    });
+    await step("inline-run", async () => {
+      await row.hover();
+      await row.locator('.action-label[aria-label*="Run change"]').click();
+      await wb.until("the running row", async () => /iteration \d+/.test(await row.innerText()));
+      await wb.until("the success status", async () => (await wb.statusText(STATUS_ID)).includes(`Ralph: ${change} succeeded ${total}/${total}`));
+    });
+    const ended = (n: string) => n.includes(`Ralph: ${change} succeeded`);
+    await step("one-notification", async () => {
+      await wb.until("the run-end notification", async () => (await wb.notifications()).find(ended));
+      await new Promise((r) => setTimeout(r, 1500));
+      assert.equal((await wb.notifications()).filter(ended).length, 1, "exactly one notification for the run");
+    });
+    await step("view-done", async () => {
+      await wb.until("the change done in the view", async () => (await row.innerText()).includes(`${total}/${total} · done`));
+      await row.locator(".monaco-tl-twistie").click();
+      await wb.until("its runs under it", async () => (await view.innerText()).includes("succeeded · "));
+      await wb.page.mouse.move(900, 500);
+      await wb.screenshot(path.join(results, "50-ralph-view.png"));
+    });
+    await step("history-chart", async () => {
+      await row.hover();
+      await row.locator('.action-label[aria-label*="Show run history"]').click(); // the row's own action
+      await wb.page.locator(".tabs-container .tab.active", { hasText: `Ralph: ${change} runs` }).waitFor();
+      const runs = fs.readdirSync(path.join(workspace, ".ralph", "runs")).sort();
+      const newest = runs
+        .map((id) => JSON.parse(fs.readFileSync(path.join(workspace, ".ralph", "runs", id, "record.json"), "utf8")))
+        .sort((a, b) => String(b.startedAt).localeCompare(String(a.startedAt)))[0];
+      const frame = wb.page.frameLocator("iframe.webview.ready").frameLocator("iframe#active-frame");
+      const chart = frame.locator("section.run").first().locator("svg.chart circle.point");
+      await wb.until("the chart's points", async () => (await chart.count()) === newest.iterations.length && newest.iterations.length > 0);
+      await wb.screenshot(path.join(results, "51-history-light.png"));
+      await wb.command("Preferences: Color Theme");
+      await wb.quickPick("Dark Modern", "Dark Modern");
+      await wb.until("a dark workbench", async () => (await wb.page.locator(".monaco-workbench.vs-dark").count()) > 0);
+      await wb.until("the chart again", async () => (await chart.count()) === newest.iterations.length);
+      await wb.screenshot(path.join(results, "52-history-dark.png"));
+      await wb.command("Preferences: Color Theme");
+      await wb.quickPick("Light Modern", "Light Modern");
+    });
   });
 });

@@ -1,0 +1,208 @@
+// The run history of one change as an HTML page for a webview (SPEC §6 v2). Pure: no `vscode`
+// import; the panel passes in the nonce and the webview's CSP source. Times are local; colours come
+// from VS Code's theme variables (light, dark and high contrast alike); the chart is plain SVG, so
+// nothing is loaded from anywhere and the content security policy stays strict.
+import type { HistoryIteration, HistoryRecord } from "../protocol";
+
+export function escapeHtml(text: string | number | null | undefined): string {
+  return String(text ?? "").replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c] as string);
+}
+
+/** A local date and time, e.g. "24 Nov 2026, 07:01:02" in the reader's own format. */
+export function localTime(iso: string | null | undefined, locale?: string): string {
+  if (!iso) {
+    return "—";
+  }
+  const d = new Date(iso);
+  return Number.isNaN(d.getTime()) ? iso : d.toLocaleString(locale, { dateStyle: "medium", timeStyle: "medium" });
+}
+
+export function durationOf(start: string | null | undefined, end: string | null | undefined): string {
+  if (!start || !end) {
+    return "—";
+  }
+  const ms = new Date(end).getTime() - new Date(start).getTime();
+  if (!Number.isFinite(ms) || ms < 0) {
+    return "—";
+  }
+  if (ms < 10_000) {
+    return `${(ms / 1000).toFixed(1)} s`;
+  }
+  const s = Math.round(ms / 1000);
+  return s < 60 ? `${s} s` : s < 3600 ? `${Math.floor(s / 60)} min ${s % 60} s` : `${Math.floor(s / 3600)} h ${Math.floor((s % 3600) / 60)} min`;
+}
+
+function money(cost: number | null | undefined): string {
+  return typeof cost === "number" ? `$${cost.toFixed(cost < 1 ? 4 : 2)}` : "—";
+}
+
+export interface ChartPoint {
+  n: number;
+  checked: number; // tasks checked so far (cumulative)
+  cost: number; // this iteration's reported cost
+}
+
+export function chartPoints(iterations: HistoryIteration[]): ChartPoint[] {
+  let sum = 0;
+  return iterations.map((it) => {
+    sum += it.tasksChecked ?? 0;
+    return { n: it.n, checked: sum, cost: it.costUsd ?? 0 };
+  });
+}
+
+/**
+ * The chart of one run: tasks checked (cumulative, a line with a point per iteration) over cost
+ * per iteration (bars), iteration numbers below.
+ */
+export function chartSvg(points: ChartPoint[], total: number): string {
+  const w = 560;
+  const h = 160;
+  const pad = { l: 36, r: 36, t: 12, b: 26 };
+  const iw = w - pad.l - pad.r;
+  const ih = h - pad.t - pad.b;
+  const n = Math.max(points.length, 1);
+  const step = iw / n;
+  const maxTasks = Math.max(total, ...points.map((p) => p.checked), 1);
+  const maxCost = Math.max(...points.map((p) => p.cost), 0);
+  const x = (i: number): number => pad.l + step * (i + 0.5);
+  const yTasks = (v: number): number => pad.t + ih - (v / maxTasks) * ih;
+  const bars = maxCost > 0
+    ? points
+        .map((p, i) => {
+          const bh = (p.cost / maxCost) * ih;
+          return `<rect class="cost" x="${(x(i) - step * 0.3).toFixed(1)}" y="${(pad.t + ih - bh).toFixed(1)}" width="${(step * 0.6).toFixed(1)}" height="${bh.toFixed(1)}"><title>iteration ${p.n}: ${money(p.cost)}</title></rect>`;
+        })
+        .join("")
+    : "";
+  const line = points.map((p, i) => `${x(i).toFixed(1)},${yTasks(p.checked).toFixed(1)}`).join(" ");
+  const dots = points
+    .map((p, i) => `<circle class="point" cx="${x(i).toFixed(1)}" cy="${yTasks(p.checked).toFixed(1)}" r="4"><title>iteration ${p.n}: ${p.checked}/${total} tasks</title></circle>`)
+    .join("");
+  const labels = points.map((p, i) => `<text class="axis" x="${x(i).toFixed(1)}" y="${h - 8}" text-anchor="middle">${p.n}</text>`).join("");
+  return [
+    `<svg class="chart" viewBox="0 0 ${w} ${h}" role="img" aria-label="tasks checked and cost per iteration">`,
+    `<line class="grid" x1="${pad.l}" y1="${pad.t + ih}" x2="${w - pad.r}" y2="${pad.t + ih}"/>`,
+    `<line class="grid" x1="${pad.l}" y1="${yTasks(total)}" x2="${w - pad.r}" y2="${yTasks(total)}"/>`,
+    `<text class="axis" x="${pad.l - 6}" y="${yTasks(total) + 4}" text-anchor="end">${total}</text>`,
+    `<text class="axis" x="${pad.l - 6}" y="${pad.t + ih + 4}" text-anchor="end">0</text>`,
+    maxCost > 0 ? `<text class="axis cost-label" x="${w - pad.r + 4}" y="${pad.t + 10}">${escapeHtml(money(maxCost))}</text>` : "",
+    bars,
+    points.length ? `<polyline class="tasks" points="${line}"/>` : "",
+    dots,
+    labels,
+    "</svg>",
+  ].join("");
+}
+
+function verificationCell(it: HistoryIteration): string {
+  const checks = it.verification;
+  if (!checks || checks.length === 0) {
+    return "—";
+  }
+  return checks
+    .map((c) => {
+      const ok = c.exitCode === 0;
+      const title = ok ? "passed" : c.exitCode === null ? "could not start" : `exited ${c.exitCode}`;
+      return `<span class="${ok ? "ok" : "bad"}" title="${escapeHtml(title)}">${ok ? "✓" : "✗"} ${escapeHtml(c.command)}</span>`;
+    })
+    .join("<br>");
+}
+
+function linksCell(record: HistoryRecord, it: HistoryIteration): string {
+  const links: string[] = [];
+  if (it.outputUri) {
+    links.push(`<a href="#" data-action="open" data-uri="${escapeHtml(it.outputUri)}">output</a>`);
+  }
+  if (it.promptUri) {
+    links.push(`<a href="#" data-action="open" data-uri="${escapeHtml(it.promptUri)}">prompt</a>`);
+  }
+  if (it.checkpoint) {
+    links.push(`<a href="#" data-action="diff" data-run="${escapeHtml(record.runId)}" data-iteration="${it.n}">diff</a>`);
+  }
+  return links.join(" · ") || "—";
+}
+
+function runSection(record: HistoryRecord, total: number, locale?: string): string {
+  const its = record.iterations;
+  const costs = its.map((i) => i.costUsd).filter((c): c is number => typeof c === "number");
+  const cost = costs.length ? money(costs.reduce((a, b) => a + b, 0)) : "—";
+  const rows = its
+    .map(
+      (it) => `<tr class="iteration">
+<td>${it.n}</td><td>${escapeHtml(durationOf(it.startedAt, it.endedAt))}</td>
+<td>${escapeHtml(it.exitCode ?? "—")}</td><td>${escapeHtml(it.tasksChecked ?? "—")}</td>
+<td>${escapeHtml(it.numTurns ?? "—")}</td><td>${escapeHtml(money(it.costUsd))}</td>
+<td>${verificationCell(it)}</td>
+<td>${it.refusals && it.refusals.length ? `<span class="bad" title="${escapeHtml(it.refusals.map((r) => r.rule).join(", "))}">${it.refusals.length} refused</span>` : "—"}</td>
+<td>${linksCell(record, it)}</td></tr>`,
+    )
+    .join("\n");
+  return `<section class="run state-${escapeHtml(record.state)}" data-run="${escapeHtml(record.runId)}">
+<h2><span class="state">${escapeHtml(record.state)}</span> · ${escapeHtml(localTime(record.startedAt, locale))}
+ · ${its.length} iteration${its.length === 1 ? "" : "s"} · ${escapeHtml(durationOf(record.startedAt, record.endedAt))} · ${escapeHtml(cost)}</h2>
+<p class="reason">${escapeHtml(record.reason ?? "")}</p>
+${its.length ? chartSvg(chartPoints(its), total) : ""}
+<table><thead><tr><th>#</th><th>duration</th><th>exit</th><th>tasks</th><th>turns</th><th>cost</th><th>verification</th><th>refusals</th><th>files</th></tr></thead>
+<tbody>
+${rows}
+</tbody></table>
+</section>`;
+}
+
+export interface HistoryPage {
+  change: string;
+  runs: HistoryRecord[];
+  /** The change's task count now (the chart's top line). */
+  total: number;
+  nonce: string;
+  cspSource: string;
+  locale?: string;
+}
+
+export function historyHtml(page: HistoryPage): string {
+  const { nonce, cspSource } = page;
+  const csp = `default-src 'none'; style-src ${cspSource} 'nonce-${nonce}'; script-src 'nonce-${nonce}'; img-src ${cspSource};`;
+  const body = page.runs.length
+    ? page.runs.map((r) => runSection(r, page.total, page.locale)).join("\n")
+    : `<p class="empty">No run of ${escapeHtml(page.change)} yet.</p>`;
+  return `<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8">
+<meta http-equiv="Content-Security-Policy" content="${csp}">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Ralph: ${escapeHtml(page.change)} runs</title>
+<style nonce="${nonce}">
+body { color: var(--vscode-foreground); background: var(--vscode-editor-background); font-family: var(--vscode-font-family); font-size: var(--vscode-font-size); padding: 0 16px 24px; }
+h1 { font-size: 1.3em; font-weight: 600; }
+h2 { font-size: 1.05em; font-weight: 600; margin: 1.4em 0 0.2em; }
+.state-succeeded .state { color: var(--vscode-testing-iconPassed, var(--vscode-charts-green)); }
+.state-stuck .state, .state-exhausted .state { color: var(--vscode-editorWarning-foreground, var(--vscode-charts-yellow)); }
+.state-failed .state { color: var(--vscode-errorForeground, var(--vscode-charts-red)); }
+.reason { margin: 0 0 0.6em; color: var(--vscode-descriptionForeground); }
+svg.chart { width: 100%; max-width: 560px; height: auto; display: block; margin: 0.4em 0 0.8em; }
+svg .grid { stroke: var(--vscode-editorWidget-border, var(--vscode-panel-border)); stroke-width: 1; }
+svg .axis { fill: var(--vscode-descriptionForeground); font-size: 10px; }
+svg .tasks { fill: none; stroke: var(--vscode-charts-blue); stroke-width: 2; }
+svg .point { fill: var(--vscode-charts-blue); stroke: var(--vscode-editor-background); stroke-width: 1.5; }
+svg .cost { fill: var(--vscode-charts-orange); opacity: 0.45; }
+table { border-collapse: collapse; }
+th, td { text-align: left; padding: 2px 10px 2px 0; border-bottom: 1px solid var(--vscode-editorWidget-border, transparent); vertical-align: top; }
+th { color: var(--vscode-descriptionForeground); font-weight: normal; }
+.ok { color: var(--vscode-testing-iconPassed, var(--vscode-charts-green)); }
+.bad { color: var(--vscode-errorForeground, var(--vscode-charts-red)); }
+a { color: var(--vscode-textLink-foreground); }
+a:focus { outline: 1px solid var(--vscode-focusBorder); }
+</style></head>
+<body>
+<h1>Ralph: ${escapeHtml(page.change)}</h1>
+${body}
+<script nonce="${nonce}">
+const vscode = acquireVsCodeApi();
+document.addEventListener("click", (e) => {
+  const a = e.target.closest("a[data-action]");
+  if (!a) { return; }
+  e.preventDefault();
+  vscode.postMessage({ action: a.dataset.action, uri: a.dataset.uri, runId: a.dataset.run, iteration: Number(a.dataset.iteration) });
+});
+</script>
+</body></html>`;
+}

@@ -1,0 +1,139 @@
+// The run history of a change in a webview panel (one per change, reused), refreshed when one of
+// its runs reports a status. Links open the iteration's raw output and prompt, and its diff in
+// VS Code's diff editor through the server's ralph.diff / ralph.fileAt.
+import { randomBytes } from "node:crypto";
+import * as vscode from "vscode";
+import type { Ctx } from "../ctx";
+import type { ChangeRef } from "../protocol";
+import { historyHtml } from "./historyHtml";
+
+export const CHECKPOINT_SCHEME = "ralph-checkpoint";
+
+interface Message {
+  action?: string;
+  uri?: string;
+  runId?: string;
+  iteration?: number;
+}
+
+export class HistoryPanels implements vscode.Disposable {
+  private readonly panels = new Map<string, { panel: vscode.WebviewPanel; ref: ChangeRef }>();
+  private readonly disposables: vscode.Disposable[] = [];
+
+  constructor(private readonly ctx: Ctx) {
+    this.disposables.push(
+      vscode.workspace.registerTextDocumentContentProvider(CHECKPOINT_SCHEME, new CheckpointFiles(ctx)),
+      ctx.onDidRunStatus((status) => {
+        const open = this.panels.get(keyOf({ change: status.change, root: status.root }));
+        if (open) {
+          void this.render(open.panel, open.ref);
+        }
+      }),
+    );
+  }
+
+  async show(ref: ChangeRef): Promise<void> {
+    const key = keyOf(ref);
+    const open = this.panels.get(key);
+    if (open) {
+      open.panel.reveal();
+      await this.render(open.panel, ref);
+      return;
+    }
+    const panel = vscode.window.createWebviewPanel("ralph.history", `Ralph: ${ref.change} runs`, vscode.ViewColumn.Active, {
+      enableScripts: true,
+      localResourceRoots: [],
+      retainContextWhenHidden: false,
+    });
+    this.panels.set(key, { panel, ref });
+    panel.onDidDispose(() => this.panels.delete(key));
+    panel.webview.onDidReceiveMessage((m: Message) => void this.onMessage(ref, m));
+    await this.render(panel, ref);
+  }
+
+  private async render(panel: vscode.WebviewPanel, ref: ChangeRef): Promise<void> {
+    const [{ runs }, { changes }] = await Promise.all([
+      this.ctx.execute("ralph.history", ref),
+      this.ctx.execute("ralph.changes", ref.root ? { root: ref.root } : {}),
+    ]);
+    const info = changes.find((c) => c.name === ref.change);
+    panel.webview.html = historyHtml({
+      change: ref.change,
+      runs: runs ?? [],
+      total: info?.total ?? 0,
+      nonce: randomBytes(16).toString("base64"),
+      cspSource: panel.webview.cspSource,
+      locale: vscode.env.language,
+    });
+  }
+
+  private async onMessage(ref: ChangeRef, m: Message): Promise<void> {
+    try {
+      if (m.action === "open" && typeof m.uri === "string" && m.uri.startsWith("file:")) {
+        const doc = await vscode.workspace.openTextDocument(vscode.Uri.parse(m.uri, true));
+        await vscode.window.showTextDocument(doc, { preview: true, viewColumn: vscode.ViewColumn.Beside });
+      } else if (m.action === "diff" && typeof m.iteration === "number") {
+        await this.diff(ref, m.runId, m.iteration);
+      }
+    } catch (err) {
+      await this.ctx.showError(err, "ralph.history");
+    }
+  }
+
+  /** The iteration's changed files: one in the diff editor, several through a pick first. */
+  private async diff(ref: ChangeRef, runId: string | undefined, iteration: number): Promise<void> {
+    const d = await this.ctx.execute("ralph.diff", { ...ref, ...(runId ? { runId } : {}), iteration });
+    if (d.files.length === 0) {
+      void vscode.window.showInformationMessage(`Ralph: iteration ${iteration} changed no file.`);
+      return;
+    }
+    const pick =
+      d.files.length === 1
+        ? d.files[0]
+        : (
+            await vscode.window.showQuickPick(
+              d.files.map((f) => ({ label: f.path, description: f.status, file: f })),
+              { title: `Ralph: files iteration ${iteration} changed` },
+            )
+          )?.file;
+    if (!pick) {
+      return;
+    }
+    const empty = vscode.Uri.from({ scheme: CHECKPOINT_SCHEME, path: `/${pick.path}`, query: "empty" });
+    const before = pick.beforeUri ? vscode.Uri.parse(pick.beforeUri, true) : empty;
+    const after = pick.afterUri ? vscode.Uri.parse(pick.afterUri, true) : empty;
+    await vscode.commands.executeCommand("vscode.diff", before, after, `${pick.path} (iteration ${iteration})`);
+  }
+
+  dispose(): void {
+    for (const { panel } of this.panels.values()) {
+      panel.dispose();
+    }
+    for (const d of this.disposables.splice(0)) {
+      d.dispose();
+    }
+  }
+}
+
+/** `ralph-checkpoint:/<path>?root=<root URI>&checkpoint=<commit>`: a file as a checkpoint has it. */
+class CheckpointFiles implements vscode.TextDocumentContentProvider {
+  constructor(private readonly ctx: Ctx) {}
+
+  async provideTextDocumentContent(uri: vscode.Uri): Promise<string> {
+    if (uri.query === "empty") {
+      return "";
+    }
+    const q = new URLSearchParams(uri.query);
+    const checkpoint = q.get("checkpoint");
+    if (!checkpoint) {
+      return "";
+    }
+    const root = q.get("root") ?? undefined;
+    const { text } = await this.ctx.execute("ralph.fileAt", { ...(root ? { root } : {}), checkpoint, path: uri.path.replace(/^\//, "") });
+    return text;
+  }
+}
+
+function keyOf(ref: ChangeRef): string {
+  return `${ref.root ?? ""}\u0000${ref.change}`;
+}

@@ -1,0 +1,94 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import type { HistoryRecord } from "../../src/protocol";
+import { chartPoints, chartSvg, durationOf, escapeHtml, historyHtml } from "../../src/views/historyHtml";
+import { changeDescription, runLabel } from "../../src/views/treeModel";
+import { change, status } from "./fixtures";
+
+function record(over: Partial<HistoryRecord> = {}): HistoryRecord {
+  const it = (n: number, checked: number, cost: number | null) => ({
+    n,
+    startedAt: `2026-11-24T07:0${n}:00Z`,
+    endedAt: `2026-11-24T07:0${n}:30Z`,
+    exitCode: 0,
+    tasksChecked: checked,
+    costUsd: cost,
+    numTurns: 4,
+    usage: null,
+    verification: n === 3 ? [{ command: "make test", exitCode: 0, durationMs: 300, outputTail: "OK" }] : null,
+    refusals: n === 2 ? [{ tool: "Bash", input: "make build", rule: "Bash(make build)" }] : [],
+    checkpoint: { ref: `refs/ralph/x/r/${n}`, commit: "abc" },
+    outputUri: `file:///p/.ralph/runs/r/iteration-${n}.log`,
+    promptUri: null,
+  });
+  return {
+    runId: "r",
+    change: "add-x",
+    root: "file:///p",
+    startedAt: "2026-11-24T07:01:00Z",
+    endedAt: "2026-11-24T07:03:30Z",
+    state: "succeeded",
+    reason: "every task is checked (8/8); verification passed (make test)",
+    transitions: [],
+    iterations: [it(1, 3, 0.1), it(2, 2, 0.25), it(3, 3, 0.05)],
+    guidance: [],
+    ...over,
+  };
+}
+
+describe("the history page", () => {
+  it("charts one point per iteration, tasks checked cumulatively", () => {
+    const points = chartPoints(record().iterations);
+    assert.deepEqual(points.map((p) => p.checked), [3, 5, 8]);
+    const svg = chartSvg(points, 8);
+    assert.equal(svg.match(/<circle class="point"/g)?.length, 3);
+    assert.equal(svg.match(/<rect class="cost"/g)?.length, 3);
+    assert.match(svg, /iteration 2: 5\/8 tasks/);
+  });
+
+  it("has a row per iteration with verification, refusals and links, and a strict CSP", () => {
+    const html = historyHtml({ change: "add-x", runs: [record()], total: 8, nonce: "N0nce", cspSource: "vscode-webview:" });
+    assert.equal(html.match(/<tr class="iteration">/g)?.length, 3);
+    assert.match(html, /✓ make test/);
+    assert.match(html, /1 refused/);
+    assert.match(html, /data-action="open" data-uri="file:\/\/\/p\/\.ralph\/runs\/r\/iteration-1\.log">output</);
+    assert.match(html, /data-action="diff" data-run="r" data-iteration="3">diff</);
+    assert.doesNotMatch(html, /prompt<\/a>/); // no prompt file: no link
+    assert.match(html, /content="default-src 'none'; style-src vscode-webview: 'nonce-N0nce'; script-src 'nonce-N0nce';/);
+    assert.equal(html.match(/<script nonce="N0nce">/g)?.length, 1);
+    assert.doesNotMatch(html, /https?:\/\/(?!www\.w3)/); // nothing remote
+  });
+
+  it("escapes what the record holds", () => {
+    const html = historyHtml({ change: "<x>", runs: [record({ reason: '<img src=x onerror="1">' })], total: 8, nonce: "n", cspSource: "s" });
+    assert.doesNotMatch(html, /<img/);
+    assert.equal(escapeHtml(`a&<>"'`), "a&amp;&lt;&gt;&quot;&#39;");
+  });
+
+  it("says when there is no run", () => {
+    assert.match(historyHtml({ change: "add-x", runs: [], total: 8, nonce: "n", cspSource: "s" }), /No run of add-x yet/);
+  });
+
+  it("writes durations for people", () => {
+    assert.equal(durationOf("2026-11-24T07:00:00Z", "2026-11-24T07:00:03.400Z"), "3.4 s");
+    assert.equal(durationOf("2026-11-24T07:00:00Z", "2026-11-24T07:02:05Z"), "2 min 5 s");
+    assert.equal(durationOf("2026-11-24T07:00:00Z", null), "—");
+  });
+});
+
+describe("the Ralph view's rows", () => {
+  it("shows progress, and for a running change its iteration, phase and cost", () => {
+    const info = change("add-x", { completed: 3, total: 8 });
+    assert.equal(changeDescription(info, undefined), "3/8");
+    assert.equal(changeDescription(info, status({ costUsd: 0.42 })), "3/8 · iteration 2 · $0.42");
+    assert.equal(changeDescription(info, status({ phase: "verifying" })), "3/8 · verifying");
+    assert.equal(changeDescription(info, status({ phase: "waiting", waiting: { kind: "rateLimit" } })), "3/8 · rate limited");
+    assert.equal(changeDescription(change("d", { completed: 8, total: 8 }), status({ state: "succeeded" })), "8/8 · done");
+  });
+
+  it("labels a run with state, iterations, cost, duration and local time", () => {
+    const label = runLabel(record(), "en-GB");
+    assert.match(label, /^succeeded · 3 it · \$0\.40 · 2 min 30 s · /);
+    assert.ok(label.endsWith(new Date("2026-11-24T07:01:00Z").toLocaleString("en-GB", { dateStyle: "medium", timeStyle: "medium" })));
+  });
+});
