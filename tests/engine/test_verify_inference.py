@@ -20,6 +20,9 @@ EXPECTED = {
     "hyperfleet-cli": ["make test"],  # its test target runs `go test ./...`: not twice
     "rcal": ["cargo test"],
     "ralphtool": ["cargo test"],
+    # package.json without a test script (npm test would not exist), pytest with uv.lock
+    "obsidian-llm-wiki": ["uv run pytest -q"],
+    "fpf-governance-mcp": [],  # Maven: no rule, so no command rather than a wrong one
 }
 
 
