@@ -8,9 +8,16 @@ each change folder in it. Nothing polls, so an idle server costs no CPU, and a s
 soon as it is complete: a ``close`` after writing, or the rename of an atomic save, is handed
 over at once; other events (a file still being written, a deletion that may be followed by a
 new file) wait :data:`SETTLE_EVENTS` seconds for the rest. Elsewhere, or where inotify cannot be
-had (the per-user limit on instances or watches), watchfiles does the watching; it polls its
-queue every ``step`` ms and hands over a single write after about 10–20 ms.
+had (another OS, the per-user limit on inotify instances), watchfiles does the watching; it
+polls its queue every ``step`` ms and hands over a single write after about 10–20 ms.
 ``RALPH_WATCH=poll`` in the server's environment forces that fallback.
+
+The per-user limit on inotify *watches* (``fs.inotify.max_user_watches``, 8,192 on many systems,
+shared with the editor's own watches) is met differently: watchfiles would need the same watches.
+Change folders that get no watch have their tasks.md compared by ``stat`` every
+:data:`POLL_SECONDS` (and ``changes/`` is listed too when even its own watch was refused); each
+sweep tries to watch them again, so they move back to inotify once watches are free. The log
+says so once per root, with how many folders each watcher has.
 """
 
 from __future__ import annotations
@@ -36,6 +43,14 @@ SETTLE_SECONDS = 0.3
 # Events that may be followed by more of the same save wait this long before they are handed
 # over (a truncation before the write, a deletion before the new file).
 SETTLE_EVENTS = 0.02
+# Folders inotify refused a watch for (the per-user limit) are compared this often.
+POLL_SECONDS = 1.0
+# ...and offered to inotify again this often (watches may have been freed meanwhile).
+REWATCH_SECONDS = 10.0
+# The errors of inotify_add_watch that mean "no more watches": then polling takes over.
+_LIMIT_ERRNOS = (errno.ENOSPC, errno.ENOMEM)
+
+Stat = tuple[int, int, int] | None  # (mtime_ns, size, inode) of a tasks.md; None when missing
 
 _FOLDER_MASK = (
     inotify.IN_CREATE
@@ -83,7 +98,14 @@ class RootWatcher:
         self._pending: set[Path] = set()
         self._flush_handle: asyncio.TimerHandle | None = None
         self._reading = False
-        self._before = self._snapshot()
+        # inotify refused these change folders a watch: tasks.md path → its last stat.
+        self._polled: dict[Path, Stat] = {}
+        self._poll_listing = False  # even changes/ has no watch: list it on every sweep
+        self._listed: set[str] = set()  # the change folders the last listing saw
+        self._poller: asyncio.Task[None] | None = None
+        self._run_task = run_task
+        self._limit_told = False
+        self._before: dict[Path, Stat] = {}
         if self._ino is not None:
             try:
                 # In place before the first edit can happen; events queue until the loop reads.
@@ -93,15 +115,25 @@ class RootWatcher:
         if self._ino is not None:
             self.task = run_task(self._run_inotify(), f"watch {root}")
         else:
+            self._before = self._snapshot()
             self.task = run_task(self._run_watchfiles(), f"watch {root}")
 
     @property
     def backend(self) -> str:
-        return "inotify" if self._ino is not None else "watchfiles"
+        if self._ino is None:
+            return "watchfiles"
+        return "inotify+polling" if self._polled or self._poll_listing else "inotify"
+
+    @property
+    def polled_count(self) -> int:
+        """How many change folders are polled because inotify refused them a watch."""
+        return len(self._polled)
 
     def stop(self) -> None:
         self._stop.set()
         self._wake.set()
+        if self._poller is not None:
+            self._poller.cancel()
         self._close_inotify()
 
     # -- inotify -------------------------------------------------------------------------------
@@ -130,11 +162,19 @@ class RootWatcher:
         except OSError as exc:
             if exc.errno in (errno.ENOENT, errno.ENOTDIR):
                 return False
-            raise
+            if exc.errno not in _LIMIT_ERRNOS:
+                raise
+            # Not even changes/ gets a watch: list it on every sweep, and poll every change.
+            wd = None
+            self._poll_listing = True
         self._folder_wd = wd
-        self._dirs[wd] = self.folder
-        for name in self._change_names():
+        if wd is not None:
+            self._dirs[wd] = self.folder
+        names = self._change_names()
+        self._listed = set(names)
+        for name in names:
             self._watch_change(name)
+        self._tell_limit()
         return True
 
     def _change_names(self) -> list[str]:
@@ -143,7 +183,10 @@ class RootWatcher:
         except OSError:
             return []
 
-    def _watch_change(self, name: str) -> None:
+    def _watch_change(self, name: str) -> bool:
+        """Watch one change folder; when inotify has no watch left, poll its tasks.md instead.
+
+        False if the folder is gone (or is a symbolic link, which is no change)."""
         ino = self._ino
         assert ino is not None
         path = self.folder / name
@@ -151,14 +194,21 @@ class RootWatcher:
             wd = ino.add_watch(str(path), _CHANGE_MASK)
         except OSError as exc:
             if exc.errno in (errno.ENOENT, errno.ENOTDIR, errno.ELOOP):
-                return  # gone again, or a symbolic link (not a change)
-            # ENOSPC: fs.inotify.max_user_watches is used up.
+                return False
+            if exc.errno in _LIMIT_ERRNOS:  # fs.inotify.max_user_watches is used up
+                tasks = path / TASKS_MD
+                if tasks not in self._polled:
+                    self._polled[tasks] = _stat(tasks)
+                    self._start_polling()
+                return True
             self._warn_once("watching %s failed (%s); its edits on disk are not seen", path, exc)
-            return
+            return True
         self._dirs[wd] = path
+        return True
 
     def _unwatch_change(self, name: str) -> None:
         path = self.folder / name
+        self._polled.pop(path / TASKS_MD, None)
         for wd, folder in list(self._dirs.items()):
             if folder == path:
                 del self._dirs[wd]
@@ -171,6 +221,93 @@ class RootWatcher:
                 self._ino.rm_watch(wd)
         self._dirs.clear()
         self._folder_wd = None
+        self._polled.clear()
+        self._poll_listing = False
+
+    # -- polling what inotify has no watch for -------------------------------------------------
+
+    def _tell_limit(self) -> None:
+        """Say once which watcher has which folders, when the watch limit was met."""
+        if self._limit_told or not (self._polled or self._poll_listing):
+            return
+        self._limit_told = True
+        watched = sum(1 for folder in self._dirs.values() if folder != self.folder)
+        log.warning(
+            "watching %s: the inotify watch limit is reached (fs.inotify.max_user_watches);"
+            " %d change folder(s) watched with inotify, %d polled every %g s%s."
+            " Raise the limit (sysctl fs.inotify.max_user_watches) to watch them all.",
+            self.folder,
+            watched,
+            len(self._polled),
+            POLL_SECONDS,
+            ", and changes/ itself listed at each poll" if self._poll_listing else "",
+        )
+
+    def _start_polling(self) -> None:
+        if self._poller is None or self._poller.done():
+            self._poller = self._run_task(self._poll(), f"poll {self.folder}")
+
+    async def _poll(self) -> None:
+        loop = asyncio.get_running_loop()
+        rewatch_at = loop.time() + REWATCH_SECONDS
+        while not self._stop.is_set() and (self._polled or self._poll_listing):
+            await self._sleep(POLL_SECONDS)
+            if self._stop.is_set() or self._ino is None:
+                return
+            rewatch = loop.time() >= rewatch_at
+            if rewatch:
+                rewatch_at = loop.time() + REWATCH_SECONDS
+            changed = self._sweep(rewatch)
+            if changed:
+                self._queue(changed, now=True)
+
+    def _sweep(self, rewatch: bool) -> set[Path]:
+        """One poll: the polled tasks.md files that changed (and, when changes/ has no watch,
+        the change folders that came or went); with ``rewatch``, inotify is asked again."""
+        changed: set[Path] = set()
+        if self._poll_listing:
+            changed |= self._sweep_listing(rewatch)
+        ino = self._ino
+        for tasks, before in list(self._polled.items()):
+            if rewatch and ino is not None:
+                try:
+                    wd = ino.add_watch(str(tasks.parent), _CHANGE_MASK)
+                except OSError:
+                    pass
+                else:  # watched again; the stat below catches an edit made before that
+                    self._dirs[wd] = tasks.parent
+                    del self._polled[tasks]
+            now = _stat(tasks)
+            if now != before:
+                changed.add(tasks)
+                if tasks in self._polled:
+                    self._polled[tasks] = now
+        return changed
+
+    def _sweep_listing(self, rewatch: bool) -> set[Path]:
+        ino = self._ino
+        assert ino is not None
+        changed: set[Path] = set()
+        if not self.folder.is_dir():
+            self._wake.set()  # the folder is gone: _run_inotify waits for it to come back
+            return changed
+        names = set(self._change_names())
+        for name in names - self._listed:
+            if self._watch_change(name):
+                changed.add(self.folder / name / TASKS_MD)
+        for name in self._listed - names:
+            self._unwatch_change(name)
+            changed.add(self.folder / name / TASKS_MD)
+        self._listed = names
+        if rewatch:
+            try:
+                wd = ino.add_watch(str(self.folder), _FOLDER_MASK)
+            except OSError:
+                return changed
+            self._folder_wd = wd
+            self._dirs[wd] = self.folder
+            self._poll_listing = False
+        return changed
 
     def _close_inotify(self) -> None:
         if self._flush_handle is not None:
@@ -215,6 +352,8 @@ class RootWatcher:
                     lost = False
                 await self._wake.wait()
                 self._wake.clear()
+                if not self._stop.is_set():
+                    self._disarm()
                 lost = True
         finally:
             self._close_inotify()
@@ -237,6 +376,7 @@ class RootWatcher:
                 if self._folder_wd is not None:
                     for child in self._change_names():
                         self._watch_change(child)
+                    self._tell_limit()
                 complete = True
                 continue
             folder = self._dirs.get(wd)
@@ -251,6 +391,7 @@ class RootWatcher:
                     continue
                 if mask & (inotify.IN_CREATE | inotify.IN_MOVED_TO):
                     self._watch_change(name)
+                    self._tell_limit()
                     tasks = self.folder / name / TASKS_MD
                     if mask & inotify.IN_MOVED_TO or tasks.exists():
                         changed.add(tasks)
@@ -291,16 +432,8 @@ class RootWatcher:
 
     # -- watchfiles (elsewhere) ----------------------------------------------------------------
 
-    def _snapshot(self) -> dict[Path, tuple[int, int, int] | None]:
-        out: dict[Path, tuple[int, int, int] | None] = {}
-        for path in self.folder.glob(f"*/{TASKS_MD}"):
-            try:
-                st = path.stat()
-            except OSError:
-                out[path] = None
-            else:
-                out[path] = (st.st_mtime_ns, st.st_size, st.st_ino)
-        return out
+    def _snapshot(self) -> dict[Path, Stat]:
+        return {path: _stat(path) for path in self.folder.glob(f"*/{TASKS_MD}")}
 
     async def _settle(self) -> None:
         before = self._before
@@ -388,3 +521,11 @@ class RootWatcher:
             await asyncio.wait_for(self._stop.wait(), seconds)
         except asyncio.TimeoutError:
             pass
+
+
+def _stat(path: Path) -> Stat:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_mtime_ns, st.st_size, st.st_ino
