@@ -324,3 +324,12 @@ def test_all_blocked(
     name: str, open_tasks: int, blocked: list[tuple[str, str]], expected: End | None
 ) -> None:
     assert all_blocked(open_tasks, blocked) == expected
+
+
+def test_every_task_checked_but_verification_failing_at_the_limit_is_exhausted() -> None:
+    # SPEC §3: exhausted when maxIterations ran and verification still fails (tasks all done).
+    end = before_spawn(Counters(counted=20, failing="make test exited 2"), LIMITS, 5, 5)
+    assert end == End(
+        RunState.EXHAUSTED,
+        "20 iterations ran (maxIterations) and verification still fails (make test exited 2)",
+    )
