@@ -3,12 +3,17 @@ the user's state."""
 
 from __future__ import annotations
 
+import os
+import shutil
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from ralph_lsp import checkpoints as cp
+from tests.conftest import EXAMPLE
 from tests.git.conftest import NEEDS_GIT, fingerprint, git, init_repo
 
 CHANGE = "c"
@@ -134,3 +139,29 @@ def test_a_file_git_cannot_add_is_a_warning(tmp_path: Path) -> None:
     one, changed = c.record(1)
     assert one is not None and changed == ["ok.txt"]
     assert any("nested/" in w and "checkpoint 1" in w for w in warnings), warnings
+
+
+@pytest.mark.parametrize("state", sorted(STATES))
+def test_a_demo_run_in_an_unusual_repository_succeeds(tmp_path: Path, state: str) -> None:
+    # The whole run, not only the checkpointer: the state is said once and never ends the run.
+    make, note = STATES[state]
+    repo = make(tmp_path)
+    shutil.copytree(
+        EXAMPLE, repo / "project", ignore=shutil.ignore_patterns(".ralph", "__pycache__")
+    )
+    before = git(repo, "--no-optional-locks", "status", "--porcelain=v1")
+    proc = subprocess.run(
+        [sys.executable, "-m", "ralph_lsp", "run", "add-greeting-cli", "--agent", "demo"],
+        cwd=repo / "project",
+        env=dict(os.environ, RALPH_DEMO_DELAY="0", NO_COLOR="1"),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
+    assert proc.stdout.splitlines()[-1].startswith("succeeded:")
+    assert proc.stdout.count(note) == 1, proc.stdout[-3000:]
+    refs = git(repo, "for-each-ref", "--format=%(refname)", "refs/ralph").split()
+    assert len(refs) == 4, refs  # before iteration 1 and after each of the three
+    assert git(repo, "--no-optional-locks", "status", "--porcelain=v1") == before
