@@ -20,7 +20,15 @@ from pathlib import Path
 from typing import Any, NoReturn, TextIO
 
 from ralph_lsp import __version__, cli_git
-from ralph_lsp.settings import PRESETS, SCOPES, Settings, check_setting, settings_from_dict
+from ralph_lsp.settings import (
+    ISOLATIONS,
+    PRESETS,
+    SCOPES,
+    VERIFY_WHEN,
+    Settings,
+    check_setting,
+    settings_from_dict,
+)
 from ralph_lsp.tasks import read_tasks_text, summarize_tasks
 from ralph_lsp.workspace import Change, UnknownChangeError, change_json, find_root, list_changes
 
@@ -636,7 +644,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sp.add_argument(
         "--verify-when",
-        choices=("final", "each", "off"),
+        choices=VERIFY_WHEN,
         help="when verification runs: once every task is checked (final, the default), also"
         " after every iteration that checked a task (each), or never (off)",
     )
@@ -688,7 +696,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sp.add_argument(
         "--isolation",
-        choices=("none", "worktree"),
+        choices=ISOLATIONS,
         help="'worktree': work in a git worktree of its own on branch ralph/CHANGE (a commit"
         " per iteration that changed files), leaving your work tree alone (default none)",
     )

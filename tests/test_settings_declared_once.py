@@ -4,12 +4,23 @@ on one side only, a different default, or a different choice list fails here."""
 
 from __future__ import annotations
 
+import argparse
 import json
 import re
 from pathlib import Path
 from typing import Any
 
-from ralph_lsp.settings import PROGRAM_SETTINGS, SETTING_NAMES, Settings, settings_from_dict
+from ralph_lsp import cli
+from ralph_lsp.settings import (
+    ISOLATIONS,
+    PRESETS,
+    PROGRAM_SETTINGS,
+    SCOPES,
+    SETTING_NAMES,
+    VERIFY_WHEN,
+    Settings,
+    settings_from_dict,
+)
 
 CLIENT = Path(__file__).resolve().parents[1] / "editor-client"
 CLIENT_ONLY = ("server.", "trace.")  # settings of the extension itself, not the server's
@@ -67,3 +78,25 @@ def test_program_settings_are_restricted_in_untrusted_workspaces() -> None:
         [f"ralph.{k}" for k in PROGRAM_SETTINGS]
         + ["ralph.server.pythonPath", "ralph.server.importStrategy"]
     )
+
+
+def run_flags() -> dict[str, argparse.Action]:
+    parser = cli.build_parser()
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    return {a.dest: a for a in sub.choices["run"]._actions}
+
+
+def test_the_cli_flags_set_declared_settings_with_the_same_choices() -> None:
+    # The CLI's flag mapping names settings of the one declaration, and a flag with choices
+    # offers exactly the setting's choices (the same tuple, not a copy that can drift).
+    flags = run_flags()
+    assert cli._FLAG_SETTINGS, "the CLI maps no flag to a setting: the test reads the wrong place"
+    for attr, key in cli._FLAG_SETTINGS:
+        assert key in SETTING_NAMES, (attr, key)
+        assert attr in flags, f"--{attr.replace('_', '-')} is mapped but not a flag of run"
+    choices = {"agent": PRESETS, "scope": SCOPES, "verify_when": VERIFY_WHEN}
+    choices["isolation"] = ISOLATIONS
+    with_choices = {dest for dest, a in flags.items() if a.choices and dest != "help"}
+    assert with_choices == set(choices), with_choices
+    for dest, declared in choices.items():
+        assert flags[dest].choices is declared, dest
