@@ -10,6 +10,8 @@ import re
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from ralph_lsp import cli
 from ralph_lsp.settings import (
     ISOLATIONS,
@@ -100,3 +102,27 @@ def test_the_cli_flags_set_declared_settings_with_the_same_choices() -> None:
     assert with_choices == set(choices), with_choices
     for dest, declared in choices.items():
         assert flags[dest].choices is declared, dest
+
+
+@pytest.mark.parametrize(
+    ("flag", "value", "expected"),
+    [
+        ("--max-iterations", "0", "--max-iterations: expected a whole number of at least 1, got 0"),
+        ("--stuck-after", "-1", "--stuck-after: expected a whole number of at least 1, got -1"),
+        ("--max-cost", "0", "--max-cost: expected a number greater than 0, got 0.0"),
+        ("--iteration-timeout", "nan", "--iteration-timeout: expected a number greater than 0"),
+        ("--stop-grace", "-1", "--stop-grace: expected a number of at least 0, got -1.0"),
+    ],
+)
+def test_a_flag_is_checked_as_its_setting_and_the_error_names_the_flag(
+    flag: str, value: str, expected: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "openspec" / "changes" / "c").mkdir(parents=True)
+    (tmp_path / "openspec" / "changes" / "c" / "tasks.md").write_text("- [ ] 1.1 a\n")
+    with pytest.raises(SystemExit) as ended:
+        cli.main(["run", "c", "--root", str(tmp_path), "--agent", "demo", flag, value])
+    assert ended.value.code == 2
+    [line] = capsys.readouterr().err.strip().splitlines()
+    assert line.startswith(f"ralph-lsp: error: {expected}"), line
+    assert "(default" not in line and "ralph." not in line  # the flag, not the setting
+    assert not (tmp_path / ".ralph").exists()  # no run, no record
