@@ -53,6 +53,7 @@ class Result:
     exit_code: int | None  # None: it could not be started
     duration_ms: int
     output_tail: str
+    timed_out: float | None = None  # the verifyTimeoutSeconds it was stopped at, if it was
 
     @property
     def passed(self) -> bool:
@@ -62,6 +63,8 @@ class Result:
         """``make test exited 2`` (or timed out, or could not start)."""
         if self.exit_code is None:
             return f"{self.command} could not start"
+        if self.timed_out is not None:
+            return f"{self.command} timed out after {self.timed_out:g}s (verifyTimeoutSeconds)"
         if self.exit_code < 0:
             return f"{self.command} was killed by signal {-self.exit_code}"
         return f"{self.command} exited {self.exit_code}"
@@ -260,17 +263,20 @@ class Runner:
         self.process = proc
         tail = _Tail()
         try:
-            code = await self._wait(proc, tail)
+            code, timed_out = await self._wait(proc, tail)
         finally:
             self.process = None
-        result = Result(cmd.line, code, _ms(started), tail.text())
+        limit = self.timeout if timed_out and code != 0 else None
+        result = Result(cmd.line, code, _ms(started), tail.text(), limit)
         mark = "✓" if result.passed else "✗"
         self.on_lines(
             [f"verify {mark} {result.describe()} ({result.duration_ms / 1000:.1f}s)"], False
         )
         return result
 
-    async def _wait(self, proc: AgentProcess, tail: _Tail) -> int:
+    async def _wait(self, proc: AgentProcess, tail: _Tail) -> tuple[int, bool]:
+        """The command's exit code, and whether its timeout stopped it."""
+
         async def pump() -> None:
             async for stream, lines in proc.batches():
                 tail.add(lines)
@@ -279,17 +285,21 @@ class Runner:
         reader = asyncio.ensure_future(pump())
         stopped = asyncio.ensure_future(self.stop.wait())
         exited = asyncio.ensure_future(proc.wait())
+        timed_out = False
         try:
             done, _ = await asyncio.wait(
                 {exited, stopped}, timeout=self.timeout, return_when=asyncio.FIRST_COMPLETED
             )
             if exited not in done:
                 if stopped not in done:
-                    tail.add([f"[ralph: timed out after {self.timeout:g}s (verifyTimeoutSeconds)]"])
+                    timed_out = True
+                    note = f"[ralph: timed out after {self.timeout:g}s (verifyTimeoutSeconds)]"
+                    tail.add([note])
+                    self.on_lines([f"verify │ {note}"], True)
                 await proc.terminate(self.grace)
             code = await proc.wait()
             await asyncio.wait({reader}, timeout=5)
-            return code
+            return code, timed_out
         finally:
             stopped.cancel()
             reader.cancel()

@@ -51,8 +51,14 @@ def test_help_and_version() -> None:
         "--stop-grace",
         "--guidance",
         "--story",
+        "--verify",
+        "--verify-when",
+        "--verify-timeout",
+        "--finish-grace",
+        "--allow-tool",
     ):
         assert flag in run_help
+    assert "--root" in ralph("verify", "--help").stdout
     assert ralph("--version").stdout.startswith("ralph-lsp ")
 
 
@@ -175,3 +181,65 @@ def test_sigint_stops_the_run_and_its_tree(project: Path, tmp_path: Path) -> Non
     assert proc.returncode == 5
     assert out.rstrip("\n").splitlines()[-1].startswith("stopped: ")
     assert_gone(pids)
+
+
+def test_a_box_ticking_agent_ends_stuck_naming_the_failing_command(project: Path) -> None:
+    # It checks one box per spawn and writes no code: the example's own tests (its Makefile's
+    # test target, inferred) keep failing, so the run can never succeed.
+    cmd = f"{sys.executable} {FAKES / 'check_one.py'}"
+    out = ralph("run", CHANGE, "--root", str(project), "--agent-command", cmd, timeout=120)
+    assert out.returncode == 3, out.stdout[-3000:]
+    lines = out.stdout.rstrip("\n").splitlines()
+    assert "verification (final): make test (Makefile: test target)" in out.stdout
+    assert (
+        lines[-1] == "stuck: verification fails (make test exited 2); no progress in 3 iterations"
+    )
+    tasks = (project / "openspec" / "changes" / CHANGE / "tasks.md").read_text()
+    assert "- [ ]" not in tasks  # every box ticked, and still not a success
+
+
+def test_the_demo_run_leaves_the_examples_own_tests_passing(project: Path) -> None:
+    before = subprocess.run(["make", "test"], cwd=project, capture_output=True, text=True)
+    assert before.returncode != 0  # the example's acceptance tests fail until the code exists
+    out = ralph("run", CHANGE, "--root", str(project), "--agent", "demo")
+    assert out.returncode == 0, out.stdout[-3000:]
+    after = subprocess.run(["make", "test"], cwd=project, capture_output=True, text=True)
+    assert after.returncode == 0, after.stdout + after.stderr
+    assert "OK" in after.stderr
+
+
+def test_verification_flags(project: Path) -> None:
+    from ralph_lsp.cli import _settings_from_args, build_parser
+
+    args = build_parser().parse_args(
+        ["run", CHANGE, "--verify", "make test", "--verify", "npm test", "--verify-when", "each",
+         "--verify-timeout", "30", "--finish-grace", "5", "--allow-tool", "Bash(make build:*)",
+         "--allow-tool", "WebFetch"]
+    )  # fmt: skip
+    s = _settings_from_args(args)
+    assert s.verify_commands == ("make test", "npm test") and s.verify_when == "each"
+    assert s.verify_timeout_seconds == 30 and s.finish_grace_seconds == 5
+    assert s.allowed_tools == ("Bash(make build:*)", "WebFetch")
+    bad = ralph("run", CHANGE, "--root", str(project), "--verify-timeout", "-1")
+    assert bad.returncode == 2 and "--verify-timeout: expected a number of at least 0" in bad.stderr
+    # --verify-when off: the file alone, as in v1 (the box ticker succeeds)
+    cmd = f"{sys.executable} {FAKES / 'check_one.py'}"
+    off = ralph(
+        "run", CHANGE, "--root", str(project), "--agent-command", cmd, "--verify-when", "off"
+    )
+    assert off.returncode == 0
+    assert off.stdout.splitlines()[-1] == "succeeded: every task is checked (8/8)"
+
+
+def test_a_verification_command_over_its_timeout_is_stopped(project: Path) -> None:
+    tasks = project / "openspec" / "changes" / CHANGE / "tasks.md"
+    tasks.write_text(tasks.read_text().replace("- [ ]", "- [x]"))
+    slow = f"{sys.executable} -c 'import time; time.sleep(60)'"
+    out = ralph(
+        "verify", CHANGE, "--root", str(project), "--verify", slow, "--verify-timeout", "0.5"
+    )
+    assert out.returncode == 1
+    assert out.stdout.splitlines()[-1] == (
+        f"failed: {slow} timed out after 0.5s (verifyTimeoutSeconds)"
+    )
+    assert "[ralph: timed out after 0.5s (verifyTimeoutSeconds)]" in out.stdout
