@@ -5,6 +5,9 @@
 # Exits non-zero when anything fails.
 #   RALPH_E2E_PYTHON   the interpreter that runs the server (default: the repository's .venv)
 #   RALPH_E2E_EXAMPLE  the OpenSpec project to copy and run (default: examples/hello)
+#   RALPH_E2E_BARE_PYTHON  the python3 of "a machine with only python3" (default: Debian's
+#                      /usr/bin/python3, else python3 from PATH): the tests' `python3` is a bare
+#                      venv of it, with no package at all (bundled.test.ts runs the .vsix on it)
 # Arguments: names of test files to run (e.g. `e2e.sh trust`); default: every test/e2e/*.test.ts.
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
@@ -23,6 +26,23 @@ mkdir -p "$results"
 
 out=$(mktemp -d "${TMPDIR:-/tmp}/ralph-client-e2e.XXXXXX")
 trap 'rm -rf "$out"' EXIT
+
+# `python3` for code-server and the tests: a venv of the system's Python with no package in it
+# (no ralph-lsp, pygls, lsprotocol, cattrs, attrs or watchfiles), so the .vsix alone must bring
+# the server and every dependency. A developer's python3 (pyenv, a venv) often has some of them.
+bare_base=${RALPH_E2E_BARE_PYTHON:-}
+if [[ -z $bare_base ]]; then
+  if [[ -x /usr/bin/python3 ]]; then bare_base=/usr/bin/python3; else bare_base=$(command -v python3); fi
+fi
+"$bare_base" -m venv --without-pip "$out/bare-python" || die "$bare_base -m venv --without-pip failed"
+for module in ralph_lsp pygls lsprotocol cattrs attrs watchfiles; do
+  if "$out/bare-python/bin/python3" -c "import $module" 2>/dev/null; then
+    die "the bare python3 ($bare_base) can import $module: the one-step install would not be tried"
+  fi
+done
+export PATH="$out/bare-python/bin:$PATH"
+unset PYTHONPATH PYTHONHOME VIRTUAL_ENV
+log "python3 on PATH: a bare venv of $bare_base"
 tests=("$CLIENT_DIR"/test/e2e/*.test.ts)
 if (($# > 0)); then
   tests=()
