@@ -9,6 +9,7 @@ checked over the whole tree, watchdog included, not only the pids the agent wrot
 from __future__ import annotations
 
 import os
+import shlex
 import signal
 import time
 from collections.abc import Callable
@@ -146,3 +147,33 @@ def test_watchdog_killed_leaves_nothing(fx: FaultEnv, start_lsp: StartLsp, front
             proc.send_signal(signal.SIGINT)
             proc.wait(20)
     assert fx.tasks().read_bytes() == TASKS.encode()
+
+
+@pytest.mark.parametrize("front", ["cli", "server"])
+def test_a_verification_tree_dies_with_its_cli_or_server(
+    fx: FaultEnv, start_lsp: StartLsp, front: str
+) -> None:
+    # SPEC §3 v2: verification runs under the agent's process-tree guarantees. Every task is
+    # checked, so the first thing the run does is verify; the check is the stubborn tree.
+    fx.tasks().write_text(TASKS.replace("- [ ]", "- [x]"))
+    check = fx.agent("-p", f"Tasks file: {fx.tasks()}", "stubborn")
+    if front == "cli":
+        proc = fx.start_cli("alpha", "--agent-command", fx.agent_command("check"),
+                            "--verify", shlex.join(check))  # fmt: skip
+        pid = proc.pid
+    else:
+        server = start_lsp(stubborn_settings(fx, verifyCommands=[shlex.join(check)]))
+        assert "result" in server.command("ralph.run", {"change": "alpha"})
+        proc, pid = server.proc, server.proc.pid
+    try:
+        tree = wait_for_tree(fx, pid)
+        assert fx.spawns()[0]["argv"][-1] == "stubborn"  # the verification, not an agent
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(10)
+        killed = time.monotonic()
+        left = gone_within(tree, 2.0)
+        assert left == [], f"alive {time.monotonic() - killed:.2f}s after the SIGKILL: {left}"
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
