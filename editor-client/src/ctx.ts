@@ -2,22 +2,19 @@
 // server's lifecycle. Commands live in commands.ts and reach the server through `execute`.
 import * as fs from "node:fs";
 import * as path from "node:path";
-import * as readline from "node:readline";
 import * as vscode from "vscode";
 import {
   CloseAction,
   ErrorAction,
   ExecuteCommandRequest,
   LanguageClient,
-  RevealOutputChannelOn,
   State,
   type CloseHandlerResult,
   type ErrorHandler,
   type ErrorHandlerResult,
-  type LanguageClientOptions,
-  type ServerOptions,
 } from "vscode-languageclient/node";
-import { RESTART_SETTINGS, didChangeConfigurationParams, importStrategySetting, initializationOptions, pythonPathSetting } from "./config";
+import { createClient, ralphConfig, type ClientSetup, type StartAttempt } from "./client";
+import { RESTART_SETTINGS, didChangeConfigurationParams, importStrategySetting, pythonPathSetting } from "./config";
 import {
   checkServer,
   chooseInterpreter,
@@ -32,27 +29,8 @@ import { RunEndNotifier, type RunEndNote } from "./notify";
 import { RestartPolicy } from "./restarts";
 import { StatusBoard, type StatusView } from "./status";
 
-/**
- * The language client, minus its own error pop-ups ("couldn't create connection to server", …):
- * they still go to the output, and the context reports each problem once, in its own words.
- */
-class RalphLanguageClient extends LanguageClient {
-  override error(message: string, data?: unknown, _showNotification?: boolean | "force"): void {
-    super.error(message, data, false);
-  }
-}
-
-/** One start of the server: did it ever run, and the last lines it wrote to stderr. */
-interface StartAttempt {
-  running: boolean;
-  stderr: string[];
-}
-
 /** An error whose message is meant for the user as it is (the server's text, or ours). */
 export class UserFacingError extends Error {}
-
-const ralphConfig = (scope?: vscode.ConfigurationScope): vscode.WorkspaceConfiguration =>
-  vscode.workspace.getConfiguration("ralph", scope);
 
 export class Ctx implements vscode.Disposable {
   readonly output: vscode.LogOutputChannel;
@@ -157,16 +135,11 @@ export class Ctx implements vscode.Disposable {
     });
   }
 
-  private async doStart(): Promise<void> {
-    if (this.client) {
-      if (this.client.state !== State.Stopped) {
-        return;
-      }
-      await this.stop();
-    }
-    this.problem = undefined;
-    this.renderStatus();
-    const folders = this.workspaceFolders();
+  /**
+   * The interpreter, launcher, working folder and environment to start the server with, once the
+   * launcher has imported the server there; undefined (and reported) when it cannot start.
+   */
+  private async checkedLaunch(): Promise<Pick<ClientSetup, "command" | "launcher" | "cwd" | "env"> | undefined> {
     // Never the workspace: `-c`/`-m` put the working folder first on sys.path, so a repository
     // shipping its own `ralph_lsp/` would be imported instead of the installed server.
     const cwd = this.extension.extensionPath;
@@ -177,76 +150,41 @@ export class Ctx implements vscode.Disposable {
     this.strategy = strategy;
     const env = serverEnv(process.env, strategy);
     this.output.info(`Server: ${interpreter.command} (interpreter ${interpreter.origin}), importStrategy ${strategy}`);
-    const attempt: StartAttempt = { running: false, stderr: [] };
     const check = await checkServer(interpreter.command, launcher, cwd, env);
     if (!check.ok) {
-      this.reportUnstartable(interpreter, check, folders);
-      return;
+      this.reportUnstartable(interpreter, check, this.workspaceFolders());
+      return undefined;
     }
     if (check.server) {
       const from = check.server.source === "bundled" ? "bundled with the extension" : "installed for the interpreter";
       this.output.info(`Server: ralph-lsp ${check.server.version}, ${from} (${check.server.location})`);
     }
+    return { command: interpreter.command, launcher, cwd, env };
+  }
 
-    const serverOptions: ServerOptions = {
-      command: interpreter.command,
-      args: [launcher],
-      options: { cwd, env },
-    };
-    const clientOptions: LanguageClientOptions = {
-      documentSelector: [{ scheme: "file", pattern: "**/tasks.md" }],
-      outputChannel: this.output,
-      revealOutputChannelOn: RevealOutputChannelOn.Never,
-      initializationOptions: () => initializationOptions(ralphConfig(), this.trusted),
-      // Never retried: the failure is reported once, from the rejected start below.
-      initializationFailedHandler: () => false,
+  private async doStart(): Promise<void> {
+    if (this.client) {
+      if (this.client.state !== State.Stopped) {
+        return;
+      }
+      await this.stop();
+    }
+    this.problem = undefined;
+    this.renderStatus();
+    const launch = await this.checkedLaunch();
+    if (!launch) {
+      return;
+    }
+    const attempt: StartAttempt = { running: false, stderr: [] };
+    const client = createClient({
+      ...launch,
+      output: this.output,
+      attempt,
       errorHandler: this.errorHandler(attempt),
-      stdioOptions: {
-        stdout: (input) => {
-          readline.createInterface({ input, crlfDelay: Infinity, terminal: false }).on("line", (line) => this.output.info(line));
-        },
-        // The server's stderr goes to the output, and its last lines into start-up errors.
-        stderr: (input) => {
-          readline.createInterface({ input, crlfDelay: Infinity, terminal: false }).on("line", (line) => {
-            this.output.error(line);
-            if (line.trim() !== "") {
-              attempt.stderr.push(line.trim());
-              attempt.stderr.splice(0, attempt.stderr.length - 20);
-            }
-          });
-        },
-      },
-      connectionOptions: { maxRestartCount: this.restarts.max },
-      middleware: {
-        workspace: {
-          // A server that pulls its settings gets the same shape as the pushed ones, trust included.
-          configuration: async (params, token, next) => {
-            const result = await next(params, token);
-            if (!Array.isArray(result)) {
-              return result;
-            }
-            return params.items.map((item, i) => {
-              if (item.section !== "ralph") {
-                return result[i];
-              }
-              const scope = item.scopeUri ? vscode.Uri.parse(item.scopeUri) : undefined;
-              return initializationOptions(ralphConfig(scope), this.trusted);
-            });
-          },
-        },
-        // Commands run from code lenses: show the server's error text instead of a generic one.
-        executeCommand: async (command, args, next) => {
-          try {
-            return await next(command, args);
-          } catch (err) {
-            void this.showError(err, command);
-            return undefined;
-          }
-        },
-      },
-    };
-
-    const client = new RalphLanguageClient("ralph", "Ralph", serverOptions, clientOptions);
+      maxRestartCount: this.restarts.max,
+      trusted: () => this.trusted,
+      showError: (err, command) => void this.showError(err, command),
+    });
     this.clientDisposables.push(
       client.onNotification(RUN_STATUS_NOTIFICATION, (status: unknown) => {
         if (isRunStatus(status)) {
