@@ -27,9 +27,15 @@ from typing import Any, Literal
 from ralph_lsp import policy, rungit, verify
 from ralph_lsp.agents import build_invocation, verify_rules
 from ralph_lsp.history import (
+    BlockedRecord,
     ChangeBusy,
     ChangeClaim,
+    IterationRecord,
+    RateLimitedRecord,
     RunHistory,
+    RunRecord,
+    SpawnRecord,
+    TransitionRecord,
     new_run_id,
     process_started_at,
     prune_runs,
@@ -198,13 +204,13 @@ class _Run:
         self.process: AgentProcess | None = None
         self.task: asyncio.Task[None] | None = None
         self.history = RunHistory(change.root, self.id, self._history_error)
-        self.iterations: list[dict[str, Any]] = []
-        self.rate_limited: list[dict[str, Any]] = []  # spawns that did not count
+        self.iterations: list[IterationRecord] = []
+        self.rate_limited: list[RateLimitedRecord] = []  # spawns that did not count
         self.verify: list[verify.Command] = []
         self.verifier: verify.Runner | None = None  # while verification runs
         self.last_results: list[verify.Result] = []
         self.last_failure: verify.Result | None = None
-        self.transitions: list[dict[str, Any]] = []
+        self.transitions: list[TransitionRecord] = []
         self.ended_at: str | None = None
         self.doc: TasksDoc | None = None  # tasks.md as last read
         self._tasks_stat: tuple[int, int] | None = None
@@ -235,7 +241,7 @@ class _Run:
         self.save()
         self.engine._emit(StatusEvent(self.status.copy()))
 
-    def record(self) -> dict[str, Any]:
+    def record(self) -> RunRecord:
         return {
             "runId": self.id,
             "change": self.change.name,
@@ -482,9 +488,9 @@ class _Run:
         if refused != self.status.refusals:
             self.update(refusals=refused[-20:])
         if counts and self.git is not None:
-            self.iterations[-1].update(
-                await self.git.after_iteration(n, after.completed, after.total)
-            )
+            made = await self.git.after_iteration(n, after.completed, after.total)
+            self.iterations[-1]["checkpoint"] = made["checkpoint"]
+            self.iterations[-1]["filesChanged"] = made["filesChanged"]
         cost = policy.add_cost(counters.cost_usd, result.cost_usd)
         self.update(completed=after.completed, total=after.total, cost_usd=cost)
         self._summarize(n, outcome, result, after, elapsed)
@@ -580,12 +586,10 @@ class _Run:
         checks: list[verify.Result],
     ) -> None:
         res = outcome.result
-        entry: dict[str, Any] = {
-            "n": n,
+        spawn: SpawnRecord = {
             "startedAt": started,
             "endedAt": now_iso(),
             "exitCode": outcome.exit_code,
-            "tasksChecked": max(0, result.checked),
             "costUsd": res.cost_usd if res else None,
             "numTurns": res.num_turns if res else None,
             "usage": res.usage if res else None,
@@ -593,10 +597,16 @@ class _Run:
             "refusals": [r.to_json() for r in outcome.refusals],
         }
         if counts:
+            entry: IterationRecord = {
+                "n": n,
+                **spawn,
+                "tasksChecked": max(0, result.checked),
+                "checkpoint": None,
+                "filesChanged": None,
+            }
             self.iterations.append(entry)
         else:  # a rate-limited spawn has no number of its own: kept apart, before iteration n
-            del entry["n"], entry["tasksChecked"]
-            self.rate_limited.append({"beforeIteration": n, **entry})
+            self.rate_limited.append({"beforeIteration": n, **spawn})
 
     def _summarize(
         self,
@@ -703,7 +713,7 @@ def _blocked_end(doc: TasksDoc) -> policy.End | None:
     return policy.all_blocked(open_tasks, [(t.label, why) for t, why in blocked])
 
 
-def _blocked_json(doc: TasksDoc) -> list[dict[str, Any]]:
+def _blocked_json(doc: TasksDoc) -> list[BlockedRecord]:
     """The open blocked tasks, for the history record."""
     return [
         {"id": t.id, "line": t.line + 1, "text": t.text, "reason": why}

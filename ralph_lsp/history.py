@@ -21,17 +21,92 @@ import os
 import secrets
 import shutil
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, TypedDict
 
+from ralph_lsp.agents.base import RefusalRecord
 from ralph_lsp.policy import RunState
 from ralph_lsp.tasks import NotARegularFile, open_regular
+from ralph_lsp.verify import VerificationRecord
 
 HISTORY_DIR = ".ralph"
 OWNER_FILE = "owner.pid"
+
+
+# -- what a run writes (SPEC §3 "History"); records read back stay plain dicts, since a record
+# on disk may come from an older version or be damaged.
+class TransitionRecord(TypedDict):
+    state: str
+    at: str
+    reason: str | None
+
+
+class SpawnRecord(TypedDict):
+    """What every spawn of the agent records, counted or not."""
+
+    startedAt: str
+    endedAt: str
+    exitCode: int | None
+    costUsd: float | None
+    numTurns: int | None
+    usage: dict[str, Any] | None
+    verification: list[VerificationRecord] | None  # None: it did not run after this spawn
+    refusals: list[RefusalRecord]
+
+
+class IterationRecord(SpawnRecord):
+    """A counted iteration; ``checkpoint`` and ``filesChanged`` are null outside git (§8)."""
+
+    n: int
+    tasksChecked: int
+    checkpoint: str | None
+    filesChanged: list[str] | None
+
+
+class RateLimitedRecord(SpawnRecord):
+    """A spawn that did not count (rate limited): it has no number of its own."""
+
+    beforeIteration: int
+
+
+class GuidanceRecord(TypedDict):
+    text: str
+    at: str
+    deliveredIn: int | None
+
+
+class BlockedRecord(TypedDict):
+    id: str | None
+    line: int  # 1-based
+    text: str
+    reason: str
+
+
+class OwnerRecord(TypedDict):
+    pid: int
+    startedAt: str | None
+
+
+class RunRecord(TypedDict):
+    runId: str
+    change: str
+    root: str
+    startedAt: str
+    endedAt: str | None
+    state: str
+    reason: str | None
+    owner: OwnerRecord
+    transitions: list[TransitionRecord]
+    iterations: list[IterationRecord]
+    rateLimited: list[RateLimitedRecord]
+    rawOutputDropped: list[int]  # iterations whose raw output was removed for the run's cap
+    worktree: dict[str, Any] | None
+    guidance: list[GuidanceRecord]
+    story: str | None
+    blocked: list[BlockedRecord]
 
 
 def history_root(root: Path) -> Path:
@@ -101,7 +176,7 @@ class RunHistory:
     def ok(self) -> bool:
         return not self._failed
 
-    def save(self, record: dict[str, Any]) -> None:
+    def save(self, record: Mapping[str, Any]) -> None:
         if self._failed:
             return
         try:

@@ -16,7 +16,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TypedDict
 
 from ralph_lsp.process import AgentProcess, AgentStartError, SpawnSpec
 
@@ -47,6 +47,15 @@ class Command:
         return cls(line, argv, source)
 
 
+class VerificationRecord(TypedDict):
+    """One verification command's result in an iteration's history (SPEC §3)."""
+
+    command: str
+    exitCode: int | None
+    durationMs: int
+    outputTail: str
+
+
 @dataclass(frozen=True)
 class Result:
     command: str
@@ -69,7 +78,7 @@ class Result:
             return f"{self.command} was killed by signal {-self.exit_code}"
         return f"{self.command} exited {self.exit_code}"
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> VerificationRecord:
         return {
             "command": self.command,
             "exitCode": self.exit_code,
