@@ -199,3 +199,16 @@ async def test_guidance_at_start_is_not_used_up_by_a_spawn_that_failed_to_start(
     record = load_records(project, CHANGE)[0]
     assert [(i["n"], i["exitCode"]) for i in record["iterations"]] == [(1, 7), (2, 0), (3, 0)]
     assert [(g["text"], g["deliveredIn"]) for g in record["guidance"]] == [("Prefer argparse", 2)]
+
+
+def test_the_prompt_says_how_to_mark_a_task_blocked_and_to_go_on(project: Path) -> None:
+    from ralph_lsp.prompt import build_prompt
+    from ralph_lsp.workspace import Change
+
+    change = Change(project, CHANGE)
+    prompt = build_prompt(change, change.read_doc(), scope="story", verify_commands=[])
+    assert (
+        "A task that only a person can do (a credential to create, a decision to make): leave"
+        " its box unchecked, add a line `- blocked: <why>` indented under it, and go on with the"
+        " other tasks." in prompt
+    )

@@ -333,3 +333,22 @@ def test_every_task_checked_but_verification_failing_at_the_limit_is_exhausted()
         RunState.EXHAUSTED,
         "20 iterations ran (maxIterations) and verification still fails (make test exited 2)",
     )
+
+
+def test_the_engine_and_the_policy_have_no_function_of_60_lines_or_more() -> None:
+    # Issue 13: the loop's decisions are out of the engine, which stays small, with no
+    # "# Long:" exemption (tests/test_function_length.py allows one elsewhere).
+    import ast
+    from pathlib import Path
+
+    import ralph_lsp
+
+    package = Path(ralph_lsp.__file__).parent
+    for name in ("engine.py", "policy.py", "iteration.py"):
+        tree = ast.parse((package / name).read_text())
+        longest = max(
+            (n.end_lineno or n.lineno) - n.lineno + 1
+            for n in ast.walk(tree)
+            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+        )
+        assert longest < 60, f"{name}: a function of {longest} lines"
