@@ -1,7 +1,9 @@
-"""``window/logMessage`` without flooding: lines are batched, capped, and shed under overload.
+"""``window/logMessage`` without flooding: lines are queued, capped, and shed under overload.
 
 pygls writes to stdout synchronously, so one message per agent output line would let a chatty
-agent (or 100 000 lines at once) starve every request. Lines queued within ``delay`` go out as
+agent (or 100 000 lines at once) starve every request. The one batcher of agent output is the
+engine's (``iteration.LogBatch``, 20 ms): its events already hold many lines, so this queue adds
+no delay of its own (``delay`` 0: the loop's next turn). Lines queued by then go out as
 one message (consecutive lines of the same level joined by newlines, at most ``max_message``
 characters), at most ``max_per_flush`` messages per tick; the rest waits for the next tick, so
 requests are served in between. ``delay`` only gathers fresh lines: what a tick could not send
@@ -35,7 +37,7 @@ class LogBatcher:
         self,
         send: Callable[[MessageType, str], None],
         *,
-        delay: float = 0.02,
+        delay: float = 0.0,
         max_message: int = 64 * 1024,
         max_per_flush: int = 1,
         max_backlog: int = 8 * 1024 * 1024,
