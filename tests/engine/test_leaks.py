@@ -1,0 +1,59 @@
+"""What held up in the review stays held up: many iterations and many runs in one process leave
+no file descriptor and no zombie behind (the server lives for days)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from pathlib import Path
+
+from ralph_lsp.engine import Engine
+from ralph_lsp.settings import Settings
+from tests.engine.conftest import CHANGE
+
+# An agent that says something and checks nothing, as cheap as a spawn gets.
+IDLE = Settings(
+    agent="custom",
+    agent_command=("/bin/sh", "-c", "echo thinking; cat >/dev/null"),
+    verify_when="off",
+    checkpoints=False,
+)
+
+
+def open_fds() -> int:
+    return len(os.listdir("/proc/self/fd"))
+
+
+def zombies() -> list[int]:
+    """Children of this process that have exited and were never reaped."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if fields[0] == "Z" and int(fields[1]) == os.getpid():
+            found.append(int(entry))
+    return found
+
+
+async def run(engine: Engine, project: Path, settings: Settings = IDLE, **kw: object) -> str:
+    await engine.start(project, CHANGE, settings, **kw)  # type: ignore[arg-type]
+    status = await asyncio.wait_for(engine.wait(project, CHANGE), 120)
+    return status.state
+
+
+async def test_fifty_iterations_then_forty_runs_leave_no_fd_or_zombie(project: Path) -> None:
+    engine = Engine()
+    assert await run(engine, project, max_iterations=2) == "exhausted"  # warm up lazy imports
+    fds = open_fds()
+    fifty = IDLE.replace(max_iterations=50, stuck_after=50)
+    assert await run(engine, project, fifty) == "stuck"  # after the 50th
+    for _ in range(40):  # a run each: the change claim, the history folder, the record
+        assert await run(engine, project, max_iterations=1) == "exhausted"
+    await asyncio.sleep(0.2)
+    assert zombies() == []
+    assert open_fds() <= fds + 2, f"{open_fds() - fds} more open file descriptors"
