@@ -189,6 +189,11 @@ def cmd_prompt(args: argparse.Namespace, out: TextIO) -> int:
         commands = verify.commands(settings.verify_commands, root)
     except ValueError as exc:
         raise CliError(str(exc)) from None
+    # Where the commands came from, beside the prompt (stdout stays the prompt, byte for byte).
+    for c in commands:
+        print(f"verification: {c.line} ({c.source})", file=sys.stderr)
+    if not commands:
+        print("verification: none set or defined by the project", file=sys.stderr)
     out.write(
         build_prompt(
             change,

@@ -146,6 +146,8 @@ def test_prompt_is_byte_identical_and_carries_guidance(project: Path) -> None:
     a = ralph("prompt", CHANGE, "--root", str(project)).stdout
     b = ralph("prompt", CHANGE, "--root", str(project)).stdout
     assert a == b and "Story in scope: 1" in a and "`make test`" in a  # the example's Makefile
+    where = ralph("prompt", CHANGE, "--root", str(project)).stderr
+    assert where == "verification: make test (Makefile: test target)\n"  # the source, aside
     g = ralph("prompt", CHANGE, "--root", str(project), "--guidance", "Prefer click").stdout
     assert "## Guidance" in g and "Prefer click" in g and "## Guidance" not in a
 
