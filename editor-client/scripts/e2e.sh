@@ -34,14 +34,15 @@ bare_base=${RALPH_E2E_BARE_PYTHON:-}
 if [[ -z $bare_base ]]; then
   if [[ -x /usr/bin/python3 ]]; then bare_base=/usr/bin/python3; else bare_base=$(command -v python3); fi
 fi
+unset PYTHONPATH PYTHONHOME VIRTUAL_ENV
 "$bare_base" -m venv --without-pip "$out/bare-python" || die "$bare_base -m venv --without-pip failed"
 for module in ralph_lsp pygls lsprotocol cattrs attrs watchfiles; do
-  if "$out/bare-python/bin/python3" -c "import $module" 2>/dev/null; then
+  # From / : `-c` puts the working folder first on the import path, and this checkout has ralph_lsp.
+  if (cd / && "$out/bare-python/bin/python3" -c "import $module" 2>/dev/null); then
     die "the bare python3 ($bare_base) can import $module: the one-step install would not be tried"
   fi
 done
 export PATH="$out/bare-python/bin:$PATH"
-unset PYTHONPATH PYTHONHOME VIRTUAL_ENV
 log "python3 on PATH: a bare venv of $bare_base"
 tests=("$CLIENT_DIR"/test/e2e/*.test.ts)
 if (($# > 0)); then
