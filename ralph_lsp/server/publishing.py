@@ -1,6 +1,11 @@
 """What the client is shown of each tasks.md: diagnostics (sent only when they change) and code
 lenses (asked for by the client; a refresh request when they may have changed, at most one in
-flight)."""
+flight).
+
+Publishing every change's diagnostics (at start, when the workspace folders change) is a
+background sweep that yields to the event loop every :data:`SLICE_SECONDS`, so that with
+thousands of changes requests are still answered meanwhile; it keeps no parsed document of a
+file that is not open in the editor (10,000 of them would cost over 200 MB)."""
 
 from __future__ import annotations
 
@@ -16,12 +21,15 @@ from ralph_lsp.server import render, worktree_view
 from ralph_lsp.server.documents import DocState
 from ralph_lsp.server.lifetime import CLIENT_TIMEOUT
 from ralph_lsp.server.roots import path_of, root_key
-from ralph_lsp.workspace import Change, list_changes, root_of_file
+from ralph_lsp.workspace import Change, list_changes, root_of_file, tasks_uri
 
 if TYPE_CHECKING:
     from ralph_lsp.server.server import RalphLanguageServer
 
 log = logging.getLogger(__name__)
+
+# The longest the sweep over every change keeps the event loop before letting requests in.
+SLICE_SECONDS = 0.005
 
 
 class Publisher:
@@ -30,6 +38,7 @@ class Publisher:
         self._published: dict[Path, tuple[str, list[tuple[Any, ...]]]] = {}
         self._refreshing = False
         self._refresh_again = False
+        self._sweep: asyncio.Task[None] | None = None
 
     def doc_of(self, uri: str) -> tuple[DocState, Path, str] | None:
         """The document behind ``uri`` with its change's root and name, if it is a change's."""
@@ -51,14 +60,19 @@ class Publisher:
 
     def publish(self, path: Path) -> None:
         """Send the diagnostics of one tasks.md when they differ from what the client has."""
-        ls = self.ls
-        if ls.stopping or root_of_file(path) is None:
+        if self.ls.stopping:
             return
-        root, change = root_key(path)
-        status = ls.feed.status_of(root, change)
+        root = root_of_file(path)
+        if root is not None:
+            self._publish(Change(root, path.parent.name), path)
+
+    def _publish(self, change: Change, path: Path) -> None:
+        ls = self.ls
+        root, name = change.root, change.name
+        status = ls.feed.status_of(root, name)
         state = worktree_view.followed(ls.docs, ls.docs.get(path), status)
         diagnostics = render.diagnostics(state, status, ls.workspace.position_encoding)
-        uri = ls.docs.uri_for(path)
+        uri = ls.docs.uri_for(path) if ls.docs.is_open(path) else tasks_uri(change)
         key = [(d.range, d.severity, d.message) for d in diagnostics]
         if self._published.get(path) == (uri, key):
             return
@@ -68,11 +82,40 @@ class Publisher:
         )
 
     def publish_all(self) -> None:
-        roots = self.ls.roots
-        paths = {Change(r, name).tasks_path for r in roots.roots for name in list_changes(r)}
-        paths.update(roots.open_change_paths())
-        for path in sorted(paths):
-            self.publish(path)
+        """Publish every change's tasks.md (and every open one), in the background: a sweep
+        already going is replaced by this one."""
+        if self.ls.stopping:
+            return
+        if self._sweep is not None:
+            self._sweep.cancel()
+        items: list[tuple[Change, Path]] = []
+        seen: set[Path] = set()
+        for root in self.ls.roots.roots:
+            for name in list_changes(root):
+                change = Change(root, name)
+                path = change.tasks_path
+                seen.add(path)
+                items.append((change, path))
+        for path in sorted(set(self.ls.roots.open_change_paths()) - seen):
+            of = root_of_file(path)
+            if of is not None:
+                items.append((Change(of, path.parent.name), path))
+        self._sweep = self.ls.run_task(self._publish_all(items), "publish all diagnostics")
+
+    async def _publish_all(self, items: list[tuple[Change, Path]]) -> None:
+        ls = self.ls
+        docs = ls.docs
+        loop = asyncio.get_running_loop()
+        until = loop.time() + SLICE_SECONDS
+        for change, path in items:
+            if ls.stopping:
+                return
+            self._publish(change, path)
+            if not docs.is_open(path):
+                docs.invalidate(path)  # parsed again when it changes or is asked for
+            if loop.time() >= until:
+                await asyncio.sleep(0)  # requests that came meanwhile are served now
+                until = loop.time() + SLICE_SECONDS
 
     def refresh_lenses(self) -> None:
         """Ask the client to re-request code lenses; at most one request in flight."""
