@@ -20,6 +20,9 @@ Modes (``check`` = check the first unchecked task, atomically, as a real agent's
 - ``hang``: check nothing, print nothing, sleep forever;
 - ``stubborn``: ignore SIGTERM, fork a child and a ``setsid`` grandchild that ignore it too,
   print ``ready`` once all three are recorded, sleep forever;
+- ``hopper``: leave a process that hops without end: it forks, the child starts a session of
+  its own and the parent exits, every few milliseconds, so its pid never stays the same
+  (SIGTERM ignored throughout); the agent prints ``ready`` and sleeps forever;
 - ``flood`` KIND: flood stdout (``lines`` 100k lines, ``long`` one 10 MB line, ``binary`` random
   bytes and invalid UTF-8, ``ansi`` escape sequences), then check one task;
 - ``flood-until``: flood lines until the file ``$FAULT_RELEASE`` exists (at most 60 s), then
@@ -168,6 +171,18 @@ def directive(path: Path) -> list[str]:
     return m.group(1).split() if m else ["check"]
 
 
+def hopper() -> None:
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    if os.fork() == 0:
+        while True:
+            os.setsid()
+            if os.fork() != 0:
+                os._exit(0)  # the parent goes; the child hops on under a new pid
+            time.sleep(0.005)
+    print("ready", flush=True)
+    sleep_forever()
+
+
 def main() -> int:
     prompt = read_prompt()
     record_spawn(prompt)
@@ -224,6 +239,8 @@ def main() -> int:
         sleep_forever()
     if mode == "stubborn":
         stubborn()
+    if mode == "hopper":
+        hopper()
     if mode == "flood":
         flood(arg or "lines")
         check_one(path)

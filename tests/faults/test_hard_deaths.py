@@ -177,3 +177,24 @@ def test_a_verification_tree_dies_with_its_cli_or_server(
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+
+
+def test_a_process_hopper_is_gone_within_a_second_of_the_stop(fx: FaultEnv) -> None:
+    # Held up in review, kept: a process that forks and leaves a new session every few
+    # milliseconds (its pid never the same twice) does not outlive the run.
+    cli = fx.start_cli(
+        "alpha", "--agent-command", fx.agent_command("hopper"), "--stop-grace", "0.3"
+    )
+    try:
+        wait_until(lambda: len(tagged_processes(fx.tag)) >= 3, 20, "the hopper to start")
+        time.sleep(0.3)  # let it hop a few dozen times
+        cli.send_signal(signal.SIGINT)
+        assert cli.wait(20) == 5
+        stopped = time.monotonic()
+        while tagged_processes(fx.tag) and time.monotonic() - stopped < 1.0:
+            time.sleep(0.01)
+        assert tagged_processes(fx.tag) == [], "a hopper outlived the run by a second"
+    finally:
+        if cli.poll() is None:
+            cli.kill()
+            cli.wait()
