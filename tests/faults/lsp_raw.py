@@ -63,6 +63,8 @@ class RawLsp:
         self.notifications: list[tuple[float, str, Any]] = []
         self.server_requests: list[str] = []
         self.closed = threading.Event()
+        self.reading = threading.Event()  # cleared: the client stops reading (the pipe fills)
+        self.reading.set()
         self._stderr: IO[bytes] | None = open(stderr_path, "wb") if stderr_path else None  # noqa: SIM115
         self.proc = subprocess.Popen(
             SERVER,
@@ -92,6 +94,7 @@ class RawLsp:
         assert out is not None
         try:
             while True:
+                self.reading.wait()
                 length = None
                 while True:
                     line = out.readline()

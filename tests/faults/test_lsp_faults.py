@@ -103,3 +103,41 @@ def test_the_run_status_follows_tasks_md_while_the_agent_is_silent(
     )
     assert live[0]["total"] == 3
     assert "result" in server.command("ralph.stop", {"change": "alpha"}, timeout=30)
+
+
+def _rss_mb(pid: int) -> float:
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def test_memory_stays_bounded_while_the_client_stops_reading(
+    fx: FaultEnv, start_lsp: StartLsp
+) -> None:
+    """SPEC §4 v2, held up in review and kept: while the client reads nothing, the server holds
+    the agent back (its output pipe fills) instead of buffering the flood; no line is dropped."""
+    make_change(fx.root, "solo", ONE_TASK)
+    release = fx.tmp / "release"
+    fx.env["FAULT_RELEASE"] = str(release)
+    server = start_lsp(custom(fx, "flood-until"))
+    assert "result" in server.command("ralph.run", {"change": "solo"})
+    wait_until(lambda: "flooding line" in server.logs(), 20, "the flood to reach the log")
+    pid = server.proc.pid
+    before = _rss_mb(pid)
+    server.reading.clear()
+    peak = before
+    deadline = time.monotonic() + 4.0
+    while time.monotonic() < deadline:
+        peak = max(peak, _rss_mb(pid))
+        time.sleep(0.1)
+    release.touch()
+    server.reading.set()
+    final = server.wait_final("solo", timeout=60)
+    assert final["state"] == "succeeded", final
+    assert peak - before < 100, f"the server grew {peak - before:.0f} MiB while nobody read"
+    folder = next((fx.root / ".ralph" / "runs").iterdir())
+    raw = (folder / "iteration-1.log").read_bytes().splitlines()
+    assert raw[-1] == b"checked one task"
+    assert (len(raw) - 1) % 2000 == 0 and raw[-2] == b"flooding line 1999"  # whole blocks
