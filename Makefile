@@ -9,7 +9,7 @@ STAMP := $(VENV)/.installed
 CACHE := $(CURDIR)/.cache
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: help venv demo test lint typecheck pytest nvim-setup client client-test e2e vsix bench clean
+.PHONY: help venv demo test lint typecheck pytest nvim-setup client client-test e2e vsix bench bench-quick clean
 
 help:
 	@echo "make demo       run the bundled demo agent over examples/hello (a scratch copy)"
@@ -20,7 +20,8 @@ help:
 	@echo "make client-test  editor-client unit tests (node --test)"
 	@echo "make e2e        the extension in a real VS Code (code-server + chromium)"
 	@echo "make vsix       package the extension into editor-client/*.vsix"
-	@echo "make bench      benchmarks; prints a table and writes bench/results.json"
+	@echo "make bench      benchmarks; prints a table, writes bench/results.json and the charts"
+	@echo "make bench-quick  the same with few repetitions and without 10,000 changes; writes nothing"
 
 $(STAMP): pyproject.toml constraints.txt
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV) || { \
@@ -64,6 +65,9 @@ test: lint typecheck nvim-setup pytest client-test e2e
 
 bench: $(STAMP)
 	$(PY) -m bench
+
+bench-quick: $(STAMP)
+	$(PY) -m bench --quick
 
 clean:
 	rm -rf $(VENV) editor-client/node_modules editor-client/dist test-results

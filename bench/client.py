@@ -14,7 +14,7 @@ import contextlib
 import os
 import signal
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -193,6 +193,21 @@ class BenchClient(LanguageClient):
         params = types.CodeLensParams(text_document=types.TextDocumentIdentifier(uri=uri))
         return await asyncio.wait_for(self.text_document_code_lens_async(params), timeout)
 
+    async def probe(
+        self,
+        request: Callable[[], Awaitable[Any]],
+        stop: asyncio.Event,
+        out: list[tuple[float, float]],
+        gap: float,
+    ) -> None:
+        """Send ``request()`` one at a time, ``gap`` seconds apart, until ``stop`` is set;
+        append (sent at, milliseconds to the answer) to ``out``."""
+        while not stop.is_set():
+            t0 = time.perf_counter()
+            await request()
+            out.append((t0, (time.perf_counter() - t0) * 1000))
+            await asyncio.sleep(gap)
+
     def open_document(self, path: Path) -> str:
         uri = path.as_uri()
         self.text_document_did_open(
@@ -208,8 +223,16 @@ class BenchClient(LanguageClient):
         return uri
 
     # -- process -----------------------------------------------------------------------------
-    async def start_server(self, env: dict[str, str], extra_args: tuple[str, ...] = ()) -> None:
-        await self.start_io(PY, *extra_args, "-m", "ralph_lsp", env=env, cwd=str(REPO))
+    async def start_server(
+        self,
+        env: dict[str, str],
+        extra_args: tuple[str, ...] = (),
+        prefix: tuple[str, ...] = (),
+    ) -> None:
+        """Start ``python -m ralph_lsp``; ``prefix`` is a command that ends by exec'ing it
+        (``self.pid`` is then the server's pid)."""
+        argv = (*prefix, PY, *extra_args, "-m", "ralph_lsp")
+        await self.start_io(argv[0], *argv[1:], env=env, cwd=str(REPO))
         assert self._server is not None
         self.pid = self._server.pid
         self._stderr_task = asyncio.create_task(self._drain_stderr())
@@ -282,10 +305,11 @@ async def session(
     *,
     env: dict[str, str] | None = None,
     line_marker: str = "\x00",
+    prefix: tuple[str, ...] = (),
 ) -> AsyncIterator[BenchClient]:
     """A started and initialized server over the OpenSpec project ``root``."""
     client = BenchClient(settings or {}, line_marker)
-    await client.start_server(env or bench_env())
+    await client.start_server(env or bench_env(), prefix=prefix)
     try:
         await client.initialize(root)
         yield client

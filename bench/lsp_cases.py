@@ -121,7 +121,6 @@ async def _edit_latencies(
     """``per_mode`` plain and ``per_mode`` atomic saves of one tasks.md, alternating: the
     milliseconds until its diagnostics and a lens refresh arrive, by mode; the edits never
     answered; the names of the server's threads at the end."""
-    rng = random.Random(7)
     with scratch("edits") as tmp:
         root = tmp.resolve()
         make_workspace(root, 5)
@@ -129,59 +128,74 @@ async def _edit_latencies(
         folder.mkdir()
         path = folder / "tasks.md"
         path.write_text(_edit_text(0))
-        uri = path.as_uri()
         async with session(root, env=env) as c:
-            first = await c.wait_for(
-                lambda e: (
-                    e.method == types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS and e.params.uri == uri
-                ),
-                timeout=15,
-            )
-            if first is None:
+            if await first_diagnostics(c, path, 15) is None:
                 results.notes.append(
                     f"edits ({label}): the server published no diagnostics for an unopened"
                     " tasks.md within 15 s of initialize"
                 )
             await c.quiet(0.5, 10)
-            samples: dict[str, dict[str, list[float]]] = {
-                mode: {"diagnostics": [], "refresh": []} for mode in ("plain", "atomic")
-            }
-            misses = {"diagnostics": 0, "refresh": 0}
-            for i in range(1, 2 * per_mode + 1):
-                mode = "plain" if i % 2 else "atomic"
-                text = _edit_text(i)
-                expected = _finding_lines(text)
-                data = text.encode()
-                t0 = time.perf_counter()
-                (_write_plain if mode == "plain" else _write_atomic)(path, data)
-                diag, refresh = await asyncio.gather(
-                    c.wait_for(
-                        lambda e, expected=expected: (
-                            e.method == types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS
-                            and e.params.uri == uri
-                            and expected <= _diag_lines(e.params)
-                        ),
-                        since=t0,
-                        timeout=MISS_MS / 1000,
-                    ),
-                    c.wait_for(
-                        lambda e: e.method == types.WORKSPACE_CODE_LENS_REFRESH,
-                        since=t0,
-                        timeout=MISS_MS / 1000,
-                    ),
-                )
-                for kind, ev in (("diagnostics", diag), ("refresh", refresh)):
-                    if ev is None:
-                        misses[kind] += 1
-                        samples[mode][kind].append(MISS_MS)
-                    else:
-                        samples[mode][kind].append((ev.t - t0) * 1000)
-                # let the server settle, at a random phase against any polling it does
-                await asyncio.sleep(rng.uniform(0.06, 0.16))
-                await c.quiet(0.06, 2)
+            samples, misses = await edit_samples(c, path, per_mode)
             assert c.pid is not None
             threads = [key.split(" ", 1)[1] for key in thread_cpu_seconds(c.pid)]
     return samples, misses, threads
+
+
+async def first_diagnostics(c: BenchClient, path: Path, timeout: float) -> Any:
+    """The first ``publishDiagnostics`` of ``path`` (None if none came within ``timeout``)."""
+    uri = path.as_uri()
+    return await c.wait_for(
+        lambda e: e.method == types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS and e.params.uri == uri,
+        timeout=timeout,
+    )
+
+
+async def edit_samples(
+    c: BenchClient, path: Path, per_mode: int, *, first: int = 1
+) -> tuple[dict[str, dict[str, list[float]]], dict[str, int]]:
+    """``per_mode`` plain and ``per_mode`` atomic saves of ``path`` (a change's tasks.md, not
+    open), alternating, through the live session ``c``: the milliseconds until its diagnostics
+    and a lens refresh arrive, by mode, and the edits never answered. ``first`` numbers the
+    first edit (a later series continues the text where an earlier one left it)."""
+    rng = random.Random(7)
+    uri = path.as_uri()
+    samples: dict[str, dict[str, list[float]]] = {
+        mode: {"diagnostics": [], "refresh": []} for mode in ("plain", "atomic")
+    }
+    misses = {"diagnostics": 0, "refresh": 0}
+    for i in range(first, first + 2 * per_mode):
+        mode = "plain" if i % 2 else "atomic"
+        text = _edit_text(i)
+        expected = _finding_lines(text)
+        data = text.encode()
+        t0 = time.perf_counter()
+        (_write_plain if mode == "plain" else _write_atomic)(path, data)
+        diag, refresh = await asyncio.gather(
+            c.wait_for(
+                lambda e, expected=expected: (
+                    e.method == types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS
+                    and e.params.uri == uri
+                    and expected <= _diag_lines(e.params)
+                ),
+                since=t0,
+                timeout=MISS_MS / 1000,
+            ),
+            c.wait_for(
+                lambda e: e.method == types.WORKSPACE_CODE_LENS_REFRESH,
+                since=t0,
+                timeout=MISS_MS / 1000,
+            ),
+        )
+        for kind, ev in (("diagnostics", diag), ("refresh", refresh)):
+            if ev is None:
+                misses[kind] += 1
+                samples[mode][kind].append(MISS_MS)
+            else:
+                samples[mode][kind].append((ev.t - t0) * 1000)
+        # let the server settle, at a random phase against any polling it does
+        await asyncio.sleep(rng.uniform(0.06, 0.16))
+        await c.quiet(0.06, 2)
+    return samples, misses
 
 
 # -- a flooding agent: log throughput and request latency meanwhile ---------------------------
@@ -199,11 +213,7 @@ LENS_PROBE_GAP = 0.01  # seconds between codeLens probes: a probe, not a load of
 async def _poll_lenses(
     c: BenchClient, uri: str, stop: asyncio.Event, out: list[tuple[float, float]]
 ) -> None:
-    while not stop.is_set():
-        t0 = time.perf_counter()
-        await c.code_lens(uri)
-        out.append((t0, (time.perf_counter() - t0) * 1000))
-        await asyncio.sleep(LENS_PROBE_GAP)
+    await c.probe(lambda: c.code_lens(uri), stop, out, LENS_PROBE_GAP)
 
 
 @dataclass
