@@ -93,16 +93,17 @@ def corpus_texts() -> tuple[list[bytes], str]:
     return [_generated_tasks(i) for i in range(50)], "generated tasks.md files (no shared corpus)"
 
 
-def make_workspace(root: Path, count: int, prefix: str = "change") -> list[str]:
+def make_workspace(root: Path, count: int, prefix: str = "change", first: int = 0) -> list[str]:
     """An OpenSpec project at ``root`` with ``count`` active changes, each with a real tasks.md.
 
     Each change also gets a small proposal.md, as ``openspec`` would create. Returns the names.
+    ``first`` numbers the first change: a project grows by calling this again.
     """
     texts, _ = corpus_texts()
     changes = root / "openspec" / "changes"
     (changes / "archive").mkdir(parents=True, exist_ok=True)
     names = []
-    for i in range(count):
+    for i in range(first, first + count):
         name = f"{prefix}-{i:04d}"
         folder = changes / name
         folder.mkdir()

@@ -93,16 +93,20 @@ async def scale(results: Results, sizes: tuple[int, ...], reps: int, per_mode: i
         openspec_argv = None
         results.skip(("scale_changes_10k_vs_openspec",), str(exc))
     by_size: dict[str, dict[str, Any]] = {}
-    for n in sizes:
-        with scratch(f"scale-{n}") as tmp:
-            root = tmp.resolve()
-            edited = _project(root, n)
+    with scratch("scale") as tmp:
+        root = tmp.resolve()
+        edited = _project(root, 0)
+        made = 0
+        for k, n in enumerate(sizes):  # one project, grown from one size to the next
+            make_workspace(root, n - made, first=made)
+            made = n
             row: dict[str, Any] = {}
             if openspec_argv is not None:
                 row["list"] = offline.list_vs_openspec(root, openspec_argv, reps)
-            row.update(await _server_at_scale(root, n + 1, edited, per_mode))
-        by_size[str(n)] = row
-        print(f"bench: scale: {n} changes done", file=sys.stderr, flush=True)
+            first = 1 + k * 2 * per_mode  # each series edits on from where the last one left
+            row.update(await _server_at_scale(root, n + 1, edited, per_mode, first))
+            by_size[str(n)] = row
+            print(f"bench: scale: {n} changes done", file=sys.stderr, flush=True)
     results.details["scale"] = {"changes": list(sizes), "by_changes": by_size}
     big = by_size.get("10000")
     if big is None:
@@ -126,7 +130,9 @@ async def scale(results: Results, sizes: tuple[int, ...], reps: int, per_mode: i
     )
 
 
-async def _server_at_scale(root: Path, files: int, edited: Path, per_mode: int) -> dict[str, Any]:
+async def _server_at_scale(
+    root: Path, files: int, edited: Path, per_mode: int, first: int
+) -> dict[str, Any]:
     client = BenchClient({})
     probes: list[tuple[float, float]] = []
     stop = asyncio.Event()
@@ -152,7 +158,7 @@ async def _server_at_scale(root: Path, files: int, edited: Path, per_mode: int) 
         assert client.pid is not None
         mem = memory_mb(client.pid)
         cpu = cpu_seconds(client.pid)
-        samples, misses = await lsp_cases.edit_samples(client, edited, per_mode)
+        samples, misses = await lsp_cases.edit_samples(client, edited, per_mode, first=first)
     finally:
         await client.close()
     during = [ms for t, ms in probes if t <= t_all]
