@@ -9,6 +9,8 @@ import * as path from "node:path";
 import { chromium, type BrowserContext, type Locator, type Page } from "playwright-core";
 
 export const TIMEOUT = 60_000;
+/** USER_HZ: the unit of the times in /proc/<pid>/stat (100 on Linux). */
+const CLOCK_TICKS = 100;
 
 /** Settings whose value is a path on the (remote) machine: `machine-overridable` in package.json. */
 const MACHINE_SETTINGS = new Set(["ralph.server.pythonPath"]);
@@ -199,6 +201,38 @@ export class CodeServer {
     }
   }
 
+  /**
+   * CPU seconds (user + system) used so far by each process of this code-server's process group
+   * whose command line matches, read from /proc (Linux), keyed by pid.
+   */
+  cpuSeconds(match: RegExp): Map<number, number> {
+    const found = new Map<number, number>();
+    const group = this.proc?.pid;
+    if (!group) {
+      return found;
+    }
+    for (const entry of fs.readdirSync("/proc")) {
+      if (!/^\d+$/.test(entry)) {
+        continue;
+      }
+      try {
+        const stat = fs.readFileSync(`/proc/${entry}/stat`, "utf8");
+        // Fields after the command's closing parenthesis: pgrp is the 3rd, utime the 12th, stime the 13th.
+        const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+        if (Number(fields[2]) !== group) {
+          continue;
+        }
+        const cmdline = fs.readFileSync(`/proc/${entry}/cmdline`, "utf8").replace(/\0/g, " ");
+        if (match.test(cmdline)) {
+          found.set(Number(entry), (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS);
+        }
+      } catch {
+        // the process ended meanwhile
+      }
+    }
+    return found;
+  }
+
   /** The extension's own log ("Ralph" output channel) as VS Code wrote it to disk, or "". */
   extensionLog(): string {
     const logs = path.join(this.userDataDir, "logs");
@@ -283,11 +317,26 @@ export class Workbench {
     await this.quickPick(`>${title}`, title);
   }
 
+  /**
+   * Opens a file through Quick Open. Tried up to three times: a webview that has just loaded
+   * (the history page) can take the focus back from the editor just opened.
+   */
   async openFile(name: string): Promise<void> {
-    await this.page.locator(".monaco-workbench").focus();
-    await this.page.keyboard.press("Control+P");
-    await this.quickPick(name, name);
-    await this.page.locator(".tabs-container .tab.active", { hasText: name }).waitFor();
+    const tab = this.page.locator(".tabs-container .tab.active", { hasText: name });
+    for (let attempt = 1; ; attempt++) {
+      await this.page.locator(".monaco-workbench").focus();
+      await this.page.keyboard.press("Control+P");
+      await this.quickPick(name, name);
+      try {
+        await tab.waitFor({ timeout: attempt < 3 ? 10_000 : TIMEOUT });
+        return;
+      } catch (err) {
+        if (attempt >= 3) {
+          throw err;
+        }
+        await this.page.keyboard.press("Escape");
+      }
+    }
   }
 
   /** The rows of the open quick pick once one holds `expect`, and the focused one. */

@@ -92,3 +92,16 @@ describe("the Ralph view's rows", () => {
     assert.ok(label.endsWith(new Date("2026-11-24T07:01:00Z").toLocaleString("en-GB", { dateStyle: "medium", timeStyle: "medium" })));
   });
 });
+
+describe("nothing polls", () => {
+  it("no client source starts a repeating timer", async () => {
+    const fs = await import("node:fs");
+    const path = await import("node:path");
+    const src = path.resolve("src"); // unit-test.sh runs from editor-client/
+    assert.ok(fs.existsSync(path.join(src, "extension.ts")), `run from editor-client/ (no ${src})`);
+    const files = (fs.readdirSync(src, { recursive: true }) as string[]).filter((f) => f.endsWith(".ts"));
+    assert.ok(files.length > 10, `sources found: ${files.length}`);
+    const polling = files.filter((f) => /\bsetInterval\s*\(/.test(fs.readFileSync(path.join(src, f), "utf8")));
+    assert.deepEqual(polling, [], "the views refresh from ralph/runStatus and file events, never on a timer");
+  });
+});
