@@ -167,6 +167,7 @@ class RootWatcher:
             # Not even changes/ gets a watch: list it on every sweep, and poll every change.
             wd = None
             self._poll_listing = True
+            self._start_polling()
         self._folder_wd = wd
         if wd is not None:
             self._dirs[wd] = self.folder
@@ -335,7 +336,7 @@ class RootWatcher:
         try:
             lost = False
             while not self._stop.is_set():
-                if self._folder_wd is None:
+                if self._folder_wd is None and not self._poll_listing:  # not armed yet
                     try:
                         armed = self._arm()
                     except OSError as exc:

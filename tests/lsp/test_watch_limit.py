@@ -146,6 +146,21 @@ async def test_no_watch_at_all_still_sees_edits_and_new_changes(
         await stop(w)
 
 
+async def test_no_watch_at_all_and_no_change_yet(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = make_root(tmp_path)  # changes/ is empty: nothing to poll but the listing
+    Limit(monkeypatch, allowed=0)
+    w, seen = start(root)
+    try:
+        changes = root / "openspec" / "changes"
+        (changes / "first").mkdir()
+        (changes / "first" / "tasks.md").write_text(TASKS)
+        await seen.wait_for(changes / "first" / "tasks.md", timeout=3)
+    finally:
+        await stop(w)
+
+
 async def test_an_unlimited_watch_polls_nothing(tmp_path: Path) -> None:
     root = make_root(tmp_path, "a", "b")
     w, seen = start(root)
