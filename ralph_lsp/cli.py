@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, NoReturn, TextIO
 
 from ralph_lsp import __version__, cli_git
+from ralph_lsp.policy import RunState
 from ralph_lsp.settings import (
     ISOLATIONS,
     PRESETS,
@@ -32,7 +33,13 @@ from ralph_lsp.settings import (
 from ralph_lsp.tasks import read_tasks_text, summarize_tasks
 from ralph_lsp.workspace import Change, UnknownChangeError, change_json, find_root, list_changes
 
-EXIT_CODES = {"succeeded": 0, "failed": 1, "stuck": 3, "exhausted": 4, "stopped": 5}
+EXIT_CODES: dict[str, int] = {
+    RunState.SUCCEEDED: 0,
+    RunState.FAILED: 1,
+    RunState.STUCK: 3,
+    RunState.EXHAUSTED: 4,
+    RunState.STOPPED: 5,
+}
 
 
 class CliError(Exception):

@@ -93,7 +93,7 @@ class RunStatus:
     run_id: str
     change: str
     root: Path
-    state: str
+    state: RunState
     iteration: int
     max_iterations: int
     completed: int
@@ -274,20 +274,21 @@ class _Run:
         if not self.work.folder.is_dir():
             archived = self._archived_tasks()
             if archived is None:
-                raise _RunEnd("failed", f"the change folder {self.work.folder} was removed")
+                raise _RunEnd(RunState.FAILED, f"the change folder {self.work.folder} was removed")
             path = archived
         try:
             text = read_tasks_text(path)
         except OSError as exc:
             raise _RunEnd(
-                "failed", f"tasks.md cannot be read ({exc.strerror or exc}); nothing was changed"
+                RunState.FAILED,
+                f"tasks.md cannot be read ({exc.strerror or exc}); nothing was changed",
             ) from exc
         if text is None:
-            raise _RunEnd("failed", f"{path} is missing")
+            raise _RunEnd(RunState.FAILED, f"{path} is missing")
         doc = parse_tasks(text)
         if path != self.work.tasks_path and not (doc.total and doc.all_done):
             raise _RunEnd(
-                "failed",
+                RunState.FAILED,
                 f"the change was archived to {path.parent} with"
                 f" {doc.total - doc.completed} of {doc.total} tasks open",
             )
@@ -352,24 +353,24 @@ class _Run:
             state, reason = end.state, end.reason
         except asyncio.CancelledError:
             # No await may be trusted here (the loop may be shutting down): kill synchronously.
-            state, reason = "stopped", "the run was cancelled"
+            state, reason = RunState.STOPPED, "the run was cancelled"
             for proc in self.live_processes():
                 proc.kill_now()
         except Exception as exc:  # a bug: say so, never leave the run hanging
             log.exception("run %s crashed", self.id)
-            state, reason = "failed", f"internal error: {exc!r}"
+            state, reason = RunState.FAILED, f"internal error: {exc!r}"
             await self._kill_process(self.settings.stop_grace_seconds)
-        if self.stop_event.is_set() and state not in ("succeeded",):
-            state, reason = "stopped", self.stop_reason
-        if state == "succeeded" and self.archived_to:
+        if self.stop_event.is_set() and state is not RunState.SUCCEEDED:
+            state, reason = RunState.STOPPED, self.stop_reason
+        if state is RunState.SUCCEEDED and self.archived_to:
             reason += f"; the agent archived the change to {self.archived_to}"
         reason = await self._end_git(reason)
         self.history.close_iteration_log()
         self.ended_at = now_iso()
         self.update(state=state, reason=reason, phase=None, waiting=None, transition=True)
-        self.log(f"■ {state}: {reason}", "info" if state == "succeeded" else "warning")
+        self.log(f"■ {state}: {reason}", "info" if state is RunState.SUCCEEDED else "warning")
 
-    async def _loop(self) -> tuple[str, str]:
+    async def _loop(self) -> tuple[RunState, str]:
         await self._prepare_git()
         self.update(reason="reading tasks.md", transition=True)
         doc = self.read_doc()
@@ -397,7 +398,7 @@ class _Run:
         )
         while True:
             if self.stop_event.is_set():
-                return "stopped", "stopped by the user"
+                return RunState.STOPPED, "stopped by the user"
             end = policy.before_spawn(counters, limits, doc.completed, doc.total) or (
                 _blocked_end(doc)
             )
@@ -422,7 +423,7 @@ class _Run:
                 self.log,
             )
         except rungit.IsolationError as exc:
-            raise _RunEnd("failed", str(exc)) from exc
+            raise _RunEnd(RunState.FAILED, str(exc)) from exc
         if self.git.worktree is not None:
             self.work = Change(self.git.worktree.root, self.change.name)
             self.update(worktree=self.git.worktree_json())
@@ -506,7 +507,7 @@ class _Run:
         try:
             self.verify = verify.commands(self.settings.verify_commands, self.work.root)
         except ValueError as exc:
-            raise _RunEnd("failed", str(exc)) from None
+            raise _RunEnd(RunState.FAILED, str(exc)) from None
         if self.settings.verify_when == "off":
             self.log("verification is off (verifyWhen): success is every task checked")
         elif not self.verify:
@@ -743,7 +744,7 @@ def _facts(
 
 
 class _RunEnd(Exception):
-    def __init__(self, state: str, reason: str) -> None:
+    def __init__(self, state: RunState, reason: str) -> None:
         super().__init__(reason)
         self.state = state
         self.reason = reason

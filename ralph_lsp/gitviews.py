@@ -15,6 +15,7 @@ from ralph_lsp import checkpoints as cp
 from ralph_lsp.checkpoints import Checkpoint, CheckpointError
 from ralph_lsp.gitcli import GitError, Repo, base_env, find_repo
 from ralph_lsp.history import load_records
+from ralph_lsp.policy import RunState
 from ralph_lsp.restore import RestoreResult, restore
 
 URI_SCHEME = "ralph-checkpoint"
@@ -108,7 +109,7 @@ def diff_json(root: Path, d: IterationDiff) -> dict[str, Any]:
 
 def _refuse_while_running(root: Path, change: str) -> None:
     for record in load_records(root, change)[:3]:
-        if record.get("state") == "running":  # an owner that is gone reads as failed
+        if record.get("state") == RunState.RUNNING:  # an owner that is gone reads as failed
             raise CheckpointError(
                 f"change {change!r} is running (run {record.get('runId')}); stop it before"
                 " restoring its files"

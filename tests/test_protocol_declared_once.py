@@ -52,3 +52,19 @@ def test_the_extension_mirrors_the_servers_command_fields() -> None:
 def test_the_reader_sees_what_is_there() -> None:
     # The reader itself, on a known shape: a field added on one side must show.
     assert mirrored_commands()["ralph.run"] >= {"change", "root", "guidance", "story"}
+
+
+def test_the_run_states_are_one_enumeration_on_both_sides() -> None:
+    """The server's RunState (policy.py) and the client's RunState union name the same words, so
+    a state added or renamed on one side only fails here; the engine's status holds the enum."""
+    from ralph_lsp.engine import RunStatus
+    from ralph_lsp.policy import RunState
+
+    text = PROTOCOL.read_text()
+    final = re.search(r"export const FINAL_STATES = \[(.*?)\] as const;", text)
+    assert final is not None, "protocol.ts has no FINAL_STATES"
+    client_final = set(re.findall(r'"(\w+)"', final.group(1)))
+    assert re.search(r'export type RunState = "running" \| FinalState;', text)
+    assert client_final == {s.value for s in RunState if s.final}
+    assert RunState.RUNNING.value == "running"
+    assert RunStatus.__annotations__["state"] == "RunState"

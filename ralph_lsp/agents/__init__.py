@@ -35,6 +35,10 @@ from ralph_lsp.agents.codex import CodexParser
 from ralph_lsp.agents.gemini import GeminiParser
 from ralph_lsp.agents.plain import PlainParser
 
+# Declared once, with the settings: every valid ``ralph.agent`` and the default ``ralph.agentArgs``
+# (applied to the ``claude`` preset only).
+from ralph_lsp.settings import DEFAULT_AGENT_ARGS, PRESETS
+
 __all__ = [
     "DEFAULT_AGENT_ARGS",
     "PRESETS",
@@ -49,11 +53,6 @@ __all__ = [
     "make_parser",
 ]
 
-#: Every valid value of ``ralph.agent``.
-PRESETS: tuple[str, ...] = ("claude", "codex", "gemini", "demo", "custom")
-
-#: The default of ``ralph.agentArgs`` (applied to the ``claude`` preset only).
-DEFAULT_AGENT_ARGS: tuple[str, ...] = ("--permission-mode", "acceptEdits")
 
 _PYTHON = "{python}"  # stands for the interpreter in the demo preset's template
 #: The folder holding this very ``ralph_lsp`` package (the installed or bundled one).

@@ -9,6 +9,7 @@ from typing import Any
 from lsprotocol import types
 
 from ralph_lsp.engine import RunStatus
+from ralph_lsp.policy import RunState
 from ralph_lsp.server.documents import DocState
 
 SOURCE = "ralph"
@@ -17,7 +18,7 @@ SEND_GUIDANCE = "ralph.sendGuidance"
 # The client's own command: it asks for guidance, then calls ralph.run with it.
 RUN_WITH_GUIDANCE = "ralph.runChangeWithGuidance"
 NOOP = "ralph.noop"  # the server's no-op command, carried by display-only lenses
-ENDED_BADLY = ("stuck", "exhausted", "failed")
+ENDED_BADLY = (RunState.STUCK, RunState.EXHAUSTED, RunState.FAILED)
 
 
 def column(text: str, index: int, encoding: str | None) -> int:
