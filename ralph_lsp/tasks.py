@@ -261,7 +261,7 @@ def summarize_tasks(text: str) -> TasksSummary:
         elif raw[:2] != "##" and (n or raw[:3] != "\ufeff##"):
             continue  # neither a task nor a heading
         line = raw[:-1] if raw[-1:] == "\r" else raw
-        heading = _heading_text(line.lstrip("\ufeff") if n == 0 else line)
+        heading = _heading_text(line.removeprefix("\ufeff") if n == 0 else line)
         if heading is not None:
             current.completed, current.total = done, total
             done = total = 0
@@ -398,7 +398,7 @@ def _parse_tasks(text: str) -> TasksDoc:
             continue  # neither a task, nor a look-alike, nor a heading
 
         line = raw[:-1] if raw[-1:] == "\r" else raw
-        heading = _heading_text(line.lstrip("\ufeff") if n == 0 else line)
+        heading = _heading_text(line.removeprefix("\ufeff") if n == 0 else line)
         if heading is not None:
             heading_count += 1
             story_id, title, number = _story_head(heading, heading_count, story_ids)

@@ -151,6 +151,11 @@ def test_one_megabyte_file_parses() -> None:
 def test_heading_on_a_bom_first_line_is_a_story() -> None:
     doc = parse_tasks("\ufeff## 1. First\n- [ ] 1.1 a\n")
     assert [s.id for s in doc.stories] == ["1"]
+    # One BOM opens a file; a second one is text, so the line is no heading, `[` or not (the
+    # parse and the summary used to skip every BOM on a line holding a `[`, and one otherwise).
+    for text in ("\ufeff\ufeff## 1. First\n- [ ] a\n", "\ufeff\ufeff## 1. [x]\n- [ ] a\n"):
+        assert [s.id for s in parse_tasks(text).stories] == ["0"]
+        assert [s.id for s in summarize_tasks(text).stories] == ["0"]
 
 
 def _stories_and_counts(doc: TasksDoc | TasksSummary) -> tuple[object, ...]:
