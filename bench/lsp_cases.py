@@ -51,7 +51,7 @@ def _edit_text(i: int) -> str:
 
 
 def _finding_lines(text: str) -> set[int]:
-    from ralph_lsp.tasks import parse_tasks
+    from ralph_lsp.tasks_fast import parse_tasks
 
     return {f.line for f in parse_tasks(text).findings}
 

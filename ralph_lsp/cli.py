@@ -30,7 +30,8 @@ from ralph_lsp.settings import (
     check_setting,
     settings_from_dict,
 )
-from ralph_lsp.tasks import read_tasks_text, summarize_tasks
+from ralph_lsp.tasks import read_tasks_text
+from ralph_lsp.tasks_fast import summarize_tasks
 from ralph_lsp.workspace import Change, UnknownChangeError, change_json, find_root, list_changes
 
 EXIT_CODES: dict[str, int] = {

@@ -48,7 +48,8 @@ from types import FrameType
 from typing import Any
 
 from ralph_lsp import demo_work
-from ralph_lsp.tasks import Task, TasksDoc, parse_tasks
+from ralph_lsp.tasks import Task, TasksDoc
+from ralph_lsp.tasks_fast import parse_tasks
 
 MODEL = "ralph-demo-agent (not an AI)"
 DEFAULT_DELAY = 0.4

@@ -46,7 +46,8 @@ from ralph_lsp.process import AgentProcess, AgentStartError, SpawnSpec
 from ralph_lsp.project_context import read_project_context
 from ralph_lsp.prompt import build_prompt, scope_story
 from ralph_lsp.settings import SCOPES, Settings, positive_int
-from ralph_lsp.tasks import Story, TasksDoc, parse_tasks, read_tasks_text
+from ralph_lsp.tasks import Story, TasksDoc, read_tasks_text
+from ralph_lsp.tasks_fast import parse_tasks
 from ralph_lsp.workspace import ARCHIVE, Change, resolve_change
 
 log = logging.getLogger(__name__)

@@ -10,14 +10,18 @@ is a link, not a task. Only ``x``/``X`` is done.
 On top of the counts this module gives structure (stories from ``## `` headings, task ids,
 nesting) and *findings*: lines the author most likely did not mean the way they count.
 Nothing here does I/O except :func:`read_tasks_text`.
+
+:func:`parse_tasks` here states the rule plainly and is the reference. The server, the engine
+and the CLI call :mod:`ralph_lsp.tasks_fast` instead, a measured one-pass version of it that
+gives the same :class:`TasksDoc`; ``tests/test_tasks_fast.py`` checks that the two agree.
 """
 
 from __future__ import annotations
 
-import gc
 import os
 import re
 import stat
+from bisect import bisect_right
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
@@ -46,24 +50,12 @@ _STORY_NUM_RE = re.compile(
 )
 _TASK_ID = r"(?:\*\*|)([0-9]+(?:\.[0-9]+)+)(?:\*\*|)[.):]?"  # `(?:x|)`: quicker than `(?:x)?`
 _TASK_ID_RE = re.compile(_TASK_ID + r"(?=[ \t]|$)")
-# The shape almost every task line has: spaces or tabs, `-`, `*` or `+`, one space, a box of
-# one character, not followed by `(` or `[` (a link) unless the character is whitespace.
-# Group 1: the indent; group 2: the box's character (None when it is whitespace). A line it
-# matches is a task, as _match_task would say; every other line goes to _match_task's rule.
-_SIMPLE_TASK_RE = re.compile(
-    rf"([ \t]*)[-*+] \[(?:([^{re.escape(JS_WHITESPACE)}\]\U00010000-\U0010ffff])\](?![(\[])"
-    rf"|{_WS}\])"
-    # then the text: group 3 is its id (what _TASK_ID_RE finds in the stripped text), group 4
-    # the text stripped of whitespace on both sides (the greedy `.*` backs off to the last
-    # character that is not whitespace)
-    rf"{_WS}*(?:(?={_TASK_ID}(?:[ \t]|{_WS}*$))|)(.*{_NOT_WS}|)"
-)
 
 
 class Task(NamedTuple):
     """One task line. Tasks and findings are named tuples, not dataclasses: a large tasks.md
-    has thousands, and :func:`parse_tasks` builds them with ``tuple.__new__``, with no
-    Python-level ``__init__`` (2 of 25 ms on 1 MiB). They are read, never changed."""
+    has thousands, and :mod:`ralph_lsp.tasks_fast` builds them without a Python-level
+    ``__init__`` (2 of 25 ms on 1 MiB). They are read, never changed."""
 
     line: int  # 0-based line number
     done: bool
@@ -188,98 +180,13 @@ class TasksDoc:
         return None
 
 
-def count_tasks(text: str) -> tuple[int, int]:
-    """(completed, total) exactly as ``openspec list`` counts them."""
-    completed = total = 0
-    for line in text.split("\n"):
-        m = _match_task(line)
-        if m is not None:
-            total += 1
-            if m.group(3) in ("x", "X"):
-                completed += 1
-    return completed, total
+# -- the rule (SPEC §2) ---------------------------------------------------------------------
+def match_task(line: str) -> re.Match[str] | None:
+    """The match of :data:`_TASK_RE` when ``line`` is a task line by the CLI's rule, else None.
 
-
-@dataclass
-class StoryCount:
-    """A story's heading and counts, without its tasks (see :func:`summarize_tasks`)."""
-
-    id: str
-    title: str
-    line: int
-    completed: int = 0
-    total: int = 0
-
-
-@dataclass
-class TasksSummary:
-    """What a listing of changes shows: the counts and the stories of :func:`parse_tasks`."""
-
-    stories: list[StoryCount]
-    completed: int
-    total: int
-
-
-def summarize_tasks(text: str) -> TasksSummary:
-    """The counts and stories (id, title, line, counts) that :func:`parse_tasks` gives, built
-    without tasks, ids, nesting or findings: about three times faster, for listing many changes
-    at once (``ralph-lsp changes``). Agrees with ``parse_tasks`` on every text."""
-    implicit = StoryCount(id="0", title="(before the first heading)", line=-1)
-    current = implicit
-    stories: list[StoryCount] = []
-    story_ids: set[str] = set()
-    heading_count = 0
-    done = total = 0  # the current story's counts
-    match_task = _match_task
-    for n, raw in enumerate(text.split("\n")):
-        if "[" in raw:
-            # a shortcut for `- [ ] text` (the shape _SIMPLE_TASK_RE reads), then the rule itself
-            b = len(raw) - len(raw.lstrip(" \t"))
-            c = raw[b + 3 : b + 4]
-            if (
-                raw[b + 1 : b + 3] == " ["
-                and raw[b + 4 : b + 5] == "]"
-                and raw[b : b + 1] in _BULLETS
-                and c != "]"
-                and c <= "\uffff"
-            ):
-                if c in _WS_SET:
-                    total += 1
-                    continue
-                if raw[b + 5 : b + 6] not in ("(", "["):  # else a link: not a task
-                    total += 1
-                    if c == "x" or c == "X":
-                        done += 1
-                    continue
-            else:
-                m = match_task(raw)
-                if m is not None:
-                    total += 1
-                    if m.group(3) in ("x", "X"):
-                        done += 1
-                    continue
-        elif raw[:2] != "##" and (n or raw[:3] != "\ufeff##"):
-            continue  # neither a task nor a heading
-        line = raw[:-1] if raw[-1:] == "\r" else raw
-        heading = _heading_text(line.removeprefix("\ufeff") if n == 0 else line)
-        if heading is not None:
-            current.completed, current.total = done, total
-            done = total = 0
-            heading_count += 1
-            sid, title, _number = _story_head(heading, heading_count, story_ids)
-            current = StoryCount(id=sid, title=title, line=n)
-            stories.append(current)
-    current.completed, current.total = done, total
-    if implicit.total:
-        stories.insert(0, implicit)
-    return TasksSummary(
-        stories=stories,
-        completed=sum(s.completed for s in stories),
-        total=sum(s.total for s in stories),
-    )
-
-
-def _match_task(line: str) -> re.Match[str] | None:
+    Groups: 1 the indent, 2 the bullet, 3 the box's character (None for a box of spaces or
+    ``[]``); the match ends at the box's ``]``.
+    """
     m = _TASK_RE.match(line)
     if m is None:
         return None
@@ -289,159 +196,131 @@ def _match_task(line: str) -> re.Match[str] | None:
         m.group(3) is not None or line[m.end() - 2 : m.end()] == "[]"
     ):
         return None
-
     return m
 
 
+def is_done(box: str | None) -> bool:
+    """Only ``x`` and ``X`` mark a task done."""
+    return box in ("x", "X")
+
+
+def count_tasks(text: str) -> tuple[int, int]:
+    """(completed, total) exactly as ``openspec list`` counts them: the rule on every line."""
+    completed = total = 0
+    for line in text.split("\n"):
+        m = match_task(line)
+        if m is not None:
+            total += 1
+            if is_done(m.group(3)):
+                completed += 1
+    return completed, total
+
+
+# -- the parser: the rule plus structure -----------------------------------------------------
 def parse_tasks(text: str) -> TasksDoc:
-    """Parse tasks.md text into tasks, stories and findings. Never raises."""
-    # The parse allocates an object or more per task and finding, and makes no reference
-    # cycles. The cyclic garbage collector, which these allocations would set off again and
-    # again (1.5 of 21 ms on 1 MiB), is paused while it runs and catches up once afterwards.
-    collecting = gc.isenabled()
-    gc.disable()
-    try:
-        return _parse_tasks(text)
-    finally:
-        if collecting:
-            gc.enable()
+    """Parse tasks.md text into tasks, stories and findings. Never raises.
 
-
-# Long: one measured pass over the lines (bench: 1 MiB in ~16 ms); split, it is slower.
-def _parse_tasks(text: str) -> TasksDoc:
-    # One tight pass: the server re-parses on every edit, and a 1 MB file must take
-    # milliseconds. A line of the common `- [ ] text` shape is read by one regex
-    # (_SIMPLE_TASK_RE); every other line with a `[` goes to the rule itself (_match_task).
-    # Findings are built only where there are some. Stories are built at the end: a
-    # story's tasks are a run of doc.tasks, sliced out.
+    Each line is a task (by :func:`match_task`), a ``## `` heading that starts a story, or
+    neither (then it may be a look-alike worth a warning). Blocked marks are read last.
+    """
     lines = text.split("\n")
-    tasks: list[Task] = []
-    # for each heading: (id, title, line, number, index in tasks of the story's first task)
-    heads: list[tuple[str, str, int, str | None, int]] = []
-    story_ids: set[str] = set()
-    findings: list[Finding] = []
-    story_id = "0"  # the current story's id, title and number
-    title = ""
-    number: str | None = None
-    major_dot: str | None = None  # "2." under story 2: a task id must start with it
-    heading_count = 0
-    seen_ids: dict[str, int] = {}
-    # nesting: the story's last task at indent 0, and the (indent, index) of the indented
-    # tasks under it that may still take children
-    top: int | None = None
-    nested: list[tuple[int, int]] = []
-    simple_match = _SIMPLE_TASK_RE.match
-    ws = JS_WHITESPACE
-    add_task = tasks.append
-    new_tuple = tuple.__new__  # Task(...), Finding(...) without the Python-level __new__
-    add_finding = findings.append
-    m: re.Match[str] | None
-    tid: str | None
-
+    reader = _Reader()
     for n, raw in enumerate(lines):
-        if "[" in raw:
-            m = simple_match(raw)
-            if m is not None:
-                indent_text, box, tid, rest = m.groups()
-                end = len(indent_text) + 5
-                if box is None:
-                    box = ""
-                    done = False
-                else:
-                    done = box == "x" or box == "X"
-                    if not done:
-                        add_finding(_odd_box(n, end - 3, end, box))
-            else:
-                m = _match_task(raw)
-                if m is not None:
-                    indent_text, box, done, end = _box_findings(n, raw, m, findings)
-                    rest = raw[end:].strip(ws)
-                    tid_m = _TASK_ID_RE.match(rest)
-                    tid = tid_m.group(1) if tid_m is not None else None
-            if m is not None:  # a task
-                if tid is not None:
-                    first = seen_ids.setdefault(tid, n)
-                    if first != n:
-                        id_start = raw.find(tid, end)
-                        message = f"duplicate task id {tid} (also on line {first + 1})"
-                        add_finding(
-                            new_tuple(
-                                Finding, (n, id_start, id_start + len(tid), message, "duplicate-id")
-                            )
-                        )
-                    if major_dot is not None and not tid.startswith(major_dot):
-                        id_start = raw.find(tid, end)
-                        add_finding(
-                            _finding(
-                                n,
-                                id_start,
-                                id_start + len(tid),
-                                f"task {tid} sits under story {number} ({title})",
-                                "story-mismatch",
-                            )
-                        )
-                if indent_text:
-                    indent = len(indent_text) + 3 * indent_text.count("\t")
-                    while nested and nested[-1][0] >= indent:
-                        nested.pop()
-                    parent = nested[-1][1] if nested else top
-                    nested.append((indent, len(tasks)))
-                else:
-                    indent = 0
-                    parent = None
-                    top = len(tasks)
-                    if nested:
-                        nested = []
-                add_task(new_tuple(Task, (n, done, box, rest, tid, story_id, indent, parent)))
-                continue
-        elif raw[:1] != "#" and (n or raw[:3] != "\ufeff##"):
-            continue  # neither a task, nor a look-alike, nor a heading
-
-        line = raw[:-1] if raw[-1:] == "\r" else raw
+        m = match_task(raw)
+        if m is not None:
+            reader.task(n, raw, m)
+            continue
+        line = raw.removesuffix("\r")
+        # a BOM may open the file: the CLI counts it as whitespace, a heading skips it
         heading = _heading_text(line.removeprefix("\ufeff") if n == 0 else line)
         if heading is not None:
-            heading_count += 1
-            story_id, title, number = _story_head(heading, heading_count, story_ids)
-            heads.append((story_id, title, n, number, len(tasks)))
-            major_dot = number.split(".", 1)[0] + "." if number else None
-            top = None
-            if nested:
-                nested = []
-        elif "[" in line:
-            _check_uncounted(n, line, findings)
+            reader.heading(n, heading)
+        else:
+            _check_uncounted(n, line, reader.findings)
+    return reader.finish(lines)
 
-    stories: list[Story] = []
-    stop = len(tasks)
-    for story_id, title, head_line, number, start in reversed(heads):
-        stories.append(Story(story_id, title, head_line, number, tasks[start:stop]))
-        stop = start
-    if stop:  # tasks before the first heading
-        stories.append(Story("0", "(before the first heading)", -1, None, tasks[:stop]))
-    stories.reverse()
-    blocked = _blocked_marks(lines, tasks, heads, findings) if _BLOCKED_ANY(text) else {}
-    return TasksDoc(
-        tasks=tasks, stories=stories, findings=findings, line_count=len(lines), blocked=blocked
-    )
+
+class _Reader:
+    """What :func:`parse_tasks` knows part-way through a file."""
+
+    def __init__(self) -> None:
+        self.tasks: list[Task] = []
+        self.findings: list[Finding] = []
+        self.before_headings = Story("0", "(before the first heading)", -1, None)
+        self.stories: list[Story] = []  # one per heading
+        self.story = self.before_headings  # the story new tasks go into
+        self.story_ids: set[str] = set()
+        self.first_line_of_id: dict[str, int] = {}
+        # The tasks that may take a nested task, as (indent, index in tasks), indents rising:
+        # a task's parent is the nearest one above it indented less.
+        self.open_parents: list[tuple[int, int]] = []
+
+    def heading(self, n: int, heading: str) -> None:
+        sid, title, number = _story_head(heading, len(self.stories) + 1, self.story_ids)
+        self.story = Story(sid, title, n, number)
+        self.stories.append(self.story)
+        self.open_parents = []  # a task never nests under one of another story
+
+    def task(self, n: int, raw: str, m: re.Match[str]) -> None:
+        indent_text, box, done, end = _box_findings(n, raw, m, self.findings)
+        text = raw[end:].strip(JS_WHITESPACE)
+        id_m = _TASK_ID_RE.match(text)
+        tid = id_m.group(1) if id_m is not None else None
+        if tid is not None:
+            self._check_id(n, raw, end, tid)
+        indent = len(indent_text) + 3 * indent_text.count("\t")  # a tab is four columns
+        while self.open_parents and self.open_parents[-1][0] >= indent:
+            self.open_parents.pop()
+        parent = self.open_parents[-1][1] if self.open_parents else None
+        self.open_parents.append((indent, len(self.tasks)))
+        task = Task(
+            line=n,
+            done=done,
+            box=box,
+            text=text,
+            id=tid,
+            story_id=self.story.id,
+            indent=indent,
+            parent=parent,
+        )
+        self.tasks.append(task)
+        self.story.tasks.append(task)
+
+    def _check_id(self, n: int, raw: str, end: int, tid: str) -> None:
+        """Findings about a task id: used before, or not under its story's number."""
+        start = raw.find(tid, end)
+        first = self.first_line_of_id.setdefault(tid, n)
+        if first != n:
+            message = f"duplicate task id {tid} (also on line {first + 1})"
+            self.findings.append(Finding(n, start, start + len(tid), message, "duplicate-id"))
+        number = self.story.number
+        if number is not None and not tid.startswith(number.split(".", 1)[0] + "."):
+            message = f"task {tid} sits under story {number} ({self.story.title})"
+            self.findings.append(Finding(n, start, start + len(tid), message, "story-mismatch"))
+
+    def finish(self, lines: list[str]) -> TasksDoc:
+        stories = self.stories
+        if self.before_headings.tasks:  # the implicit story is listed only when it has tasks
+            stories = [self.before_headings, *stories]
+        heading_lines = [s.line for s in self.stories]
+        blocked = _blocked_marks(lines, self.tasks, heading_lines, self.findings)
+        return TasksDoc(self.tasks, stories, self.findings, len(lines), blocked)
 
 
 # A `blocked:` item: a list bullet, then `blocked:` in any case (SPEC §2). Group 1: the indent.
 _BLOCKED_RE = re.compile(r"([ \t]*)(?:[-*+]|[0-9]{1,9}[.)])[ \t]+blocked:(.*)", re.I)
-_BLOCKED_ANY = re.compile(r"blocked:", re.I).search
 
 
 def _blocked_marks(
     lines: list[str],
     tasks: list[Task],
-    heads: list[tuple[str, str, int, str | None, int]],
+    head_lines: list[int],
     findings: list[Finding],
 ) -> dict[int, Blocked]:
     """The tasks marked blocked: a task is blocked when a ``- blocked: <why>`` item sits below
-    it, indented deeper, before the next task or heading (notes between are allowed). Only
-    files that mention ``blocked:`` at all get here, so the common parse pays nothing."""
-    from bisect import bisect_right
-
+    it, indented deeper, before the next task or heading (notes between are allowed).
+    ``head_lines`` are the lines of the ``## `` headings, in order."""
     task_lines = [t.line for t in tasks]
-    head_lines = [h[2] for h in heads]
     found: dict[int, Blocked] = {}
     for n, raw in enumerate(lines):
         m = _BLOCKED_RE.match(raw) if ":" in raw else None
@@ -455,7 +334,7 @@ def _blocked_marks(
         indent = len(m.group(1)) + 3 * m.group(1).count("\t")
         if task is None or (h >= 0 and head_lines[h] > task.line) or indent <= task.indent:
             findings.append(
-                _finding(
+                Finding(
                     n,
                     0,
                     len(raw.rstrip("\r")),
@@ -472,7 +351,7 @@ def _blocked_marks(
 def _box_findings(
     n: int, raw: str, m: re.Match[str], findings: list[Finding]
 ) -> tuple[str, str, bool, int]:
-    """(indent, box, done, end of the box) of a task line _match_task matched as ``m``, and
+    """(indent, box, done, end of the box) of a task line match_task matched as ``m``, and
     its findings about the box and the bullet."""
     end = m.end()
     b, bend = m.span(2)
@@ -482,18 +361,18 @@ def _box_findings(
         done = False
         if raw[end - 2 : end] == "[]":
             findings.append(
-                _finding(
+                Finding(
                     n, end - 2, end, "`[]` counts as an unchecked task; write `[ ]`", "empty-box"
                 )
             )
     else:
-        done = box == "x" or box == "X"
+        done = is_done(box)
         if not done:
             findings.append(_odd_box(n, raw.find("[", b), end, box))
     if bend - b == 1 and raw[bend : bend + 1] == "[":  # `-[ ]`: a one-character bullet
         bullet = raw[b]
         findings.append(
-            _finding(
+            Finding(
                 n,
                 b,
                 end,
@@ -506,7 +385,7 @@ def _box_findings(
 
 
 def _odd_box(line: int, start: int, end: int, box: str) -> Finding:
-    return _finding(
+    return Finding(
         line,
         start,
         end,
@@ -521,18 +400,6 @@ def _heading_text(line: str) -> str | None:
     if line[:2] != "##" or line[2:3] not in (" ", "\t"):
         return None
     return line[3:].lstrip(" \t").rstrip(" \t#")
-
-
-_BULLETS = ("-", "*", "+")
-_WS_SET = frozenset(JS_WHITESPACE)
-
-
-def _finding(line: int, start: int, end: int, message: str, code: str) -> Finding:
-    """``Finding(...)`` without NamedTuple's Python-level ``__new__`` (see :class:`Task`)."""
-    return _new_tuple(Finding, (line, start, end, message, code))
-
-
-_new_tuple = tuple.__new__
 
 
 def _story_head(

@@ -8,8 +8,8 @@ from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[1] / "ralph_lsp"
 LSP = ("pygls", "lsprotocol", "ralph_lsp.server")
-BELOW_ENGINE = ("tasks", "workspace", "settings", "agents", "policy", "prompt", "verify",
-                "history", "iteration", "process", "watchdog", "gitcli", "checkpoints",
+BELOW_ENGINE = ("tasks", "tasks_fast", "workspace", "settings", "agents", "policy", "prompt",
+                "verify", "history", "iteration", "process", "watchdog", "gitcli", "checkpoints",
                 "restore", "isolation", "rungit")  # fmt: skip
 
 

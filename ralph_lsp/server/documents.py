@@ -15,13 +15,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from ralph_lsp.tasks import (
-    MAX_TASKS_BYTES,
-    NotARegularFile,
-    TasksDoc,
-    parse_tasks,
-    read_tasks_text,
-)
+from ralph_lsp.tasks import MAX_TASKS_BYTES, NotARegularFile, TasksDoc, read_tasks_text
+from ralph_lsp.tasks_fast import parse_tasks
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,120 @@
+"""The fast path (ralph_lsp.tasks_fast, what the server, engine and CLI call) against the
+reference parser that states the rule (ralph_lsp.tasks): the same TasksDoc, the same summary,
+and the OpenSpec CLI's counts, on every corpus file and on the generated inputs the other
+tasks tests use."""
+
+from __future__ import annotations
+
+import csv
+import gc
+
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+
+from ralph_lsp import tasks, tasks_fast
+from ralph_lsp.tasks import JS_WHITESPACE, TasksDoc, decode_tasks_bytes
+from ralph_lsp.tasks_fast import _SIMPLE_TASK_RE, TasksSummary
+from tests.conftest import shared_path
+from tests.faults.test_fuzz_tasks import OTHER, document, task_line
+from tests.test_tasks import BLOCKED_DOC, STRUCTURE_DOC, _simple_ish_line, fragment_text
+
+
+def _doc(doc: TasksDoc) -> dict[str, object]:
+    """Everything a TasksDoc holds, field by field (a failure shows which field differs)."""
+    return {
+        "tasks": doc.tasks,
+        "stories": [(s.id, s.title, s.line, s.number, s.tasks) for s in doc.stories],
+        "findings": doc.findings,
+        "line_count": doc.line_count,
+        "blocked": doc.blocked,
+    }
+
+
+def _stories_and_counts(doc: TasksDoc | TasksSummary) -> tuple[object, ...]:
+    stories = [(s.id, s.title, s.line, s.completed, s.total) for s in doc.stories]
+    return stories, doc.completed, doc.total
+
+
+def assert_fast_path_agrees(text: str) -> TasksDoc:
+    """tasks_fast's parse and summary give what the reference parser gives for ``text``."""
+    reference = tasks.parse_tasks(text)
+    assert _doc(tasks_fast.parse_tasks(text)) == _doc(reference)
+    assert _stories_and_counts(tasks_fast.summarize_tasks(text)) == _stories_and_counts(reference)
+    assert tasks.count_tasks(text) == (reference.completed, reference.total)
+    return reference
+
+
+def test_both_parsers_agree_and_give_the_cli_counts_on_every_corpus_file() -> None:
+    corpus = shared_path("corpus", "openspec-tasks")
+    rows = list(csv.DictReader((corpus / "expected.tsv").open(), delimiter="\t"))
+    assert len(rows) == 229
+    for row in rows:
+        text = decode_tasks_bytes((corpus / row["id"] / "tasks.md").read_bytes())
+        reference = assert_fast_path_agrees(text)
+        cli = (int(row["completed"]), int(row["total"]))
+        assert (reference.completed, reference.total) == cli, row["id"]
+
+
+# Whole files: task-shaped lines (both ways the fast path reads one), headings, blocked marks
+# and look-alikes, line by line; fragments that cut across lines; any text.
+_line = st.one_of(
+    _simple_ish_line,
+    task_line,
+    st.sampled_from([*OTHER, "  - blocked: a person", "- blocked:", "\t* BLOCKED: x"]),
+)
+_files = st.one_of(
+    st.lists(_line, max_size=40).map("\n".join),
+    document,
+    fragment_text,
+    st.text(),
+)
+
+
+@settings(max_examples=1000, deadline=None)
+@given(_files)
+@example(STRUCTURE_DOC)
+@example(BLOCKED_DOC)
+@example("\ufeff## 1. First\n- [ ] 1.1 a\n## 1. Again\r\n- [x] 1.2 b\n## Plain\n")
+@example("- [x] before any heading\n## [x] a heading with a box\n- [x](link)\n-[] 2.1 odd\n")
+@example("- [ ] 1.1 a\n\t- [ ] 1.1.1 tab\n    - [ ] 1.1.2 spaces\n  - [x] 1.1.3 back\n")
+@example("\ufeff\ufeff## 1. First\n- [ ] a\n")
+@example("\ufeff\ufeff## 1. [x]\n- [ ] a\n")
+def test_both_parsers_agree_on_generated_files(text: str) -> None:
+    assert_fast_path_agrees(text)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.binary())
+def test_both_parsers_agree_on_any_bytes(data: bytes) -> None:
+    assert_fast_path_agrees(decode_tasks_bytes(data))
+
+
+@settings(max_examples=1000)
+@given(_simple_ish_line)
+def test_the_simple_shape_reads_a_line_as_the_rule_does(line: str) -> None:
+    """The fast parse reads most task lines with _SIMPLE_TASK_RE alone; where it matches, it
+    must give what match_task and _TASK_ID_RE give for the same line."""
+    m = _SIMPLE_TASK_RE.match(line)
+    if m is None:
+        return
+    indent, box, tid, text = m.groups()
+    rule = tasks.match_task(line)
+    assert rule is not None
+    assert indent == line[: rule.start(2)] and rule.end() == len(indent) + 5
+    assert box == rule.group(3)
+    rest = line[rule.end() :].strip(JS_WHITESPACE)
+    assert text == rest
+    id_m = tasks._TASK_ID_RE.match(rest)
+    assert tid == (id_m.group(1) if id_m else None)
+
+
+def test_the_fast_parse_leaves_the_garbage_collector_as_it_found_it() -> None:
+    assert gc.isenabled()
+    tasks_fast.parse_tasks("- [ ] 1.1 a\n## 2. B\n- [x] 2.1 b\n")
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        tasks_fast.parse_tasks("- [ ] 1.1 a\n")
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
