@@ -65,7 +65,6 @@ def test_help_and_version() -> None:
 def test_changes_json_and_table(project: Path) -> None:
     out = ralph("changes", "--json", "--root", str(project))
     data = json.loads(out.stdout)
-    assert out.stdout == json.dumps(data, indent=2) + "\n"  # the ralph.changes object, indented
     (change,) = data["changes"]
     assert change["name"] == CHANGE and change["completed"] == 0 and change["total"] == 8
     assert change["run"] is None
