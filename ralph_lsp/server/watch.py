@@ -268,13 +268,14 @@ class RootWatcher:
         changed: set[Path] = set()
         if self._poll_listing:
             changed |= self._sweep_listing(rewatch)
-        ino = self._ino
+        ino = self._ino if rewatch else None
         for tasks, before in list(self._polled.items()):
-            if rewatch and ino is not None:
+            if ino is not None:
                 try:
                     wd = ino.add_watch(str(tasks.parent), _CHANGE_MASK)
-                except OSError:
-                    pass
+                except OSError as exc:
+                    if exc.errno in _LIMIT_ERRNOS:
+                        ino = None  # still no watch free: the others would be refused too
                 else:  # watched again; the stat below catches an edit made before that
                     self._dirs[wd] = tasks.parent
                     del self._polled[tasks]
