@@ -100,6 +100,16 @@ function targetOf(arg: unknown): ChangeRef | undefined {
   return changeRefFrom(arg);
 }
 
+/** The change a command acts on: the one it was given (a lens, a view row, a tasks.md), else one picked. */
+async function changeTarget(ctx: Ctx, arg: unknown, title: string): Promise<ChangeRef | undefined> {
+  const given = targetOf(arg);
+  if (given) {
+    return given;
+  }
+  const change = await pickChange(ctx, title);
+  return change ? { change: change.name, root: change.root } : undefined;
+}
+
 function runChange(ctx: Ctx, withGuidance = false): Handler {
   return async (arg) => {
     if (!ctx.trusted) {
@@ -113,11 +123,10 @@ function runChange(ctx: Ctx, withGuidance = false): Handler {
       return;
     }
     const title = withGuidance ? "Ralph: Run change with guidance" : "Ralph: Run change";
-    const target = targetOf(arg) ?? (await pickChange(ctx, title));
-    if (!target) {
+    const ref = await changeTarget(ctx, arg, title);
+    if (!ref) {
       return;
     }
-    const ref = "name" in target ? { change: target.name, root: target.root } : target;
     let guidance: string | undefined;
     if (withGuidance) {
       guidance = await askGuidance(ref.change, "A directive for the run's first iteration (it gets it once, as current direction).");
@@ -195,19 +204,10 @@ class HistoryDocuments implements vscode.TextDocumentContentProvider {
   }
 }
 
-async function historyTarget(ctx: Ctx, arg: unknown, title: string): Promise<ChangeRef | undefined> {
-  const given = targetOf(arg);
-  if (given) {
-    return given;
-  }
-  const change = await pickChange(ctx, title);
-  return change ? { change: change.name, root: change.root } : undefined;
-}
-
 /** The run history to look at: a chart and a row per iteration, with links (a webview). */
 function showHistory(ctx: Ctx, panels: HistoryPanels): Handler {
   return async (arg) => {
-    const target = await historyTarget(ctx, arg, "Ralph: Show run history");
+    const target = await changeTarget(ctx, arg, "Ralph: Show run history");
     if (target) {
       await panels.show(target);
     }
@@ -217,7 +217,7 @@ function showHistory(ctx: Ctx, panels: HistoryPanels): Handler {
 /** The same history as a Markdown document, to copy or share. */
 function showHistoryMarkdown(ctx: Ctx, docs: HistoryDocuments): Handler {
   return async (arg) => {
-    const target = await historyTarget(ctx, arg, "Ralph: Show run history as Markdown");
+    const target = await changeTarget(ctx, arg, "Ralph: Show run history as Markdown");
     if (!target) {
       return;
     }
