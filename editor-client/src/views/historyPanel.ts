@@ -6,6 +6,7 @@ import * as vscode from "vscode";
 import type { Ctx } from "../ctx";
 import type { ChangeRef } from "../protocol";
 import { historyHtml } from "./historyHtml";
+import { REFRESH_MS, coalesced } from "./soon";
 
 export const CHECKPOINT_SCHEME = "ralph-checkpoint";
 
@@ -17,18 +18,14 @@ interface Message {
 }
 
 export class HistoryPanels implements vscode.Disposable {
-  private readonly panels = new Map<string, { panel: vscode.WebviewPanel; ref: ChangeRef }>();
+  private readonly panels = new Map<string, { panel: vscode.WebviewPanel; ref: ChangeRef; renderSoon: ReturnType<typeof coalesced> }>();
   private readonly disposables: vscode.Disposable[] = [];
 
   constructor(private readonly ctx: Ctx) {
     this.disposables.push(
       vscode.workspace.registerTextDocumentContentProvider(CHECKPOINT_SCHEME, new CheckpointFiles(ctx)),
-      ctx.onDidRunStatus((status) => {
-        const open = this.panels.get(keyOf({ change: status.change, root: status.root }));
-        if (open) {
-          void this.render(open.panel, open.ref);
-        }
-      }),
+      // A page re-renders once per burst of its change's statuses (each render asks the server).
+      ctx.onDidRunStatus((status) => this.panels.get(keyOf({ change: status.change, root: status.root }))?.renderSoon()),
     );
   }
 
@@ -45,8 +42,12 @@ export class HistoryPanels implements vscode.Disposable {
       localResourceRoots: [],
       retainContextWhenHidden: false,
     });
-    this.panels.set(key, { panel, ref });
-    panel.onDidDispose(() => this.panels.delete(key));
+    const renderSoon = coalesced(() => void this.render(panel, ref), REFRESH_MS);
+    this.panels.set(key, { panel, ref, renderSoon });
+    panel.onDidDispose(() => {
+      renderSoon.cancel();
+      this.panels.delete(key);
+    });
     panel.webview.onDidReceiveMessage((m: Message) => void this.onMessage(ref, m));
     await this.render(panel, ref);
   }

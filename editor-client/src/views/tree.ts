@@ -5,6 +5,7 @@
 import * as vscode from "vscode";
 import type { Ctx } from "../ctx";
 import type { ChangeInfo, HistoryRecord, RunStatus } from "../protocol";
+import { REFRESH_MS, coalesced } from "./soon";
 import { changeDescription, runLabel } from "./treeModel";
 
 const RECENT_RUNS = 5;
@@ -31,8 +32,6 @@ export class RalphTree implements vscode.TreeDataProvider<Node>, vscode.Disposab
   private readonly changed = new vscode.EventEmitter<Node | undefined>();
   readonly onDidChangeTreeData = this.changed.event;
   private readonly disposables: vscode.Disposable[] = [];
-  private timer: ReturnType<typeof setTimeout> | undefined;
-  private lastStates = new Map<string, string>();
 
   constructor(private readonly ctx: Ctx) {
     const watcher = vscode.workspace.createFileSystemWatcher("**/openspec/changes/*/tasks.md");
@@ -42,26 +41,14 @@ export class RalphTree implements vscode.TreeDataProvider<Node>, vscode.Disposab
       watcher.onDidChange(() => this.refreshSoon()),
       watcher.onDidCreate(() => this.refreshSoon()),
       watcher.onDidDelete(() => this.refreshSoon()),
-      ctx.onDidRunStatus((s) => this.onStatus(s)),
+      // Every status changes a change's description; a run that ends adds a row under it.
+      ctx.onDidRunStatus(() => this.refreshSoon()),
       ctx.onDidServerStart(() => this.refreshSoon()),
     );
   }
 
-  private onStatus(status: RunStatus): void {
-    // Every status changes a change's description; a run that ends adds a row under it.
-    this.lastStates.set(status.runId, status.state);
-    this.refreshSoon();
-  }
-
   /** One refresh for a burst of events (a flood of statuses while an agent works). */
-  refreshSoon(): void {
-    if (this.timer === undefined) {
-      this.timer = setTimeout(() => {
-        this.timer = undefined;
-        this.changed.fire(undefined);
-      }, 250);
-    }
-  }
+  readonly refreshSoon = coalesced(() => this.changed.fire(undefined), REFRESH_MS);
 
   async getChildren(node?: Node): Promise<Node[]> {
     if (!this.ctx.serverRunning) {
@@ -115,9 +102,7 @@ export class RalphTree implements vscode.TreeDataProvider<Node>, vscode.Disposab
   }
 
   dispose(): void {
-    if (this.timer !== undefined) {
-      clearTimeout(this.timer);
-    }
+    this.refreshSoon.cancel();
     for (const d of this.disposables.splice(0)) {
       d.dispose();
     }

@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { HistoryRecord } from "../../src/protocol";
 import { chartPoints, chartSvg, durationOf, escapeHtml, historyHtml } from "../../src/views/historyHtml";
+import { coalesced } from "../../src/views/soon";
 import { changeDescription, runLabel } from "../../src/views/treeModel";
 import { change, status } from "./fixtures";
 
@@ -103,5 +104,25 @@ describe("nothing polls", () => {
     assert.ok(files.length > 10, `sources found: ${files.length}`);
     const polling = files.filter((f) => /\bsetInterval\s*\(/.test(fs.readFileSync(path.join(src, f), "utf8")));
     assert.deepEqual(polling, [], "the views refresh from ralph/runStatus and file events, never on a timer");
+  });
+});
+
+describe("a refresh per burst", () => {
+  it("runs once for a burst of triggers, again for a later one, and not after cancel", async () => {
+    let runs = 0;
+    const soon = coalesced(() => runs++, 20);
+    for (let i = 0; i < 50; i++) {
+      soon();
+    }
+    assert.equal(runs, 0, "nothing runs before the burst's delay");
+    await new Promise((r) => setTimeout(r, 60));
+    assert.equal(runs, 1);
+    soon();
+    await new Promise((r) => setTimeout(r, 60));
+    assert.equal(runs, 2);
+    soon();
+    soon.cancel();
+    await new Promise((r) => setTimeout(r, 60));
+    assert.equal(runs, 2, "a cancelled burst never runs");
   });
 });
