@@ -14,7 +14,7 @@ export PIP_DISABLE_PIP_VERSION_CHECK := 1
 help:
 	@echo "make demo       run the bundled demo agent over examples/hello (a scratch copy)"
 	@echo "make test       every check: lint, types, Python tests, client tests, real VS Code e2e"
-	@echo "make lint       ruff"
+	@echo "make lint       ruff, and import-linter for the layers"
 	@echo "make typecheck  mypy --strict on ralph_lsp, tsc on the client"
 	@echo "make pytest     Python unit, engine, fault, LSP and headless Neovim tests"
 	@echo "make client-test  editor-client unit tests (node --test)"
@@ -39,6 +39,7 @@ demo: $(STAMP)
 lint: $(STAMP)
 	$(VENV)/bin/ruff check ralph_lsp tests $(wildcard bench)
 	$(VENV)/bin/ruff format --check ralph_lsp tests $(wildcard bench)
+	$(VENV)/bin/lint-imports
 
 typecheck: $(STAMP)
 	$(VENV)/bin/mypy

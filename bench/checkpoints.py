@@ -23,9 +23,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from ralph_lsp import checkpoints as cp
-from ralph_lsp.gitcli import find_repo
-from ralph_lsp.restore import restore
+from ralph_lsp.git import checkpoints as cp
+from ralph_lsp.git.command import find_repo
+from ralph_lsp.git.restore import restore
 
 HERE = Path(__file__).resolve().parent
 

@@ -51,7 +51,7 @@ def _edit_text(i: int) -> str:
 
 
 def _finding_lines(text: str) -> set[int]:
-    from ralph_lsp.tasks_fast import parse_tasks
+    from ralph_lsp.openspec.tasks_fast import parse_tasks
 
     return {f.line for f in parse_tasks(text).findings}
 
@@ -419,7 +419,7 @@ async def _import_costs(root: Path, env: dict[str, str]) -> dict[str, Any]:
         top = module.split(".")[0]
         by_package[top] = by_package.get(top, 0) + self_us
     early = {m for m, *_ in _parse_importtime(client.stderr_lines[:at_initialize])}
-    watched = ["watchfiles", "ralph_lsp.engine", "ralph_lsp.process", "ralph_lsp.agents"]
+    watched = ["watchfiles", "ralph_lsp.loop.engine", "ralph_lsp.proc.process", "ralph_lsp.agents"]
     return {
         "extra_modules": len(extra),
         "extra_self_ms": rnd(sum(r[1] for r in extra) / 1000),

@@ -35,8 +35,8 @@ HOG = "import time\nend = time.monotonic() + 120\nwhile time.monotonic() < end: 
 def parse_1mb(results: Results, reps: int) -> None:
     """``parse_tasks`` over 1 MiB of real tasks.md text (the corpus repeated), in this process;
     then the same with a busy process on the machine's other core."""
-    from ralph_lsp.tasks import count_tasks
-    from ralph_lsp.tasks_fast import parse_tasks
+    from ralph_lsp.openspec.tasks import count_tasks
+    from ralph_lsp.openspec.tasks_fast import parse_tasks
 
     text = megabyte_of_tasks()
     for _ in range(2):  # warm up (regex caches, allocator)
@@ -81,7 +81,7 @@ def parse_1mb(results: Results, reps: int) -> None:
 
 def _parse_samples(text: str, reps: int) -> tuple[list[float], list[float]]:
     """Wall and CPU milliseconds of ``reps`` parses of ``text``."""
-    from ralph_lsp.tasks_fast import parse_tasks
+    from ralph_lsp.openspec.tasks_fast import parse_tasks
 
     samples = []
     cpu_samples = []

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from ralph_lsp.tasks import count_tasks
+from ralph_lsp.openspec.tasks import count_tasks
 from tests.conftest import REPO
 
 WS = ["", " ", "  ", "\t", "\u00a0", "\ufeff", "\u2028", "\u0085", "\u001c", "\u3000", "\r", "\v"]

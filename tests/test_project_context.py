@@ -10,10 +10,14 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from ralph_lsp.project_context import MAX_CONTEXT_BYTES, parse_context, read_project_context
-from ralph_lsp.prompt import build_prompt
-from ralph_lsp.tasks import parse_tasks
-from ralph_lsp.workspace import Change
+from ralph_lsp.loop.prompt import build_prompt
+from ralph_lsp.openspec.project_context import (
+    MAX_CONTEXT_BYTES,
+    parse_context,
+    read_project_context,
+)
+from ralph_lsp.openspec.tasks import parse_tasks
+from ralph_lsp.openspec.workspace import Change
 from tests.conftest import EXAMPLE
 from tests.test_openspec_differential import openspec  # noqa: F401  (the fixture)
 

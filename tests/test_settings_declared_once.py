@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from ralph_lsp import cli
+from ralph_lsp.cli import main as cli
 from ralph_lsp.settings import (
     ISOLATIONS,
     PRESETS,

@@ -1,4 +1,5 @@
-"""tasks.md counting and structure (the reference parser, ralph_lsp.tasks); counting must agree
+"""tasks.md counting and structure (the reference parser, ralph_lsp.openspec.tasks); counting must
+agree
 with the OpenSpec CLI 1.13.2. tests/test_tasks_fast.py holds the fast path to the same results;
 the strategies below feed both."""
 
@@ -9,7 +10,7 @@ import csv
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ralph_lsp.tasks import count_tasks, decode_tasks_bytes, parse_tasks
+from ralph_lsp.openspec.tasks import count_tasks, decode_tasks_bytes, parse_tasks
 from tests.conftest import shared_path
 
 

@@ -1,5 +1,6 @@
-"""The fast path (ralph_lsp.tasks_fast, what the server, engine and CLI call) against the
-reference parser that states the rule (ralph_lsp.tasks): the same TasksDoc, the same summary,
+"""The fast path (ralph_lsp.openspec.tasks_fast, what the server, engine and CLI call) against the
+reference parser that states the rule (ralph_lsp.openspec.tasks): the same TasksDoc, the same
+summary,
 and the OpenSpec CLI's counts, on every corpus file and on the generated inputs the other
 tasks tests use."""
 
@@ -11,9 +12,9 @@ import gc
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from ralph_lsp import tasks, tasks_fast
-from ralph_lsp.tasks import JS_WHITESPACE, TasksDoc, decode_tasks_bytes
-from ralph_lsp.tasks_fast import _SIMPLE_TASK_RE, TasksSummary
+from ralph_lsp.openspec import tasks, tasks_fast
+from ralph_lsp.openspec.tasks import JS_WHITESPACE, TasksDoc, decode_tasks_bytes
+from ralph_lsp.openspec.tasks_fast import _SIMPLE_TASK_RE, TasksSummary
 from tests.conftest import shared_path
 from tests.faults.test_fuzz_tasks import OTHER, document, task_line
 from tests.test_tasks import BLOCKED_DOC, STRUCTURE_DOC, _simple_ish_line, fragment_text

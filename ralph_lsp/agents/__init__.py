@@ -7,7 +7,7 @@ preset    argv                                                                  
 claude    ``claude -p {prompt} --output-format stream-json --verbose`` + ``agent_args``   Claude
 codex     ``codex exec --json --sandbox workspace-write {prompt}``                        Codex
 gemini    ``gemini -p {prompt} -o stream-json --approval-mode auto_edit``                 Gemini
-demo      ``<python> -c <run ralph_lsp.demo_agent> <package folder> -p {prompt} …``        Claude
+demo      ``<python> -c <run ralph_lsp.demo.agent> <package folder> -p {prompt} …``        Claude
 custom    ``agent_command``                                                               plain
 ========  ==============================================================================  ========
 
@@ -57,12 +57,12 @@ __all__ = [
 _PYTHON = "{python}"  # stands for the interpreter in the demo preset's template
 #: The folder holding this very ``ralph_lsp`` package (the installed or bundled one).
 PACKAGE_PARENT = str(Path(__file__).resolve().parent.parent.parent)
-#: Runs ``ralph_lsp.demo_agent`` from :data:`PACKAGE_PARENT`, which is passed as the first
+#: Runs ``ralph_lsp.demo.agent`` from :data:`PACKAGE_PARENT`, which is passed as the first
 #: argument. Not ``-m``: that puts the working folder (the user's project) first on ``sys.path``,
 #: so a project shipping its own ``ralph_lsp/`` would have its code run in place of ours.
 RUN_DEMO_AGENT = (
     "import runpy, sys; sys.path[0] = sys.argv.pop(1); "
-    "runpy.run_module('ralph_lsp.demo_agent', run_name='__main__', alter_sys=True)"
+    "runpy.run_module('ralph_lsp.demo.agent', run_name='__main__', alter_sys=True)"
 )
 _TEMPLATES: dict[str, tuple[str, ...]] = {
     "claude": ("claude", "-p", "{prompt}", "--output-format", "stream-json", "--verbose"),

@@ -10,22 +10,22 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from ralph_lsp.engine import EngineError
-from ralph_lsp.history import load_records, with_file_uris
-from ralph_lsp.server import args, git_commands
-from ralph_lsp.server.errors import InvalidArguments, RequestFailed
-from ralph_lsp.server.server import RalphLanguageServer
-from ralph_lsp.settings import SCOPES
-from ralph_lsp.workspace import (
+from ralph_lsp.loop.engine import EngineError
+from ralph_lsp.loop.history import load_records, with_file_uris
+from ralph_lsp.openspec.workspace import (
     Change,
     UnknownChangeError,
     change_json,
     list_changes,
     resolve_change,
 )
+from ralph_lsp.server import args, git_commands
+from ralph_lsp.server.errors import InvalidArguments, RequestFailed
+from ralph_lsp.server.host import Host
+from ralph_lsp.settings import SCOPES
 
 Obj = dict[str, Any]
-Handler = Callable[[RalphLanguageServer, Obj], Awaitable[Obj]]
+Handler = Callable[[Host, Obj], Awaitable[Obj]]
 
 UNTRUSTED = (
     "this workspace is not trusted, and running a change starts a coding agent that edits its"
@@ -33,7 +33,7 @@ UNTRUSTED = (
 )
 
 
-async def changes(ls: RalphLanguageServer, obj: Obj) -> Obj:
+async def changes(ls: Host, obj: Obj) -> Obj:
     root_arg = args.optional_string("ralph.changes", obj, "root")
     roots = [ls.resolve_root("ralph.changes", root_arg)] if root_arg else ls.roots.roots
     out = []
@@ -46,7 +46,7 @@ async def changes(ls: RalphLanguageServer, obj: Obj) -> Obj:
     return {"changes": out}
 
 
-async def run(ls: RalphLanguageServer, obj: Obj) -> Obj:
+async def run(ls: Host, obj: Obj) -> Obj:
     cmd = "ralph.run"
     name = args.required_string(cmd, obj, "change")
     root = ls.resolve_root(cmd, args.optional_string(cmd, obj, "root"))
@@ -75,7 +75,7 @@ async def run(ls: RalphLanguageServer, obj: Obj) -> Obj:
     return {"runId": status.run_id, "change": status.change, "state": status.state}
 
 
-async def stop(ls: RalphLanguageServer, obj: Obj) -> Obj:
+async def stop(ls: Host, obj: Obj) -> Obj:
     cmd = "ralph.stop"
     name = args.required_string(cmd, obj, "change")
     root = ls.resolve_root(cmd, args.optional_string(cmd, obj, "root"))
@@ -87,7 +87,7 @@ async def stop(ls: RalphLanguageServer, obj: Obj) -> Obj:
     return status.to_json()
 
 
-async def guide(ls: RalphLanguageServer, obj: Obj) -> Obj:
+async def guide(ls: Host, obj: Obj) -> Obj:
     cmd = "ralph.guide"
     name = args.required_string(cmd, obj, "change")
     text = args.required_string(cmd, obj, "text")
@@ -102,7 +102,7 @@ async def guide(ls: RalphLanguageServer, obj: Obj) -> Obj:
     return {"queued": True}
 
 
-async def status(ls: RalphLanguageServer, obj: Obj) -> Obj:
+async def status(ls: Host, obj: Obj) -> Obj:
     cmd = "ralph.status"
     name = args.optional_string(cmd, obj, "change")
     root_arg = args.optional_string(cmd, obj, "root")
@@ -116,7 +116,7 @@ async def status(ls: RalphLanguageServer, obj: Obj) -> Obj:
     return {"runs": [s.to_json() for s in runs]}
 
 
-async def history(ls: RalphLanguageServer, obj: Obj) -> Obj:
+async def history(ls: Host, obj: Obj) -> Obj:
     cmd = "ralph.history"
     name = args.required_string(cmd, obj, "change")
     root = ls.resolve_root(cmd, args.optional_string(cmd, obj, "root"))

@@ -15,8 +15,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from ralph_lsp.tasks import MAX_TASKS_BYTES, NotARegularFile, TasksDoc, read_tasks_text
-from ralph_lsp.tasks_fast import parse_tasks
+from ralph_lsp.openspec.tasks import MAX_TASKS_BYTES, NotARegularFile, TasksDoc, read_tasks_text
+from ralph_lsp.openspec.tasks_fast import parse_tasks
 
 
 @dataclass(frozen=True)

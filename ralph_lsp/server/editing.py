@@ -6,15 +6,15 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ralph_lsp.openspec.workspace import root_of_file
 from ralph_lsp.server.roots import path_of
-from ralph_lsp.workspace import root_of_file
 
 if TYPE_CHECKING:
-    from ralph_lsp.server.server import RalphLanguageServer
+    from ralph_lsp.server.host import Host
 
 
 class Editing:
-    def __init__(self, ls: RalphLanguageServer) -> None:
+    def __init__(self, ls: Host) -> None:
         self.ls = ls
 
     def _shown(self, path: Path) -> None:

@@ -8,13 +8,13 @@ from typing import Any
 
 from lsprotocol import types
 
-from ralph_lsp.engine import EngineError
+from ralph_lsp.loop.engine import EngineError
+from ralph_lsp.openspec.workspace import UnknownChangeError
 from ralph_lsp.server.args import one_object
 from ralph_lsp.server.commands import COMMANDS, Handler
 from ralph_lsp.server.errors import CommandError, RequestFailed
 from ralph_lsp.server.render import NOOP
 from ralph_lsp.server.server import RalphLanguageServer
-from ralph_lsp.workspace import UnknownChangeError
 
 log = logging.getLogger(__name__)
 

@@ -9,20 +9,20 @@ from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 
-from ralph_lsp.engine import EngineEvent, LogEvent, RunStatus, StatusEvent
+from ralph_lsp.loop.engine import EngineEvent, LogEvent, RunStatus, StatusEvent
+from ralph_lsp.openspec.workspace import Change
 from ralph_lsp.server.logs import LEVELS
 from ralph_lsp.server.roots import Key
 from ralph_lsp.server.runs import RUN_STATUS, ProgressValue, RunReporter
-from ralph_lsp.workspace import Change
 
 if TYPE_CHECKING:
-    from ralph_lsp.server.server import RalphLanguageServer
+    from ralph_lsp.server.host import Host
 
 
 class RunFeed:
     """Engine events in, notifications out; also the ProgressClient RunReporter speaks to."""
 
-    def __init__(self, ls: RalphLanguageServer) -> None:
+    def __init__(self, ls: Host) -> None:
         self.ls = ls
         self._status: dict[Key, RunStatus] = {}
         self._reporters: dict[str, RunReporter] = {}

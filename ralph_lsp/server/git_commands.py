@@ -1,6 +1,6 @@
 """``ralph.diff``, ``ralph.restore`` and ``ralph.fileAt`` (SPEC §5, §8): checkpoints for a client.
 
-Thin: check the argument, call :mod:`ralph_lsp.gitviews` in a worker thread (git may take a
+Thin: check the argument, call :mod:`ralph_lsp.loop.review` in a worker thread (git may take a
 moment on a big repository), answer. A refusal is a ``RequestFailed`` whose message says why.
 
 - ``ralph.diff`` ``{"change", "root"?, "runId"?, "iteration"?}`` (default: the newest run with
@@ -21,17 +21,17 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from ralph_lsp.checkpoints import CheckpointError
-from ralph_lsp.gitviews import diff_json, iteration_diff, restore_iteration, text_at
+from ralph_lsp.git.checkpoints import CheckpointError
+from ralph_lsp.loop.review import diff_json, iteration_diff, restore_iteration, text_at
+from ralph_lsp.openspec.workspace import resolve_change
 from ralph_lsp.server import args
 from ralph_lsp.server.errors import RequestFailed
-from ralph_lsp.server.server import RalphLanguageServer
-from ralph_lsp.workspace import resolve_change
+from ralph_lsp.server.host import Host
 
 Obj = dict[str, Any]
 
 
-async def diff(ls: RalphLanguageServer, obj: Obj) -> Obj:
+async def diff(ls: Host, obj: Obj) -> Obj:
     cmd = "ralph.diff"
     name = args.required_string(cmd, obj, "change")
     root = ls.resolve_root(cmd, args.optional_string(cmd, obj, "root"))
@@ -45,7 +45,7 @@ async def diff(ls: RalphLanguageServer, obj: Obj) -> Obj:
     return diff_json(root, d)
 
 
-async def restore(ls: RalphLanguageServer, obj: Obj) -> Obj:
+async def restore(ls: Host, obj: Obj) -> Obj:
     cmd = "ralph.restore"
     name = args.required_string(cmd, obj, "change")
     root = ls.resolve_root(cmd, args.optional_string(cmd, obj, "root"))
@@ -67,7 +67,7 @@ async def restore(ls: RalphLanguageServer, obj: Obj) -> Obj:
     return {"runId": run, **result.to_json()}
 
 
-async def file_at(ls: RalphLanguageServer, obj: Obj) -> Obj:
+async def file_at(ls: Host, obj: Obj) -> Obj:
     cmd = "ralph.fileAt"
     root = ls.resolve_root(cmd, args.optional_string(cmd, obj, "root"))
     checkpoint = args.required_string(cmd, obj, "checkpoint")

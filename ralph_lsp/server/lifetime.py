@@ -12,7 +12,7 @@ import threading
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from ralph_lsp.server.server import RalphLanguageServer
+    from ralph_lsp.server.host import Host
 
 log = logging.getLogger(__name__)
 
@@ -22,7 +22,7 @@ EXIT_DEADLINE = 8.0  # seconds after exit when the process ends, whatever still 
 
 
 class Lifetime:
-    def __init__(self, ls: RalphLanguageServer) -> None:
+    def __init__(self, ls: Host) -> None:
         self.ls = ls
         self.shutdown_requested = False
         self._exited: threading.Event | None = None  # set once on_exit has ended every run

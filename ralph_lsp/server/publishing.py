@@ -16,15 +16,15 @@ from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 
-from ralph_lsp.history import read_record, running_elsewhere
+from ralph_lsp.loop.history import read_record, running_elsewhere
+from ralph_lsp.openspec.workspace import Change, list_changes, root_of_file, tasks_uri
 from ralph_lsp.server import render, worktree_view
 from ralph_lsp.server.documents import DocState
 from ralph_lsp.server.lifetime import CLIENT_TIMEOUT
 from ralph_lsp.server.roots import path_of, root_key
-from ralph_lsp.workspace import Change, list_changes, root_of_file, tasks_uri
 
 if TYPE_CHECKING:
-    from ralph_lsp.server.server import RalphLanguageServer
+    from ralph_lsp.server.host import Host
 
 log = logging.getLogger(__name__)
 
@@ -33,7 +33,7 @@ SLICE_SECONDS = 0.005
 
 
 class Publisher:
-    def __init__(self, ls: RalphLanguageServer) -> None:
+    def __init__(self, ls: Host) -> None:
         self.ls = ls
         self._published: dict[Path, tuple[str, list[tuple[Any, ...]]]] = {}
         self._refreshing = False

@@ -9,13 +9,13 @@ from typing import TYPE_CHECKING
 
 from pygls.uris import to_fs_path
 
+from ralph_lsp.openspec.workspace import CHANGES, find_roots, root_of_file
 from ralph_lsp.server.args import path_of_uri
 from ralph_lsp.server.errors import InvalidArguments
 from ralph_lsp.server.watch import RootWatcher
-from ralph_lsp.workspace import CHANGES, find_roots, root_of_file
 
 if TYPE_CHECKING:
-    from ralph_lsp.server.server import RalphLanguageServer
+    from ralph_lsp.server.host import Host
 
 Key = tuple[Path, str]  # (OpenSpec root, change name)
 
@@ -41,7 +41,7 @@ def root_key(path: Path) -> Key:
 
 
 class Roots:
-    def __init__(self, ls: RalphLanguageServer) -> None:
+    def __init__(self, ls: Host) -> None:
         self.ls = ls
         self.roots: list[Path] = []
         self._watchers: dict[Path, RootWatcher] = {}

@@ -25,7 +25,7 @@ from pygls.exceptions import FeatureRequestError
 from pygls.lsp.server import LanguageServer
 
 from ralph_lsp import __version__
-from ralph_lsp.engine import Engine, RunStatus
+from ralph_lsp.loop.engine import Engine, RunStatus
 from ralph_lsp.server.config import SECTION, Config
 from ralph_lsp.server.documents import DocumentStore
 from ralph_lsp.server.editing import Editing

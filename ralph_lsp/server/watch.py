@@ -3,7 +3,7 @@
 The folders are watched, not the files: editors and agents save by writing a temporary file and
 renaming it over tasks.md, and a watch on the file itself loses it after the first such save.
 
-On Linux the watch is inotify on the event loop (:mod:`ralph_lsp.inotify`): ``changes/`` and
+On Linux the watch is inotify on the event loop (:mod:`ralph_lsp.server.inotify`): ``changes/`` and
 each change folder in it. Nothing polls, so an idle server costs no CPU, and a save is seen as
 soon as it is complete: a ``close`` after writing, or the rename of an atomic save, is handed
 over at once; other events (a file still being written, a deletion that may be followed by a
@@ -30,8 +30,8 @@ from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Any
 
-from ralph_lsp import inotify
-from ralph_lsp.workspace import CHANGES
+from ralph_lsp.openspec.workspace import CHANGES
+from ralph_lsp.server import inotify
 
 log = logging.getLogger(__name__)
 

@@ -16,8 +16,8 @@ import pytest
 from ralph_lsp.agents import build_invocation
 from ralph_lsp.agents.base import AgentEvent
 from ralph_lsp.agents.claude import ClaudeParser
-from ralph_lsp.demo_agent import MODEL, check_box, find_story, find_tasks_file
-from ralph_lsp.tasks import parse_tasks
+from ralph_lsp.demo.agent import MODEL, check_box, find_story, find_tasks_file
+from ralph_lsp.openspec.tasks import parse_tasks
 
 from .helpers import REPO, activity_count, logs, problems, results
 
@@ -54,7 +54,7 @@ def prompt_for(path: Path, story: str | None = None) -> str:
 def run_demo(
     prompt: str, cwd: Path, *, fmt: str = "stream-json", stdin: bool = False, **extra: str
 ) -> subprocess.CompletedProcess[str]:
-    argv = [sys.executable, "-m", "ralph_lsp.demo_agent", "--output-format", fmt]
+    argv = [sys.executable, "-m", "ralph_lsp.demo.agent", "--output-format", fmt]
     if not stdin:
         argv += ["-p", prompt]
     return subprocess.run(
@@ -237,7 +237,7 @@ def start(prompt: str, cwd: Path, **extra: str) -> subprocess.Popen[str]:
         [
             sys.executable,
             "-m",
-            "ralph_lsp.demo_agent",
+            "ralph_lsp.demo.agent",
             "-p",
             prompt,
             "--output-format",

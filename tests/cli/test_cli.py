@@ -211,7 +211,7 @@ def test_the_demo_run_leaves_the_examples_own_tests_passing(project: Path) -> No
 
 
 def test_verification_flags(project: Path) -> None:
-    from ralph_lsp.cli import _settings_from_args, build_parser
+    from ralph_lsp.cli.main import _settings_from_args, build_parser
 
     args = build_parser().parse_args(
         ["run", CHANGE, "--verify", "make test", "--verify", "npm test", "--verify-when", "each",

@@ -9,8 +9,8 @@ from typing import Any
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from ralph_lsp.cli import dumps_indented
-from ralph_lsp.workspace import Change, tasks_uri
+from ralph_lsp.cli.main import dumps_indented
+from ralph_lsp.openspec.workspace import Change, tasks_uri
 
 _scalars = (
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=True) | st.text(max_size=20)

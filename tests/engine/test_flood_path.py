@@ -15,8 +15,8 @@ from hypothesis import strategies as st
 from ralph_lsp.agents.base import AgentEvent, LogLine, LogLines, Stream, feed_lines
 from ralph_lsp.agents.claude import ClaudeParser
 from ralph_lsp.agents.plain import PlainParser
-from ralph_lsp.engine import Engine, EngineEvent, LogEvent
-from ralph_lsp.history import history_root
+from ralph_lsp.loop.engine import Engine, EngineEvent, LogEvent
+from ralph_lsp.loop.history import history_root
 from ralph_lsp.settings import Settings
 from tests.engine.conftest import CHANGE
 

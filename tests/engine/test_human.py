@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from ralph_lsp.engine import Engine, EngineError
-from ralph_lsp.history import load_records
+from ralph_lsp.loop.engine import Engine, EngineError
+from ralph_lsp.loop.history import load_records
 from ralph_lsp.settings import Settings
 from tests.engine.conftest import CHANGE, fake, spawns
 
@@ -202,8 +202,8 @@ async def test_guidance_at_start_is_not_used_up_by_a_spawn_that_failed_to_start(
 
 
 def test_the_prompt_says_how_to_mark_a_task_blocked_and_to_go_on(project: Path) -> None:
-    from ralph_lsp.prompt import build_prompt
-    from ralph_lsp.workspace import Change
+    from ralph_lsp.loop.prompt import build_prompt
+    from ralph_lsp.openspec.workspace import Change
 
     change = Change(project, CHANGE)
     prompt = build_prompt(change, change.read_doc(), scope="story", verify_commands=[])

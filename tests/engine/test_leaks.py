@@ -7,7 +7,7 @@ import asyncio
 import os
 from pathlib import Path
 
-from ralph_lsp.engine import Engine
+from ralph_lsp.loop.engine import Engine
 from ralph_lsp.settings import Settings
 from tests.engine.conftest import CHANGE
 

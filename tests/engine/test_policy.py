@@ -7,7 +7,7 @@ from dataclasses import replace
 import pytest
 
 from ralph_lsp.agents.base import AgentProblem
-from ralph_lsp.policy import (
+from ralph_lsp.loop.policy import (
     MAX_BACKOFF_SECONDS,
     Continue,
     Counters,

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from ralph_lsp.verify import infer
+from ralph_lsp.loop.verify import infer
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "verify_inference"
 

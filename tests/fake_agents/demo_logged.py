@@ -9,7 +9,7 @@ import sys
 sys.path.insert(0, os.path.dirname(__file__))
 from _common import read_prompt, record_spawn
 
-from ralph_lsp.demo_agent import main
+from ralph_lsp.demo.agent import main
 
 prompt = read_prompt()
 record_spawn(prompt)

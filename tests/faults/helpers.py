@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ralph_lsp.history import load_records
+from ralph_lsp.loop.history import load_records
 from tests.conftest import alive
 
 TAG = "RALPH_FAULT_TAG"

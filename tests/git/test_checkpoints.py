@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from ralph_lsp import checkpoints as cp
-from ralph_lsp.gitcli import find_repo
-from ralph_lsp.restore import restore
+from ralph_lsp.git import checkpoints as cp
+from ralph_lsp.git.command import find_repo
+from ralph_lsp.git.restore import restore
 from tests.git.conftest import NEEDS_GIT, fingerprint, git, init_repo
 
 CHANGE = "add-greeting-cli"

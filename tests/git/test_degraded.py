@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from ralph_lsp import checkpoints as cp
+from ralph_lsp.git import checkpoints as cp
 from tests.conftest import EXAMPLE
 from tests.git.conftest import NEEDS_GIT, fingerprint, git, init_repo
 

@@ -201,7 +201,7 @@ def test_a_branch_checked_out_elsewhere_is_refused(project: Path, tmp_path: Path
 
 
 def test_restore_is_refused_while_the_change_runs(project: Path) -> None:
-    from ralph_lsp.history import _process_identity
+    from ralph_lsp.loop.history import _process_identity
 
     cli(project, "run", CHANGE, "--agent", "demo")
     folder = next((project / ".ralph" / "runs").iterdir())
@@ -233,7 +233,7 @@ def test_history_retention_drops_the_checkpoints_of_runs_it_removes(
 ) -> None:
     import asyncio
 
-    from ralph_lsp.engine import Engine
+    from ralph_lsp.loop.engine import Engine
     from ralph_lsp.settings import Settings
 
     def runs_with_refs() -> set[str]:

@@ -10,7 +10,7 @@ import pytest
 from lsprotocol import types
 from lsprotocol.types import MessageType
 
-from ralph_lsp.engine import RunStatus
+from ralph_lsp.loop.engine import RunStatus
 from ralph_lsp.server import render
 from ralph_lsp.server.args import one_object, path_of_uri, positive_int
 from ralph_lsp.server.config import Config

@@ -14,8 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from ralph_lsp import inotify
-from ralph_lsp.server import watch
+from ralph_lsp.server import inotify, watch
 from ralph_lsp.server.watch import RootWatcher
 from tests.lsp.test_watch import TASKS, Seen, make_root
 

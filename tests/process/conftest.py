@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from proc_helpers import FAKE_AGENTS, TAG, tagged_processes
 
-from ralph_lsp.process import SpawnSpec
+from ralph_lsp.proc.process import SpawnSpec
 
 
 @pytest.fixture

@@ -1,7 +1,8 @@
 """A tiny stand-in for the engine, for the SIGKILL test.
 
 ``python engine_driver.py [wait|return]`` starts the stubborn fake agent through
-``ralph_lsp.process``, waits until it and its offspring run, prints ``<watchdog pid> <agent pid>``
+``ralph_lsp.proc.process``, waits until it and its offspring run, prints ``<watchdog pid> <agent
+pid>``
 and then either waits forever, to be killed with SIGKILL by the test, or returns from its
 ``asyncio.run`` without stopping the agent, as a careless program would.
 """
@@ -11,7 +12,7 @@ import os
 import sys
 from pathlib import Path
 
-from ralph_lsp.process import AgentProcess, SpawnSpec
+from ralph_lsp.proc.process import AgentProcess, SpawnSpec
 
 FAKE_AGENTS = Path(__file__).resolve().parent.parent / "fake_agents"
 

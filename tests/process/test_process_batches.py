@@ -7,7 +7,7 @@ from collections.abc import Callable
 
 import pytest
 
-from ralph_lsp.process import AgentProcess, LineSplitter, SpawnSpec
+from ralph_lsp.proc.process import AgentProcess, LineSplitter, SpawnSpec
 
 
 async def test_batches_hold_every_line_in_order(spec: Callable[..., SpawnSpec]) -> None:

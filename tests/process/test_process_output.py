@@ -9,7 +9,7 @@ from collections.abc import Callable
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ralph_lsp.process import LINE_CAP, AgentProcess, LineSplitter, SpawnSpec
+from ralph_lsp.proc.process import LINE_CAP, AgentProcess, LineSplitter, SpawnSpec
 
 
 async def collect(proc: AgentProcess) -> list[tuple[str, str]]:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from ralph_lsp.process import AgentProcess, AgentStartError, SpawnSpec, resolve_program
+from ralph_lsp.proc.process import AgentProcess, AgentStartError, SpawnSpec, resolve_program
 
 
 async def collect(proc: AgentProcess) -> list[tuple[str, str]]:

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from proc_helpers import alive, read_pids
 
-from ralph_lsp.process import AgentProcess, SpawnSpec, kill_all_now
+from ralph_lsp.proc.process import AgentProcess, SpawnSpec, kill_all_now
 
 
 async def wait_for_line(proc: AgentProcess, wanted: str) -> None:

@@ -12,7 +12,7 @@ import time
 import pytest
 from proc_helpers import alive
 
-from ralph_lsp import watchdog
+from ralph_lsp.proc import watchdog
 
 
 def test_descendants_finds_the_whole_tree(agent_env: dict[str, str]) -> None:

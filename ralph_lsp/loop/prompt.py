@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from ralph_lsp.project_context import read_project_context
-from ralph_lsp.tasks import Story, TasksDoc
-from ralph_lsp.verify import PROMPT_TAIL_CHARS, Result
-from ralph_lsp.workspace import Change
+from ralph_lsp.loop.verify import PROMPT_TAIL_CHARS, Result
+from ralph_lsp.openspec.project_context import read_project_context
+from ralph_lsp.openspec.tasks import Story, TasksDoc
+from ralph_lsp.openspec.workspace import Change
 
 # Markers the bundled demo agent reads; keep them stable.
 TASKS_FILE_MARKER = "Tasks file: "

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TextIO
 
-from ralph_lsp.checkpoints import CheckpointError
+from ralph_lsp.git.checkpoints import CheckpointError
 from ralph_lsp.settings import Settings
 
 AddRoot = Callable[[argparse.ArgumentParser], None]
@@ -59,7 +59,7 @@ def _whole(text: str) -> int:
 
 
 def cmd_diff(args: argparse.Namespace, out: TextIO) -> int:
-    from ralph_lsp.gitviews import iteration_diff, write_patch
+    from ralph_lsp.loop.review import iteration_diff, write_patch
 
     root = _root(args.root)
     color = out.isatty() and not os.environ.get("NO_COLOR")
@@ -88,7 +88,7 @@ def cmd_diff(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def cmd_restore(args: argparse.Namespace, out: TextIO) -> int:
-    from ralph_lsp.gitviews import restore_iteration
+    from ralph_lsp.loop.review import restore_iteration
 
     root = _root(args.root)
     if args.iteration is None and args.checkpoint is None:
@@ -116,7 +116,7 @@ def check_run(root: Path, settings: Settings) -> None:
     """A run the settings make impossible is a usage error before it starts (exit 2)."""
     import asyncio
 
-    from ralph_lsp.rungit import refusal
+    from ralph_lsp.loop.run_git import refusal
 
     reason = asyncio.run(refusal(root, settings))
     if reason is not None:
@@ -124,12 +124,12 @@ def check_run(root: Path, settings: Settings) -> None:
 
 
 def _root(arg: str | None) -> Path:
-    from ralph_lsp.cli import _root as find
+    from ralph_lsp.cli.main import _root as find
 
     return find(arg)
 
 
 def _usage(exc: object) -> Exception:
-    from ralph_lsp.cli import CliError
+    from ralph_lsp.cli.main import CliError
 
     return CliError(str(exc))

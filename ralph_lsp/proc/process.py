@@ -1,6 +1,6 @@
 """Spawning one agent under the watchdog, reading its output, and stopping its whole tree.
 
-The engine never starts an agent directly: it starts ``python -m ralph_lsp.watchdog`` (see
+The engine never starts an agent directly: it starts ``python -m ralph_lsp.proc.watchdog`` (see
 ``watchdog.py``), which starts the agent in a new session and guarantees that no process of the
 agent's tree survives the iteration, a stop, or the death of this process (even by SIGKILL).
 
@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Literal
 
-from ralph_lsp import watchdog
+from ralph_lsp.proc import watchdog
 
 __all__ = [
     "LINE_CAP",
@@ -223,7 +223,7 @@ atexit.register(kill_all_now)
 
 
 def _package_parent() -> str:
-    """The folder ``python -m ralph_lsp.watchdog`` must run in to import this very package."""
+    """The folder ``python -m ralph_lsp.proc.watchdog`` must run in to import this very package."""
     return str(Path(watchdog.__file__).resolve().parent.parent)
 
 
@@ -288,7 +288,7 @@ class AgentProcess:
             "-E",  # the agent's PYTHON* variables are not the watchdog's business
             "-S",  # nor site-packages: stdlib only, found from its working folder (faster start)
             "-m",
-            "ralph_lsp.watchdog",
+            "ralph_lsp.proc.watchdog",
             "--control",
             str(control_r),
             "--status",

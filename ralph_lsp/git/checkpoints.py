@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ralph_lsp.gitcli import GitError, Repo, find_repo, git_available, identity_env
+from ralph_lsp.git.command import GitError, Repo, find_repo, git_available, identity_env
 
 REF_PREFIX = "refs/ralph"
 MAX_FILE_BYTES = 16 * 1024 * 1024  # ralph.fileAt: larger files are refused

@@ -17,7 +17,7 @@ import os
 import re
 from pathlib import Path
 
-from ralph_lsp.tasks import NotARegularFile, open_regular
+from ralph_lsp.openspec.tasks import NotARegularFile, open_regular
 
 #: The OpenSpec CLI's own limit: a larger context is ignored with a warning.
 MAX_CONTEXT_BYTES = 50 * 1024

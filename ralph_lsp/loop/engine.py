@@ -24,9 +24,10 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Literal
 
-from ralph_lsp import policy, rungit, verify
 from ralph_lsp.agents import build_invocation, verify_rules
-from ralph_lsp.history import (
+from ralph_lsp.loop import policy, verify
+from ralph_lsp.loop import run_git as rungit
+from ralph_lsp.loop.history import (
     BlockedRecord,
     ChangeBusy,
     ChangeClaim,
@@ -40,15 +41,15 @@ from ralph_lsp.history import (
     process_started_at,
     prune_runs,
 )
-from ralph_lsp.iteration import AgentIteration, IterationOutcome, bounded
-from ralph_lsp.policy import DEFAULT_BACKOFF_SECONDS, MAX_BACKOFF_SECONDS, RunState
-from ralph_lsp.process import AgentProcess, AgentStartError, SpawnSpec
-from ralph_lsp.project_context import read_project_context
-from ralph_lsp.prompt import build_prompt, scope_story
+from ralph_lsp.loop.iteration import AgentIteration, IterationOutcome, bounded
+from ralph_lsp.loop.policy import DEFAULT_BACKOFF_SECONDS, MAX_BACKOFF_SECONDS, RunState
+from ralph_lsp.loop.prompt import build_prompt, scope_story
+from ralph_lsp.openspec.project_context import read_project_context
+from ralph_lsp.openspec.tasks import Story, TasksDoc, read_tasks_text
+from ralph_lsp.openspec.tasks_fast import parse_tasks
+from ralph_lsp.openspec.workspace import ARCHIVE, Change, resolve_change
+from ralph_lsp.proc.process import AgentProcess, AgentStartError, SpawnSpec
 from ralph_lsp.settings import SCOPES, Settings, positive_int
-from ralph_lsp.tasks import Story, TasksDoc, read_tasks_text
-from ralph_lsp.tasks_fast import parse_tasks
-from ralph_lsp.workspace import ARCHIVE, Change, resolve_change
 
 log = logging.getLogger(__name__)
 _PROCESS_STARTED = process_started_at(os.getpid())

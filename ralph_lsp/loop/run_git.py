@@ -15,10 +15,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ralph_lsp.checkpoints import Checkpointer, open_checkpointer, prune
-from ralph_lsp.gitcli import GitError, find_repo
-from ralph_lsp.history import load_records
-from ralph_lsp.isolation import (
+from ralph_lsp.git.checkpoints import Checkpointer, open_checkpointer, prune
+from ralph_lsp.git.command import GitError, find_repo
+from ralph_lsp.git.worktrees import (
     IsolationError,
     Worktree,
     close_worktree,
@@ -26,6 +25,7 @@ from ralph_lsp.isolation import (
     open_worktree,
     review_hint,
 )
+from ralph_lsp.loop.history import load_records
 from ralph_lsp.settings import Settings
 
 Warn = Callable[[str], None]

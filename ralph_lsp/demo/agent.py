@@ -10,8 +10,8 @@ else it writes no code.
 
 Usage::
 
-    python -m ralph_lsp.demo_agent -p PROMPT [--output-format stream-json|text]
-    python -m ralph_lsp.demo_agent < prompt.md          # the prompt on stdin when -p is absent
+    python -m ralph_lsp.demo.agent -p PROMPT [--output-format stream-json|text]
+    python -m ralph_lsp.demo.agent < prompt.md          # the prompt on stdin when -p is absent
 
 With ``--output-format stream-json`` it prints Claude Code-style stream-json (``system``/``init``
 with model ``ralph-demo-agent (not an AI)``, ``assistant`` text and ``tool_use`` Edit events,
@@ -47,9 +47,9 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-from ralph_lsp import demo_work
-from ralph_lsp.tasks import Task, TasksDoc
-from ralph_lsp.tasks_fast import parse_tasks
+from ralph_lsp.demo import work as demo_work
+from ralph_lsp.openspec.tasks import Task, TasksDoc
+from ralph_lsp.openspec.tasks_fast import parse_tasks
 
 MODEL = "ralph-demo-agent (not an AI)"
 DEFAULT_DELAY = 0.4
@@ -370,7 +370,7 @@ def _on_signal(signum: int, _frame: FrameType | None) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m ralph_lsp.demo_agent",
+        prog="python -m ralph_lsp.demo.agent",
         description="ralph-lsp's demo agent: a scripted program (not an AI) that checks the "
         "open tasks of an OpenSpec change's tasks.md one by one with short pauses.",
     )

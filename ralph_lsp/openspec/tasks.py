@@ -12,7 +12,8 @@ nesting) and *findings*: lines the author most likely did not mean the way they 
 Nothing here does I/O except :func:`read_tasks_text`.
 
 :func:`parse_tasks` here states the rule plainly and is the reference. The server, the engine
-and the CLI call :mod:`ralph_lsp.tasks_fast` instead, a measured one-pass version of it that
+and the CLI call :mod:`ralph_lsp.openspec.tasks_fast` instead, a measured one-pass version of it
+that
 gives the same :class:`TasksDoc`; ``tests/test_tasks_fast.py`` checks that the two agree.
 """
 
@@ -54,7 +55,7 @@ _TASK_ID_RE = re.compile(_TASK_ID + r"(?=[ \t]|$)")
 
 class Task(NamedTuple):
     """One task line. Tasks and findings are named tuples, not dataclasses: a large tasks.md
-    has thousands, and :mod:`ralph_lsp.tasks_fast` builds them without a Python-level
+    has thousands, and :mod:`ralph_lsp.openspec.tasks_fast` builds them without a Python-level
     ``__init__`` (2 of 25 ms on 1 MiB). They are read, never changed."""
 
     line: int  # 0-based line number

@@ -19,14 +19,14 @@ import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ralph_lsp.checkpoints import (
+from ralph_lsp.git.checkpoints import (
     Checkpoint,
     run_prefix,
     set_ref,
     snapshot,
     temporary_index,
 )
-from ralph_lsp.gitcli import Repo
+from ralph_lsp.git.command import Repo
 
 GITLINK = "160000"
 

@@ -11,12 +11,12 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from ralph_lsp import checkpoints as cp
-from ralph_lsp.checkpoints import Checkpoint, CheckpointError
-from ralph_lsp.gitcli import GitError, Repo, base_env, find_repo
-from ralph_lsp.history import load_records
-from ralph_lsp.policy import RunState
-from ralph_lsp.restore import RestoreResult, restore
+from ralph_lsp.git import checkpoints as cp
+from ralph_lsp.git.checkpoints import Checkpoint, CheckpointError
+from ralph_lsp.git.command import GitError, Repo, base_env, find_repo
+from ralph_lsp.git.restore import RestoreResult, restore
+from ralph_lsp.loop.history import load_records
+from ralph_lsp.loop.policy import RunState
 
 URI_SCHEME = "ralph-checkpoint"
 MAX_PATCH_CHARS = 4 * 1024 * 1024  # ralph.diff: a bigger patch is cut (files stay complete)

@@ -25,8 +25,8 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-from ralph_lsp.checkpoints import ref_component
-from ralph_lsp.gitcli import GitError, Repo, find_repo
+from ralph_lsp.git.checkpoints import ref_component
+from ralph_lsp.git.command import GitError, Repo, find_repo
 
 NO_HOOKS = ("-c", "core.hooksPath=/dev/null")  # the user's hooks never run for our worktree
 

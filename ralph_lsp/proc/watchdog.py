@@ -1,7 +1,7 @@
 """The small process between the engine and one agent.
 
-The engine runs ``python -m ralph_lsp.watchdog`` once per iteration; the watchdog starts the agent
-and makes sure that no process of the agent's tree outlives the iteration:
+The engine runs ``python -m ralph_lsp.proc.watchdog`` once per iteration; the watchdog starts the
+agent and makes sure that no process of the agent's tree outlives the iteration:
 
 * it is a child subreaper (Linux), so every orphaned descendant (``setsid``/``nohup`` escapees)
   is re-parented to it and stays findable through ``/proc``;
@@ -23,7 +23,9 @@ group still leaves the watchdog alive to end the tree. It ignores SIGINT (Ctrl-C
 the engine's to handle) and SIGHUP, and treats SIGTERM like ``stop``.
 Standard library only, and few imports: it starts once per iteration.
 
-Usage: ``python -m ralph_lsp.watchdog --control FD --status FD --cwd DIR --exe PATH -- ARGV...``
+
+Usage:
+``python -m ralph_lsp.proc.watchdog --control FD --status FD --cwd DIR --exe PATH -- ARGV...``
 """
 
 from __future__ import annotations
@@ -388,7 +390,7 @@ def describe_start_error(err: OSError, name: str, exe: str) -> tuple[str, str]:
 def _parse(args: list[str]) -> Watchdog:
     if "--" not in args:
         raise SystemExit(
-            "usage: python -m ralph_lsp.watchdog --control FD --status FD "
+            "usage: python -m ralph_lsp.proc.watchdog --control FD --status FD "
             "--cwd DIR --exe PATH -- ARGV..."
         )
     split = args.index("--")

@@ -19,8 +19,18 @@ from json.encoder import encode_basestring_ascii as _encode_str
 from pathlib import Path
 from typing import Any, NoReturn, TextIO
 
-from ralph_lsp import __version__, cli_git
-from ralph_lsp.policy import RunState
+from ralph_lsp import __version__
+from ralph_lsp.cli import git_commands as cli_git
+from ralph_lsp.loop.policy import RunState
+from ralph_lsp.openspec.tasks import read_tasks_text
+from ralph_lsp.openspec.tasks_fast import summarize_tasks
+from ralph_lsp.openspec.workspace import (
+    Change,
+    UnknownChangeError,
+    change_json,
+    find_root,
+    list_changes,
+)
 from ralph_lsp.settings import (
     ISOLATIONS,
     PRESETS,
@@ -30,9 +40,6 @@ from ralph_lsp.settings import (
     check_setting,
     settings_from_dict,
 )
-from ralph_lsp.tasks import read_tasks_text
-from ralph_lsp.tasks_fast import summarize_tasks
-from ralph_lsp.workspace import Change, UnknownChangeError, change_json, find_root, list_changes
 
 EXIT_CODES: dict[str, int] = {
     RunState.SUCCEEDED: 0,
@@ -187,8 +194,8 @@ def cmd_changes(args: argparse.Namespace, out: TextIO) -> int:
 
 # -- prompt --------------------------------------------------------------------------------
 def cmd_prompt(args: argparse.Namespace, out: TextIO) -> int:
-    from ralph_lsp import verify
-    from ralph_lsp.prompt import build_prompt
+    from ralph_lsp.loop import verify
+    from ralph_lsp.loop.prompt import build_prompt
 
     root = _root(args.root)
     change = _change(root, args.change)
@@ -233,8 +240,8 @@ async def _verify(change: Change, settings: Settings, out: TextIO) -> int:
     import os
     import signal
 
-    from ralph_lsp import verify
-    from ralph_lsp.iteration import bounded
+    from ralph_lsp.loop import verify
+    from ralph_lsp.loop.iteration import bounded
 
     try:
         commands = verify.commands(settings.verify_commands, change.root)
@@ -279,7 +286,7 @@ async def _verify(change: Change, settings: Settings, out: TextIO) -> int:
 
 # -- history -------------------------------------------------------------------------------
 def cmd_history(args: argparse.Namespace, out: TextIO) -> int:
-    from ralph_lsp.history import load_records, with_file_uris
+    from ralph_lsp.loop.history import load_records, with_file_uris
 
     root = _root(args.root)
     known = list_changes(root)
@@ -457,7 +464,7 @@ class _Renderer:
         self._redraw(text + "\n")
 
     def status(self, st: Any) -> None:
-        from ralph_lsp.engine import RunStatus
+        from ralph_lsp.loop.engine import RunStatus
 
         assert isinstance(st, RunStatus)
         self._last = st
@@ -512,7 +519,7 @@ def _preflight(settings: Settings, root: Path) -> None:
     import sys
 
     from ralph_lsp.agents import build_invocation
-    from ralph_lsp.process import AgentStartError, resolve_program
+    from ralph_lsp.proc.process import AgentStartError, resolve_program
 
     try:
         argv = build_invocation(
@@ -535,7 +542,7 @@ async def _run(
     import asyncio
     import signal
 
-    from ralph_lsp.engine import Engine, EngineError, EngineEvent, LogEvent, StatusEvent
+    from ralph_lsp.loop.engine import Engine, EngineError, EngineEvent, LogEvent, StatusEvent
 
     stopping: list[asyncio.Task[None]] = []
 

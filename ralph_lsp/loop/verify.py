@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TypedDict
 
-from ralph_lsp.process import AgentProcess, AgentStartError, SpawnSpec
+from ralph_lsp.proc.process import AgentProcess, AgentStartError, SpawnSpec
 
 #: What a result keeps of a command's output, and what a prompt carries of a failure.
 OUTPUT_TAIL_BYTES = 64 * 1024

@@ -8,8 +8,8 @@ from functools import lru_cache
 from pathlib import Path
 from urllib.parse import quote_from_bytes
 
-from ralph_lsp.tasks import TasksDoc, read_tasks_text
-from ralph_lsp.tasks_fast import TasksSummary, parse_tasks
+from ralph_lsp.openspec.tasks import TasksDoc, read_tasks_text
+from ralph_lsp.openspec.tasks_fast import TasksSummary, parse_tasks
 
 CHANGES = Path("openspec") / "changes"
 ARCHIVE = "archive"

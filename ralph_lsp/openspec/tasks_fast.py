@@ -1,17 +1,19 @@
-"""The tasks.md parser's measured fast path: the same results as :mod:`ralph_lsp.tasks`, faster.
+"""The tasks.md parser's measured fast path: the same results as :mod:`ralph_lsp.openspec.tasks`,
+faster.
 
-:func:`ralph_lsp.tasks.parse_tasks` states SPEC §2's rule plainly and is the reference. The
-server re-parses tasks.md on every edit and ``ralph-lsp changes`` reads every change, so
+:func:`ralph_lsp.openspec.tasks.parse_tasks` states SPEC §2's rule plainly and is the reference.
+The server re-parses tasks.md on every edit and ``ralph-lsp changes`` reads every change, so
 what they call lives here, tuned by measurement (``python -m bench --only parse``: 1 MiB in
 ~16 ms; the reference takes about 1.6 times as long):
 
-- :func:`parse_tasks` gives the reference's :class:`~ralph_lsp.tasks.TasksDoc` in one pass.
-  A line of the common ``- [ ] text`` shape is read by one regex (:data:`_SIMPLE_TASK_RE`);
-  every other line with a ``[`` goes to the rule itself (:func:`ralph_lsp.tasks.match_task`).
+- :func:`parse_tasks` gives the reference's :class:`~ralph_lsp.openspec.tasks.TasksDoc` in one
+  pass. A line of the common ``- [ ] text`` shape is read by one regex (:data:`_SIMPLE_TASK_RE`);
+  every other line with a ``[`` goes to the rule itself
+  (:func:`ralph_lsp.openspec.tasks.match_task`).
 - :func:`summarize_tasks` gives only the counts and stories, for listing many changes.
 
 ``tests/test_tasks_fast.py`` checks both against the reference on the corpus and on
-generated text. Change the rule in :mod:`ralph_lsp.tasks` first, then here.
+generated text. Change the rule in :mod:`ralph_lsp.openspec.tasks` first, then here.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ import gc
 import re
 from dataclasses import dataclass
 
-from ralph_lsp.tasks import (
+from ralph_lsp.openspec.tasks import (
     _NOT_WS,
     _TASK_ID,
     _TASK_ID_RE,
@@ -59,7 +61,7 @@ _BLOCKED_ANY = re.compile(r"blocked:", re.I).search
 
 
 def parse_tasks(text: str) -> TasksDoc:
-    """What :func:`ralph_lsp.tasks.parse_tasks` gives (tasks, stories, findings), in one
+    """What :func:`ralph_lsp.openspec.tasks.parse_tasks` gives (tasks, stories, findings), in one
     measured pass. Never raises."""
     # The parse allocates an object or more per task and finding, and makes no reference
     # cycles. The cyclic garbage collector, which these allocations would set off again and

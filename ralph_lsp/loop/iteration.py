@@ -28,7 +28,7 @@ from ralph_lsp.agents.base import (
     ResultInfo,
     feed_lines,
 )
-from ralph_lsp.process import AgentProcess, AgentStartError, SpawnSpec
+from ralph_lsp.proc.process import AgentProcess, AgentStartError, SpawnSpec
 from ralph_lsp.settings import Settings
 
 Level = Literal["info", "warning", "error"]

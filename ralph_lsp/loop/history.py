@@ -28,9 +28,9 @@ from pathlib import Path
 from typing import IO, Any, TypedDict
 
 from ralph_lsp.agents.base import RefusalRecord
-from ralph_lsp.policy import RunState
-from ralph_lsp.tasks import NotARegularFile, open_regular
-from ralph_lsp.verify import VerificationRecord
+from ralph_lsp.loop.policy import RunState
+from ralph_lsp.loop.verify import VerificationRecord
+from ralph_lsp.openspec.tasks import NotARegularFile, open_regular
 
 HISTORY_DIR = ".ralph"
 OWNER_FILE = "owner.pid"

@@ -1,0 +1,5 @@
+"""TODO codemap."""
+
+from ralph_lsp.cli.main import main
+
+__all__ = ["main"]
