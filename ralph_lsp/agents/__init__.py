@@ -12,6 +12,9 @@ custom    ``agent_command``                                                     
 ========  ==============================================================================  ========
 
 Nothing passes through a shell: the argv is executed as it is.
+
+Invariant: presets build argv and parse output, nothing more: no process is started here, and the
+parsers never raise on any input (``tests/agents/test_parsers_never_raise.py``).
 """
 
 from __future__ import annotations

@@ -1,1 +1,10 @@
-"""TODO codemap."""
+"""The demo agent: not an AI, a small program that behaves like a headless agent CLI (Claude's
+stream-json) and does the example change's work, so ``make demo`` and the tests need no API.
+
+- ``agent``  reads the prompt (argument, stdin, or the file it points to), finds ``tasks.md`` and
+  checks one task per session, with short pauses;
+- ``work``   the files each example task writes.
+
+Invariant: it is started as a separate process, never imported by the product (the demo preset
+runs it by module name), and knows only ``openspec``.
+"""

@@ -1,1 +1,17 @@
-"""TODO codemap."""
+"""The run: a Ralph loop over one change, from ``ralph.run`` to its final state (SPEC §3).
+
+- ``engine``     :class:`~ralph_lsp.loop.engine.Engine` (start, stop, guide, statuses) and a run's
+  loop; it emits :class:`RunStatus` and log events to whoever renders them (terminal or LSP);
+- ``policy``     the decisions as pure functions: :class:`RunState`, limits, continue/wait/end;
+- ``iteration``  one spawn of an agent (:class:`AgentIteration`) over ``proc``;
+- ``verify``     the verification commands (:class:`Runner`) and what they are inferred from;
+- ``prompt``     the prompt, from the change and the settings only;
+- ``history``    the operator's record under ``.ralph/`` (:class:`RunHistory`, typed records), the
+  one-run-per-change claim (:class:`ChangeClaim`) and retention;
+- ``run_git``    checkpoints and the worktree of one run (:class:`RunGit`), through ``git``;
+- ``review``     an iteration's diff, a file at a checkpoint and restore, for the operator.
+
+Invariant: the loop never imports ``server`` or ``cli``, nor pygls or lsprotocol; it reaches git
+only through ``ralph_lsp.git``, processes only through ``ralph_lsp.proc``, agents only through
+``ralph_lsp.agents``. The engine is the one place where a run's parts meet.
+"""

@@ -1,1 +1,16 @@
-"""TODO codemap."""
+"""The model of an OpenSpec project: what a ``tasks.md`` says, which changes and roots exist, and
+the project's context (SPEC §2).
+
+- ``tasks``         the rule, stated plainly: :class:`~ralph_lsp.openspec.tasks.TasksDoc`
+  (:class:`Task`, :class:`Story`, :class:`Blocked`, :class:`Finding`), ``parse_tasks``,
+  ``count_tasks``, and ``open_regular`` (regular files only, opened non-blocking);
+- ``tasks_fast``    the measured fast path to the same results (what the server, engine and CLI
+  call), and ``summarize_tasks`` for listing many changes;
+- ``workspace``     OpenSpec roots and their active changes (:class:`Change`, ``find_roots``,
+  ``resolve_change``);
+- ``project_context``  ``openspec/config.yaml``'s context for the prompt.
+
+Invariant: this package reads files and does nothing else: no process, no clock, no network, no
+writes. It knows nothing of runs, git, agents or LSP, and imports nothing of ``ralph_lsp`` but
+itself and ``settings`` (``make lint`` holds it).
+"""

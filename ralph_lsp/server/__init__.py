@@ -3,16 +3,25 @@
 ``serve()`` speaks LSP on stdio until the client says ``exit`` or closes the pipe; whichever way
 it ends, no agent process of a run outlives it.
 
-- ``server.py``     the server object: engine, documents, watchers, what was published
-- ``features.py``   LSP methods and commands wired to it, once (each handler a line or two)
-- ``commands.py``   the ``ralph.*`` commands; ``args.py`` checks their one object argument
-- ``documents.py``  tasks.md now: the open buffer, else the disk (cached by stat / version)
-- ``render.py``     tasks.md + run status → code lenses and diagnostics (pure)
-- ``watch.py``      each root's ``openspec/changes/`` watched for tasks.md edits
-- ``runs.py``       one run's progress and ``ralph/runStatus``, in order
-- ``logs.py``       batched ``window/logMessage``, and Python logging forwarded to it
-- ``config.py``     settings and workspace trust from the client
-- ``errors.py``     the JSON-RPC errors a command answers with
+- ``server``        the server object (:class:`RalphLanguageServer`): it owns the engine and
+  builds the parts below, each of which sees it only as a ``host.Host``
+- ``features``      LSP methods and commands wired to it, once (each handler a line or two)
+- ``commands``, ``git_commands``  the ``ralph.*`` commands; ``args`` checks their argument
+- ``roots``         the OpenSpec roots of the workspace folders and the root a command names
+- ``editing``       the client's documents and the agent's edits on disk
+- ``publishing``    diagnostics and code lenses, published; ``render`` computes them (pure)
+- ``documents``     tasks.md now: the open buffer, else the disk (cached by stat / version)
+- ``feed``, ``runs``  the engine's events as progress, ``ralph/runStatus`` and log lines
+- ``worktree_view`` lenses of a change whose run works in a worktree
+- ``watch``, ``inotify``  each root's ``openspec/changes/`` watched for tasks.md edits
+- ``lifetime``      shutdown, exit and a closed pipe, leaving no agent behind
+- ``logs``          batched ``window/logMessage``, and Python logging forwarded to it
+- ``config``        settings and workspace trust from the client; ``errors`` the JSON-RPC errors
+- ``protocol``      pygls's protocol with the server's own hygiene
+
+Invariant: only this package imports pygls or lsprotocol, and it holds no decision about runs or
+tasks.md that the CLI lacks: it translates between LSP and the domain (``make lint`` holds the
+imports).
 """
 
 from __future__ import annotations
