@@ -32,6 +32,8 @@ class Target:
 
 
 TARGETS = [
+    # The machine's yardstick (bench/yardstick.py): every "ms" key is also shown in units of it.
+    Target("yardstick_ms", None, "", math.nan, "ms"),
     Target("edit_to_diagnostics_ms", "p50", "<=", 5, "ms"),
     Target("edit_to_diagnostics_ms", "p95", "<=", 10, "ms"),
     Target("edit_to_refresh_ms", "p50", "<=", 5, "ms"),
@@ -90,6 +92,15 @@ class Results:
             value = value.get(target.sub)
         return value if isinstance(value, (int, float)) else None
 
+    def in_yardsticks(self, target: Target) -> float | None:
+        """An absolute time in units of this run's yardstick, comparable across machines."""
+        value, stick = self.value(target), self.values.get("yardstick_ms")
+        if target.unit != "ms" or target.key == "yardstick_ms" or value is None:
+            return None
+        if not isinstance(stick, (int, float)) or not stick or math.isnan(value):
+            return None
+        return value / stick
+
     def verdict(self, target: Target) -> str:
         value = self.value(target)
         if not target.op:
@@ -112,7 +123,7 @@ def _fmt(value: float | None) -> str:
 
 
 def table(results: Results) -> str:
-    rows = [("metric", "value", "target", "reps", "result")]
+    rows = [("metric", "value", "target", "reps", "result", "yardsticks")]
     for t in TARGETS:
         value = results.value(t)
         target = f"{t.op} {_fmt(t.limit)} {t.unit}" if t.op else f"({t.unit})"
@@ -122,13 +133,16 @@ def table(results: Results) -> str:
         verdict = results.verdict(t)
         if t.key in results.skipped and value is None:
             verdict = "skipped"
-        rows.append((t.label, _fmt(value), target, reps, verdict))
-    widths = [max(len(r[i]) for r in rows) for i in range(5)]
+        units = results.in_yardsticks(t)
+        rows.append(
+            (t.label, _fmt(value), target, reps, verdict, "" if units is None else _fmt(units))
+        )
+    widths = [max(len(r[i]) for r in rows) for i in range(6)]
     lines = []
     for n, row in enumerate(rows):
         lines.append(
             "  ".join(
-                cell.rjust(widths[i]) if i in (1, 3) else cell.ljust(widths[i])
+                cell.rjust(widths[i]) if i in (1, 3, 5) else cell.ljust(widths[i])
                 for i, cell in enumerate(row)
             ).rstrip()
         )
@@ -143,6 +157,8 @@ def write(results: Results, environment: dict[str, Any], path: Path = RESULTS) -
         if t.key in results.values:
             doc[t.key] = results.values[t.key]
     doc["repetitions"] = {k: results.reps[k] for k in doc if k in results.reps}
+    units = {t.label: results.in_yardsticks(t) for t in TARGETS}
+    doc["in_yardsticks"] = {k: round(v, 4) for k, v in units.items() if v is not None}
     doc["targets"] = {t.label: _target_text(t) for t in TARGETS if t.op}
     doc["pass"] = {t.label: results.verdict(t) == "pass" for t in TARGETS if t.op}
     if results.skipped:
