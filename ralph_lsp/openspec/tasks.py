@@ -13,8 +13,10 @@ Nothing here does I/O except :func:`read_tasks_text`.
 
 :func:`parse_tasks` here states the rule plainly and is the reference. The server, the engine
 and the CLI call :mod:`ralph_lsp.openspec.tasks_fast` instead, a measured one-pass version of it
-that
-gives the same :class:`TasksDoc`; ``tests/test_tasks_fast.py`` checks that the two agree.
+that gives the same :class:`TasksDoc`; ``tests/test_tasks_fast.py`` checks that the two agree.
+
+Long: the model and the one parser that states SPEC §2's rule top to bottom belong together, so
+that a reader checks the rule against the CLI's in one file; cutting it would scatter the rule.
 """
 
 from __future__ import annotations
