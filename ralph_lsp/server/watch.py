@@ -3,8 +3,8 @@
 The folders are watched, not the files: editors and agents save by writing a temporary file and
 renaming it over tasks.md, and a watch on the file itself loses it after the first such save.
 
-On Linux the watch is inotify on the event loop (:mod:`ralph_lsp.server.inotify`): ``changes/`` and
-each change folder in it. Nothing polls, so an idle server costs no CPU, and a save is seen as
+On Linux the watch is inotify on the event loop (:mod:`ralph_lsp.server.inotify`): ``changes/``
+and each change folder in it. Nothing polls, so an idle server costs no CPU, and a save is seen as
 soon as it is complete: a ``close`` after writing, or the rename of an atomic save, is handed
 over at once; other events (a file still being written, a deletion that may be followed by a
 new file) wait :data:`SETTLE_EVENTS` seconds for the rest. Elsewhere, or where inotify cannot be
@@ -18,6 +18,10 @@ Change folders that get no watch have their tasks.md compared by ``stat`` every
 :data:`POLL_SECONDS` (and ``changes/`` is listed too when even its own watch was refused); each
 sweep tries to watch them again, so they move back to inotify once watches are free. The log
 says so once per root, with how many folders each watcher has.
+
+Long: one watcher of one root is one state machine over three sources (inotify, watchfiles and
+the stat sweep) that hand each folder over to one another as watches come and go; split by
+source, every hand-over would cross a file boundary.
 """
 
 from __future__ import annotations
