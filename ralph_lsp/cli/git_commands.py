@@ -34,8 +34,9 @@ def add_parsers(
         help="put the work tree's files back as they were after an iteration (undoable)",
         description="Put the work tree's files back as they were after iteration N. The state"
         " before is recorded first as a checkpoint, named in the output, so the restore can be"
-        " undone with --checkpoint. Your index, HEAD, branches and stash are left alone, and"
-        " ignored files are never touched.",
+        " undone with --checkpoint (no run or retention removes an undo). Your index, HEAD,"
+        " branches and stash are left alone, and ignored files are never touched. Refused while"
+        " any change runs in this work tree.",
     )
     sp.add_argument("change", metavar="CHANGE")
     with_root(sp)

@@ -3,13 +3,22 @@
 A checkpoint is a commit of the whole work tree (tracked files and untracked files git does not
 ignore), built in a *temporary* index (``GIT_INDEX_FILE``) seeded from a copy of the user's index
 (so unchanged files are not hashed again), parented on the run's previous checkpoint (``HEAD``
-for the first), and referenced as ``refs/ralph/<change>/<runId>/<n>`` (``/0`` before
-iteration 1). Nothing of the user's is touched: not their index, ``HEAD``, branches, stash, or
-files. Everything is done by the ``git`` program itself. No LSP imports.
+for the first), and referenced as ``refs/ralph/@<rootId>/<change>/<runId>/<n>`` (``/0`` before
+iteration 1). ``<rootId>`` is ``@`` and 12 hex digits of a hash of the OpenSpec root's real
+path: refs are shared by every ``git worktree`` of a repository (and by every OpenSpec root in
+it), while each root has its own ``.ralph/`` history, so each root's checkpoints live apart and
+no run of one root prunes or picks another's. A restore's undo is
+``refs/ralph/@<rootId>/<change>/@undo/<k>``: it holds the user's work, not run history, so no
+run and no retention removes it. Refs written by v2 (``refs/ralph/<change>/<runId>/<n>``,
+shared by every work tree) are still read for runs this root's history names. Nothing of the
+user's is touched: not their index, ``HEAD``, branches, stash, or files. Everything is done by
+the ``git`` program itself. No LSP imports.
 """
 
 from __future__ import annotations
 
+import hashlib
+import os
 import shutil
 import tempfile
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -21,6 +30,7 @@ from typing import Any
 from ralph_lsp.git.command import GitError, Repo, find_repo, git_available, identity_env
 
 REF_PREFIX = "refs/ralph"
+UNDO = "@undo"  # '@' never starts a ref component made by ref_component: no run is named so
 MAX_FILE_BYTES = 16 * 1024 * 1024  # ralph.fileAt: larger files are refused
 _SAFE = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_")
 
@@ -34,12 +44,31 @@ def ref_component(name: str) -> str:
     return "".join(c if c in _SAFE else "".join(f"%{b:02X}" for b in c.encode()) for c in name)
 
 
-def run_prefix(change: str, run_id: str) -> str:
-    return f"{REF_PREFIX}/{ref_component(change)}/{ref_component(run_id)}"
+def root_id(root: Path) -> str:
+    """The ref component of one OpenSpec root: stable for its real path, unlike any change's."""
+    real = os.path.realpath(root).encode("utf-8", "surrogateescape")
+    return "@" + hashlib.sha256(real).hexdigest()[:12]
 
 
-def ref_name(change: str, run_id: str, n: int | str) -> str:
-    return f"{run_prefix(change, run_id)}/{n}"
+def change_prefix(root: Path, change: str) -> str:
+    return f"{REF_PREFIX}/{root_id(root)}/{ref_component(change)}"
+
+
+def legacy_prefix(change: str) -> str:
+    """Where v2 kept a change's checkpoints, shared by every work tree of the repository."""
+    return f"{REF_PREFIX}/{ref_component(change)}"
+
+
+def run_prefix(root: Path, change: str, run_id: str) -> str:
+    return f"{change_prefix(root, change)}/{ref_component(run_id)}"
+
+
+def ref_name(root: Path, change: str, run_id: str, n: int | str) -> str:
+    return f"{run_prefix(root, change, run_id)}/{n}"
+
+
+def undo_prefix(root: Path, change: str) -> str:
+    return f"{change_prefix(root, change)}/{UNDO}"
 
 
 @dataclass(frozen=True)
@@ -171,6 +200,7 @@ class Checkpointer:
     warn: Callable[[str], None]
     parent: str | None = None
     branch: str | None = None  # worktree mode: commits go on this branch, made in its own index
+    root: Path | None = None  # the OpenSpec root whose history names the run (default: top)
     failures: int = 0
     _started: bool = field(default=False, repr=False)
     # The run's private index, kept between checkpoints so that git re-reads only the files
@@ -212,21 +242,31 @@ class Checkpointer:
         self._identity = identity_env(self.repo)  # looked up once per run
         self._started = True
 
+    def _base(self) -> str | None:
+        """The new checkpoint's parent: the previous one, or in worktree mode the branch's tip
+        when the agent committed there itself (its commits stay on the branch)."""
+        if self.branch:
+            tip = self.repo.rev(f"refs/heads/{self.branch}")
+            if tip is not None:
+                return tip
+        return self.parent
+
     def record(self, n: int, message: str | None = None) -> tuple[Checkpoint | None, list[str]]:
         if not self._started:
             self.start()
         msg = message or f"ralph: {self.change} checkpoint {n} (run {self.run_id})"
         try:
+            base = self._base()
             commit, problems = snapshot(
                 self.repo,
-                self.parent,
+                base,
                 msg,
                 index_env=self._index_env(),
                 reuse_unchanged=bool(self.branch),  # no empty commits on the run's branch
                 identity=self._identity,
             )
             changed = files_changed(self.repo, self.parent, commit) if self.parent else []
-            ref = ref_name(self.change, self.run_id, n)
+            ref = ref_name(self.root or self.repo.top, self.change, self.run_id, n)
             set_ref(self.repo, ref, commit)
             if self.branch:
                 self.repo.run("update-ref", f"refs/heads/{self.branch}", commit)
@@ -256,7 +296,7 @@ def open_checkpointer(
     if repo is None:
         (note or warn)("checkpoints are off: the project is not in a git work tree")
         return None
-    checkpointer = Checkpointer(repo, change, run_id, warn)
+    checkpointer = Checkpointer(repo, change, run_id, warn, root=root)
     try:
         checkpointer.start()
     except (GitError, OSError) as exc:
@@ -274,20 +314,38 @@ def list_refs(repo: Repo, prefix: str) -> list[tuple[str, str]]:
     return [tuple(line.rsplit(" ", 1)) for line in text.splitlines() if " " in line]  # type: ignore[misc]
 
 
-def run_ids(repo: Repo, change: str) -> list[str]:
-    """The run ids (as ref components) that have checkpoints of ``change``, newest first."""
-    prefix = f"{REF_PREFIX}/{ref_component(change)}"
+def _components(repo: Repo, prefix: str) -> list[str]:
+    """The distinct ref components right under ``prefix``, newest commit first."""
     seen: list[str] = []
     for ref, _ in list_refs(repo, prefix):
-        run = ref[len(prefix) + 1 :].split("/")[0]
-        if run not in seen:
-            seen.append(run)
+        part = ref[len(prefix) + 1 :].split("/")[0]
+        if part not in seen and not part.startswith("@"):
+            seen.append(part)
     return seen
 
 
-def iterations(repo: Repo, change: str, run_id: str) -> dict[int, str]:
+def run_ids(repo: Repo, change: str, root: Path | None = None) -> list[str]:
+    """The run ids (as ref components) with checkpoints of ``change`` in this root, newest
+    first (``root`` defaults to the work tree's top)."""
+    return _components(repo, change_prefix(root or repo.top, change))
+
+
+def _legacy_run_ids(repo: Repo, change: str) -> list[str]:
+    return _components(repo, legacy_prefix(change))
+
+
+def found_prefix(repo: Repo, change: str, run_id: str, root: Path | None = None) -> str:
+    """Where a run's checkpoints are: this root's refs, else the refs v2 wrote."""
+    scoped = run_prefix(root or repo.top, change, run_id)
+    if list_refs(repo, scoped):
+        return scoped
+    legacy = f"{legacy_prefix(change)}/{ref_component(run_id)}"
+    return legacy if list_refs(repo, legacy) else scoped
+
+
+def iterations(repo: Repo, change: str, run_id: str, root: Path | None = None) -> dict[int, str]:
     """Iteration number → checkpoint commit of one run (0 is the state before iteration 1)."""
-    prefix = run_prefix(change, run_id)
+    prefix = found_prefix(repo, change, run_id, root)
     found: dict[int, str] = {}
     for ref, commit in list_refs(repo, prefix):
         last = ref.rsplit("/", 1)[1]
@@ -296,18 +354,27 @@ def iterations(repo: Repo, change: str, run_id: str) -> dict[int, str]:
     return dict(sorted(found.items()))
 
 
-def pick_run(repo: Repo, change: str, run_id: str | None, newest_first: Sequence[str]) -> str:
-    """``run_id``, or the newest run (by ``newest_first``, else by date) that has checkpoints."""
-    have = run_ids(repo, change)
+def pick_run(
+    repo: Repo,
+    change: str,
+    run_id: str | None,
+    newest_first: Sequence[str],
+    root: Path | None = None,
+) -> str:
+    """``run_id``, or the newest run (by ``newest_first``, this root's history, else by date)
+    that has checkpoints. v2's shared refs count only for runs named here or in the history:
+    they may be another work tree's."""
+    have = run_ids(repo, change, root)
+    legacy = _legacy_run_ids(repo, change)
     if run_id is not None:
-        if ref_component(run_id) not in have:
+        if ref_component(run_id) not in have + legacy:
             listing = ", ".join(have[:5]) or "none"
             raise CheckpointError(
                 f"run {run_id!r} of {change!r} has no checkpoints (runs: {listing})"
             )
         return run_id
     for rid in newest_first:
-        if ref_component(rid) in have:
+        if ref_component(rid) in have + legacy:
             return rid
     if have:
         return have[0]
@@ -317,10 +384,11 @@ def pick_run(repo: Repo, change: str, run_id: str | None, newest_first: Sequence
 
 
 def iteration_pair(
-    repo: Repo, change: str, run_id: str, n: int | None
+    repo: Repo, change: str, run_id: str, n: int | None, root: Path | None = None
 ) -> tuple[int, Checkpoint, Checkpoint]:
     """The checkpoints before and after iteration ``n`` (default: the run's last iteration)."""
-    its = iterations(repo, change, run_id)
+    its = iterations(repo, change, run_id, root)
+    prefix = found_prefix(repo, change, run_id, root)
     numbered = [k for k in its if k > 0]
     if n is None:
         if not numbered:
@@ -331,9 +399,9 @@ def iteration_pair(
         raise CheckpointError(
             f"run {run_id} has no checkpoint after iteration {n} (iterations: {listing})"
         )
-    after = Checkpoint(its[n], ref_name(change, run_id, n))
+    after = Checkpoint(its[n], f"{prefix}/{n}")
     if n - 1 in its:
-        before = Checkpoint(its[n - 1], ref_name(change, run_id, n - 1))
+        before = Checkpoint(its[n - 1], f"{prefix}/{n - 1}")
     else:  # an earlier checkpoint failed: the commit's parent is the last one that was made
         parent = repo.rev(f"{its[n]}^")
         if parent is None:
@@ -398,18 +466,24 @@ def file_at(repo: Repo, checkpoint: Checkpoint, path: str) -> bytes | None:
 
 
 # -- pruning -----------------------------------------------------------------------------------
-def prune(root: Path, change: str, keep_run_ids: Iterable[str]) -> int:
-    """Delete ``refs/ralph/<change>/<run>/…`` of runs not kept; returns how many refs went."""
+def prune(root: Path, change: str, removed_run_ids: Iterable[str]) -> int:
+    """Delete the checkpoints of the runs that history retention has just removed from this
+    root (its own refs, and those v2 wrote for those runs); returns how many refs went.
+
+    Nothing else goes: not other roots' or work trees' runs, and never an undo (``@undo``,
+    v2's ``…/undo-<k>``): an undo holds the user's work, not run history."""
     repo = find_repo(root)
-    if repo is None:
+    runs = [ref_component(r) for r in removed_run_ids]
+    if repo is None or not runs:
         return 0
-    keep = {ref_component(r) for r in keep_run_ids}
-    prefix = f"{REF_PREFIX}/{ref_component(change)}"
-    doomed = [
-        ref
-        for ref, _ in list_refs(repo, prefix)
-        if ref[len(prefix) + 1 :].split("/")[0] not in keep
-    ]
+    doomed: list[str] = []
+    for run in runs:
+        for prefix in (f"{change_prefix(root, change)}/{run}", f"{legacy_prefix(change)}/{run}"):
+            doomed += [
+                ref
+                for ref, _ in list_refs(repo, prefix)
+                if not ref.rsplit("/", 1)[1].startswith("undo-")
+            ]
     if doomed:
         script = "".join(f"delete {ref}\n" for ref in doomed).encode()
         repo.run("update-ref", "--stdin", stdin=script)

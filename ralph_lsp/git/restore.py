@@ -21,10 +21,10 @@ from pathlib import Path
 
 from ralph_lsp.git.checkpoints import (
     Checkpoint,
-    run_prefix,
     set_ref,
     snapshot,
     temporary_index,
+    undo_prefix,
 )
 from ralph_lsp.git.command import Repo
 
@@ -49,13 +49,15 @@ class RestoreResult:
         }
 
 
-def _undo_ref(repo: Repo, change: str, run_id: str) -> str:
-    prefix = run_prefix(change, run_id)
+def _undo_ref(repo: Repo, root: Path, change: str) -> str:
+    """The next free ``refs/ralph/@<rootId>/<change>/@undo/<k>``: no run or retention removes
+    it (it holds the user's work); ``git update-ref -d`` does, when the user wants."""
+    prefix = undo_prefix(root, change)
     taken = repo.git("for-each-ref", "--format=%(refname)", prefix + "/").splitlines()
     k = 1
-    while f"{prefix}/undo-{k}" in taken:
+    while f"{prefix}/{k}" in taken:
         k += 1
-    return f"{prefix}/undo-{k}"
+    return f"{prefix}/{k}"
 
 
 def _diff(repo: Repo, now: str, target: str) -> list[tuple[str, str, str]]:
@@ -119,12 +121,16 @@ def _remove(top: Path, rel: str) -> bool:
     return True
 
 
-def restore(repo: Repo, change: str, run_id: str, target: Checkpoint) -> RestoreResult:
-    """Make the work tree's files as ``target`` has them; raises GitError/OSError on failure."""
+def restore(
+    repo: Repo, change: str, run_id: str, target: Checkpoint, root: Path | None = None
+) -> RestoreResult:
+    """Make the work tree's files as ``target`` has them; raises GitError/OSError on failure.
+    The undo is filed under ``root`` (the OpenSpec root; default: the work tree's top)."""
     head = repo.rev("HEAD")
     message = f"ralph: {change} before restoring {target.name}"
     undo_commit, _ = snapshot(repo, head, message)
-    undo = Checkpoint(undo_commit, _undo_ref(repo, change, run_id))
+    del run_id  # the undo belongs to the root, not to a run (runs are pruned, undos are not)
+    undo = Checkpoint(undo_commit, _undo_ref(repo, root or repo.top, change))
     set_ref(repo, undo.ref or "", undo_commit)
     result = RestoreResult(restored=target, undo=undo)
     captured = _tracked(repo, undo_commit)

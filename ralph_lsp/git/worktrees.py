@@ -43,6 +43,7 @@ class Worktree:
     root: Path  # the OpenSpec root inside the worktree
     base: str  # the commit the run started from
     created: bool  # the branch was made for this run (else an existing one is continued)
+    repaired: str | None = None  # what was set right first (a stale registration), said once
 
 
 def branch_name(change: str) -> str:
@@ -81,6 +82,10 @@ def open_worktree(root: Path, change: str) -> Worktree:
     branch = branch_name(change)
     path = worktree_path(repo, change)
     holder = _checked_out(repo).get(f"refs/heads/{branch}")
+    repaired = None
+    if holder is not None and holder.resolve() == path.resolve() and not path.exists():
+        repaired = _forget_stale(repo, path)
+        holder = None
     created = repo.rev(f"refs/heads/{branch}") is None
     try:
         if holder is not None and holder.resolve() != path.resolve():
@@ -104,7 +109,30 @@ def open_worktree(root: Path, change: str) -> Worktree:
     wt_root = path / root.resolve().relative_to(repo.top.resolve())
     if created:
         _copy_change(root, wt_root, change)
-    return Worktree(repo, wt_repo, branch, wt_root, head, created)
+    return Worktree(repo, wt_repo, branch, wt_root, head, created, repaired)
+
+
+def _forget_stale(repo: Repo, path: Path) -> str:
+    """Forget git's registration of our worktree at ``path`` whose folder is gone (a crashed
+    run, then the folder deleted by hand), as ``git worktree prune`` would, but only this one:
+    the user's own registrations are not ours to prune."""
+    admin = repo.common_dir / "worktrees"
+    try:
+        entries = list(admin.iterdir())
+    except OSError:
+        entries = []
+    for entry in entries:
+        try:
+            points_to = (entry / "gitdir").read_text(encoding="utf-8").strip()
+        except OSError:
+            continue
+        if Path(points_to).parent.resolve() == path.resolve() and not (entry / "locked").exists():
+            shutil.rmtree(entry)
+            break
+    return (
+        f"the worktree {path} of an earlier run was gone but still registered with git (stale);"
+        " that registration was pruned"
+    )
 
 
 def _git_dir(path: Path) -> Path:

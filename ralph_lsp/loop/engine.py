@@ -220,6 +220,7 @@ class _Run:
         # run's git worktree (SPEC §8); history, status and log stay with ``change``.
         self.work: Change = change
         self.git: rungit.RunGit | None = None
+        self.pruned: list[str] = []  # runs retention removed as this one started
 
     # -- events ------------------------------------------------------------------------------
     def log(self, text: str, level: Level = "info") -> None:
@@ -429,9 +430,10 @@ class _Run:
         if self.git.worktree is not None:
             self.work = Change(self.git.worktree.root, self.change.name)
             self.update(worktree=self.git.worktree_json())
-        await asyncio.to_thread(
-            rungit.prune_checkpoints, self.change.root, self.change.name, self.id
-        )
+        if self.pruned:  # retention removed these runs' history when the run was started
+            await asyncio.to_thread(
+                rungit.prune_checkpoints, self.change.root, self.change.name, self.pruned
+            )
 
     async def _end_git(self, reason: str) -> str:
         if self.git is None:
@@ -807,7 +809,7 @@ class Engine:
         except ChangeBusy as exc:
             raise EngineError(str(exc)) from None
         # Retention: the newest historyKeepRuns runs of the change, this one included.
-        prune_runs(resolved.root, resolved.name, settings.history_keep_runs - 1)
+        pruned = prune_runs(resolved.root, resolved.name, settings.history_keep_runs - 1)
         run = _Run(
             self,
             resolved,
@@ -819,6 +821,7 @@ class Engine:
             story,
         )
         run.claim = claim
+        run.pruned = pruned  # their checkpoints go too, once the run's git side is ready
         self._active[key] = run
         run.update(transition=True)
         run.task = asyncio.ensure_future(self._main(run))

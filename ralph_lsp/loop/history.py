@@ -20,6 +20,7 @@ import json
 import os
 import secrets
 import shutil
+import stat
 import tempfile
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -480,6 +481,35 @@ def running_elsewhere(root: Path, change: str) -> Owner | None:
     finally:
         os.close(fd)  # also drops the shared lock just taken
     return None
+
+
+def active_runs(root: Path) -> list[tuple[str, Owner | None]]:
+    """Every change of ``root`` whose run is live now, in any process, this one included:
+    (change, its owner as the claim names it). Only regular files under ``.ralph/locks/`` are
+    looked at, opened non-blocking (a planted pipe never blocks)."""
+    folder = history_root(root) / LOCKS_DIR
+    try:
+        names = sorted(e.name for e in os.scandir(folder) if e.name.endswith(".lock"))
+    except OSError:
+        return []
+    found: list[tuple[str, Owner | None]] = []
+    for name in names:
+        flags = os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK
+        try:
+            fd = os.open(folder / name, flags)
+        except OSError:
+            continue
+        try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                continue
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            found.append((name[: -len(".lock")], _read_owner(fd)))
+        except OSError:
+            continue
+        finally:
+            os.close(fd)  # also drops the shared lock just taken
+    return found
 
 
 def read_record(root: Path, run_id: str) -> dict[str, Any] | None:

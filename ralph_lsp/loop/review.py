@@ -15,7 +15,7 @@ from ralph_lsp.git import checkpoints as cp
 from ralph_lsp.git.checkpoints import Checkpoint, CheckpointError
 from ralph_lsp.git.command import GitError, Repo, base_env, find_repo
 from ralph_lsp.git.restore import RestoreResult, restore
-from ralph_lsp.loop.history import load_records
+from ralph_lsp.loop.history import active_runs, load_records
 from ralph_lsp.loop.policy import RunState
 
 URI_SCHEME = "ralph-checkpoint"
@@ -32,7 +32,7 @@ def open_repo(root: Path) -> Repo:
 def choose_run(repo: Repo, root: Path, change: str, run_id: str | None) -> str:
     """``run_id``, or the newest run of ``change`` that has checkpoints."""
     newest_first = [str(r["runId"]) for r in load_records(root, change)]
-    return cp.pick_run(repo, change, run_id, newest_first)
+    return cp.pick_run(repo, change, run_id, newest_first, root)
 
 
 @dataclass(frozen=True)
@@ -57,7 +57,7 @@ def iteration_diff(
     repo = open_repo(root)
     try:
         run = choose_run(repo, root, change, run_id)
-        n, before, after = cp.iteration_pair(repo, change, run, n)
+        n, before, after = cp.iteration_pair(repo, change, run, n, root)
         files = cp.changed_files(repo, before.commit, after.commit)
         text = cp.patch(repo, before.commit, after.commit, color=color) if with_patch else ""
     except GitError as exc:
@@ -107,7 +107,16 @@ def diff_json(root: Path, d: IterationDiff) -> dict[str, Any]:
     }
 
 
-def _refuse_while_running(root: Path, change: str) -> None:
+def _refuse_while_running(repo: Repo, root: Path, change: str) -> None:
+    """No restore while any run (any change, any process) is live in this work tree: a restore
+    rewrites the whole work tree's files, under that run's agent."""
+    for where in dict.fromkeys([root, repo.top]):  # the root's history, and the top's
+        for other, owner in active_runs(where):
+            named = f"pid {owner.pid}, run {owner.run_id}" if owner else "pid unknown"
+            raise CheckpointError(
+                f"change {other!r} is running in this work tree ({named}); a restore would"
+                " rewrite files under its agent: stop it (or wait for it to end), then restore"
+            )
     for record in load_records(root, change)[:3]:
         if record.get("state") == RunState.RUNNING:  # an owner that is gone reads as failed
             raise CheckpointError(
@@ -139,26 +148,27 @@ def restore_iteration(
 ) -> tuple[str, RestoreResult]:
     """Put the work tree's files back as iteration ``n`` (or ``checkpoint``) left them."""
     repo = open_repo(root)
-    _refuse_while_running(root, change)
+    _refuse_while_running(repo, root, change)
     try:
         if checkpoint is not None:
             target = cp.resolve_checkpoint(repo, checkpoint)
-            run = run_id or _run_of(target, change) or "restores"
+            run = run_id or _run_of(target, root, change) or "restores"
         else:
             if n is None:
                 raise CheckpointError("say which iteration to restore (--iteration N)")
             run = choose_run(repo, root, change, run_id)
             _refuse_worktree_run(root, change, run)
-            _, _, target = cp.iteration_pair(repo, change, run, n)
-        return run, restore(repo, change, run, target)
+            _, _, target = cp.iteration_pair(repo, change, run, n, root)
+        return run, restore(repo, change, run, target, root)
     except GitError as exc:
         raise CheckpointError(str(exc)) from exc
 
 
-def _run_of(target: Checkpoint, change: str) -> str | None:
-    prefix = f"{cp.REF_PREFIX}/{cp.ref_component(change)}/"
-    if target.ref and target.ref.startswith(prefix):
-        return target.ref[len(prefix) :].split("/")[0]
+def _run_of(target: Checkpoint, root: Path, change: str) -> str | None:
+    for prefix in (cp.change_prefix(root, change) + "/", cp.legacy_prefix(change) + "/"):
+        if target.ref and target.ref.startswith(prefix):
+            run = target.ref[len(prefix) :].split("/")[0]
+            return None if run.startswith("@") else run
     return None
 
 

@@ -25,7 +25,6 @@ from ralph_lsp.git.worktrees import (
     open_worktree,
     review_hint,
 )
-from ralph_lsp.loop.history import load_records
 from ralph_lsp.settings import Settings
 
 Warn = Callable[[str], None]
@@ -109,12 +108,12 @@ async def refusal(root: Path, settings: Settings) -> str | None:
     return None
 
 
-def prune_checkpoints(root: Path, change: str, run_id: str) -> int:
-    """Drop the checkpoints of runs whose history is gone (history retention, SPEC §3: the
-    engine removes the run folders beyond ``historyKeepRuns`` first, then this runs)."""
-    keep = [r["runId"] for r in load_records(root, change)] + [run_id]
+def prune_checkpoints(root: Path, change: str, removed: list[str]) -> int:
+    """Drop the checkpoints of the runs that history retention has just removed (SPEC §3: the
+    engine removes the run folders beyond ``historyKeepRuns``, then this runs). Only those:
+    never an undo, nor the runs of another root or work tree of the repository."""
     try:
-        return prune(root, change, keep)
+        return prune(root, change, removed)
     except (GitError, OSError):
         return 0
 
@@ -131,8 +130,10 @@ def _prepare(root: Path, change: str, run_id: str, settings: Settings, rg: RunGi
             f"⎇ working in the worktree {rg.worktree.repo.top} on branch {rg.worktree.branch}"
             f" ({how}); the main work tree is left alone"
         )
+        if rg.worktree.repaired:
+            rg.info(f"⎇ {rg.worktree.repaired}")
         rg.checkpointer = Checkpointer(
-            rg.worktree.repo, change, run_id, rg.warn, branch=rg.worktree.branch
+            rg.worktree.repo, change, run_id, rg.warn, branch=rg.worktree.branch, root=root
         )
         rg.checkpointer.start()
     elif wants_checkpoints(settings):

@@ -11,7 +11,8 @@ moment on a big repository), answer. A refusal is a ``RequestFailed`` whose mess
   not exist on that side), opened read-only through ``ralph.fileAt``.
 - ``ralph.restore`` ``{"change", "root"?, "runId"?, "iteration" | "checkpoint"}`` →
   ``{"runId", "restored", "undo", "written", "removed", "skipped": [{"path", "reason"}]}``;
-  restoring ``undo`` (as ``checkpoint``) undoes it.
+  restoring ``undo`` (as ``checkpoint``) undoes it. Refused while any change runs in that work
+  tree (the domain checks ``.ralph/locks/``, this server's own runs included).
 - ``ralph.fileAt`` ``{"root", "checkpoint", "path"}`` → ``{"text"}``; ``checkpoint`` is a
   ``refs/ralph/…`` ref or a commit id.
 """

@@ -28,7 +28,8 @@ def test_checkpoints_leave_everything_of_the_user_as_it_was(project: Path) -> No
     before = fingerprint(project)
     c, warnings = recorder(project)
     zero, changed = c.record(0)
-    assert zero is not None and zero.ref == f"refs/ralph/{CHANGE}/r-1/0"
+    # refs/ralph/@<rootId>/<change>/<runId>/<n>: each root's checkpoints apart (issue 25)
+    assert zero is not None and zero.ref == f"refs/ralph/{cp.root_id(project)}/{CHANGE}/r-1/0"
     # The user's staged and unstaged work is in the checkpoint, as the files are.
     assert git(project, "show", f"{zero.ref}:notes.txt") == "staged then edited\n"
     assert git(project, "show", f"{zero.ref}:scratch.txt") == "untracked\n"
@@ -126,11 +127,11 @@ def test_restore_then_undo(project: Path) -> None:
     assert (project / "debug.log").read_text() == "ignored\n"
     assert (project / ".git" / "index").read_bytes() == index_before
     assert git(project, "rev-parse", "HEAD") == head_before
-    assert result.undo.ref == f"refs/ralph/{CHANGE}/r-1/undo-1"
+    assert result.undo.ref == f"refs/ralph/{cp.root_id(project)}/{CHANGE}/@undo/1"
     assert sorted(result.removed) == ["hello/extra/deep/new.py"]
     # Undo: back to exactly what was there before the restore.
     again = restore(repo, CHANGE, "r-1", result.undo)
-    assert again.undo.ref == f"refs/ralph/{CHANGE}/r-1/undo-2"
+    assert again.undo.ref == f"refs/ralph/{cp.root_id(project)}/{CHANGE}/@undo/2"
     assert fingerprint(project) == state_before
 
 
@@ -152,14 +153,15 @@ def test_restore_never_overwrites_what_it_could_not_capture(project: Path) -> No
     assert not (project / "hello" / "cli.py").exists()
 
 
-def test_prune_keeps_only_the_runs_named(project: Path) -> None:
+def test_prune_removes_only_the_runs_named(project: Path) -> None:
     for run in ("r-a", "r-b", "r-c"):
         c, _ = recorder(project, run)
         c.record(0)
         c.record(1)
-    assert cp.prune(project, CHANGE, ["r-c"]) == 4
+    assert cp.prune(project, CHANGE, ["r-a", "r-b"]) == 4
     refs = git(project, "for-each-ref", "--format=%(refname)", "refs/ralph/")
-    assert sorted(refs.split()) == [f"refs/ralph/{CHANGE}/r-c/0", f"refs/ralph/{CHANGE}/r-c/1"]
+    here = f"refs/ralph/{cp.root_id(project)}/{CHANGE}"
+    assert sorted(refs.split()) == [f"{here}/r-c/0", f"{here}/r-c/1"]
 
 
 def test_outside_git_checkpoints_are_off_with_a_note(tmp_path: Path) -> None:

@@ -36,6 +36,13 @@ def cli(cwd: Path, *args: str, check: bool = True) -> subprocess.CompletedProces
     return proc
 
 
+def here(root: Path) -> str:
+    """Where the root's checkpoints of CHANGE are: refs/ralph/@<rootId>/<change>."""
+    from ralph_lsp.git.checkpoints import change_prefix
+
+    return change_prefix(root, CHANGE)
+
+
 def record(root: Path) -> dict[str, object]:
     folder = next((root / ".ralph" / "runs").iterdir())
     data: dict[str, object] = json.loads((folder / "record.json").read_text())
@@ -77,7 +84,7 @@ def test_a_run_leaves_the_users_git_state_alone_and_each_iteration_can_be_seen(
     assert "+- [x] 2.1" in diff.stdout and "+- [x] 1.1" not in diff.stdout
     assert (
         two["checkpoint"]
-        == git(project, "rev-parse", f"refs/ralph/{CHANGE}/{record(project)['runId']}/2").strip()
+        == git(project, "rev-parse", f"{here(project)}/{record(project)['runId']}/2").strip()
     )
 
 
@@ -237,8 +244,8 @@ def test_history_retention_drops_the_checkpoints_of_runs_it_removes(
     from ralph_lsp.settings import Settings
 
     def runs_with_refs() -> set[str]:
-        refs = git(project, "for-each-ref", "--format=%(refname)", "refs/ralph/").split()
-        return {ref.split("/")[3] for ref in refs}
+        refs = git(project, "for-each-ref", "--format=%(refname)", here(project)).split()
+        return {ref.split("/")[4] for ref in refs}
 
     for _ in range(3):
         cli(project, "run", CHANGE, "--agent", "demo", "--max-iterations", "1", check=False)

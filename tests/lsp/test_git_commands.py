@@ -135,3 +135,22 @@ async def test_a_worktree_run_shows_the_worktrees_progress_and_leaves_the_files_
     assert "review: git diff HEAD...ralph/add-greeting-cli" in s.statuses[-1]["reason"]
     await wait_until(lambda: "git merge ralph/add-greeting-cli" in s.logs(), what="the hint")
     assert fingerprint(repo) == before | {"branches": fingerprint(repo)["branches"]}
+
+
+async def test_restore_is_refused_while_another_change_of_this_server_runs(
+    start_session: StartSession, repo: Path
+) -> None:
+    other = "add-farewell"
+    src = repo / "openspec" / "changes" / CHANGE
+    shutil.copytree(src, src.parent / other)
+    slow = {"agent": "demo", "env": {"RALPH_DEMO_DELAY": "3"}}
+    s = await start_session(repo, init={"trusted": True}, settings=slow)
+    before = fingerprint(repo)
+    await s.command("ralph.run", {"change": other})
+    try:
+        message = await refused(s, "ralph.restore", {"change": CHANGE, "iteration": 1})
+    finally:
+        await s.command("ralph.stop", {"change": other})
+    assert f"change '{other}' is running in this work tree (pid " in message, message
+    assert ", run r-" in message
+    assert fingerprint(repo)["files"] == before["files"]
