@@ -34,11 +34,11 @@ from pathlib import Path
 CODEX_NO_ENDLESS_RETRY = ("--disable", "unbounded_connection_retries")
 GEMINI_MAX_ATTEMPTS = 2
 GEMINI_DEFAULTS_ENV = "GEMINI_CLI_SYSTEM_DEFAULTS_PATH"
-#: One path segment that does not start with a dot (no ``..``, no hidden tricks), then more.
-_REL_PATH = r"(?:[A-Za-z0-9_-][A-Za-z0-9_.+-]*/)*[A-Za-z0-9_-][A-Za-z0-9_.+-]*"
-#: Matched by Gemini against ``"command":"<regex>`` in the JSON of the tool call's arguments;
-#: the closing quote ends the command there.
-GEMINI_MOVE_REGEX = rf'mv (?:-f )?({_REL_PATH})\.ralph-new \1"'
+#: Matched by Gemini against ``"command":"<regex>`` in the JSON of the tool call's arguments:
+#: ``mv <path>.ralph-new <path>``, the same relative path twice, at most one dot in it (so no
+#: ``..``); the closing quote ends the command there. Gemini refuses any group holding a
+#: quantifier that is itself quantified (a ReDoS guard), hence this flat form.
+GEMINI_MOVE_REGEX = r'mv ([A-Za-z0-9_+-][A-Za-z0-9_/+-]*\.?[A-Za-z0-9_+-]*)\.ralph-new \1"'
 GEMINI_PROMPT_NOTE = (
     "Note for Gemini CLI: headless, it refuses write_file and replace on build files"
     " (pyproject.toml, setup.py, setup.cfg, package.json, Makefile, Cargo.toml, go.mod,"
