@@ -9,7 +9,7 @@ STAMP := $(VENV)/.installed
 CACHE := $(CURDIR)/.cache
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: help venv demo test lint typecheck pytest nvim-setup client client-test e2e vsix bench bench-quick clean
+.PHONY: help venv demo test lint typecheck pytest agent-clis nvim-setup client client-test e2e vsix bench bench-quick clean
 
 help:
 	@echo "make demo       run the bundled demo agent over examples/hello (a scratch copy)"
@@ -44,7 +44,11 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(VENV)/bin/mypy
 
-pytest: $(STAMP)
+# The pinned real Codex and Gemini CLIs for tests/codex_gemini_offline (npm cache in .cache/).
+agent-clis:
+	@bash tests/codex_gemini_offline/install_clis.sh >/dev/null
+
+pytest: $(STAMP) agent-clis
 	$(VENV)/bin/pytest -q
 
 nvim-setup:

@@ -21,10 +21,11 @@ from __future__ import annotations
 
 import re
 import sys
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
+from ralph_lsp.agents import cli_config
 from ralph_lsp.agents.base import (
     Activity,
     AgentEvent,
@@ -39,7 +40,7 @@ from ralph_lsp.agents.gemini import GeminiParser
 from ralph_lsp.agents.plain import PlainParser
 
 # Declared once, with the settings: every valid ``ralph.agent`` and the default ``ralph.agentArgs``
-# (applied to the ``claude`` preset only).
+# (Claude flags: the codex and gemini presets skip them while they are the default).
 from ralph_lsp.settings import DEFAULT_AGENT_ARGS, PRESETS
 
 __all__ = [
@@ -114,6 +115,10 @@ class Invocation:
     argv: list[str]
     stdin_data: bytes | None
     parser: OutputParser
+    #: Files the caller writes before spawning (path → text): Gemini's policy and defaults.
+    files: Mapping[str, str] = field(default_factory=dict)
+    #: Environment variables to add to the agent's (they do not replace the user's own).
+    env: Mapping[str, str] = field(default_factory=dict)
 
 
 def make_parser(agent: str, cwd: str | None = None) -> OutputParser:
@@ -138,35 +143,52 @@ def build_invocation(
     *,
     cwd: Path | None = None,
     allowed_tools: Sequence[str] = (),
+    env: Mapping[str, str] | None = None,
 ) -> Invocation:
     """The argv, stdin and parser for one iteration of ``agent``.
 
     - ``agent`` is one of :data:`PRESETS`; ``custom`` needs a non-empty ``agent_command``
       (``ValueError`` otherwise, as for an unknown agent).
     - ``agent_command``, when given (non-empty), replaces the preset's argv but keeps the
-      preset's parser; ``agent_args`` are not added to it.
-    - ``agent_args`` (``ralph.agentArgs``, default ``["--permission-mode", "acceptEdits"]``) are
-      appended to the ``claude`` preset only; the other presets ignore them.
+      preset's parser; ``agent_args`` are not added to it. When its program is ``claude`` or
+      ``gemini`` (the known CLIs that need one), the allow rules below are still added.
+    - ``agent_args`` (``ralph.agentArgs``) are appended after the preset's own arguments, for
+      ``claude``, ``codex`` and ``gemini``; the default (``["--permission-mode",
+      "acceptEdits"]``, Claude flags) is given to ``claude`` only.
+    - ``codex`` gets ``--disable unbounded_connection_retries`` and ``gemini`` a
+      ``general.maxAttempts`` default, so a dead API ends a spawn in seconds (see
+      :mod:`ralph_lsp.agents.cli_config`; the user's own CLI config wins). ``env`` is the
+      agent's environment (``os.environ`` when None), read to find the user's config.
     - In every argv element, ``{prompt}`` becomes the prompt (or, past
       :data:`MAX_PROMPT_ARG_BYTES`, an instruction to read ``prompt_file``) and
       ``{promptFile}`` becomes
       ``str(prompt_file)`` (in one pass: a prompt that itself contains ``{promptFile}`` is left
-      alone). The caller writes the prompt to ``prompt_file`` before spawning. When either
+      alone). The caller writes the prompt to ``prompt_file`` before spawning, and
+      ``files`` too. When either
       placeholder was used, ``stdin_data`` is None (stdin is /dev/null); otherwise the prompt
       goes to stdin as UTF-8.
     - ``python`` is the interpreter the ``demo`` preset runs; ``cwd`` (the agent's working
       directory) only helps the parsers show paths relative to it.
     - ``allowed_tools`` are Claude permission rules (``Bash(make test:*)``, ``Edit``) the agent
       may use without asking (SPEC §4 v2): the ``claude`` preset passes them as
-      ``--allowedTools``, the ``gemini`` preset maps ``Bash(<command>:*)`` rules to its
-      ``--allowed-tools run_shell_command(<command>)``; ``codex`` runs commands inside its
-      workspace sandbox without asking already; an ``agent_command`` is used as written.
+      ``--allowedTools``, the ``gemini`` preset writes ``Bash(<command>:*)`` rules into its
+      ``--policy`` file; ``codex`` runs commands inside its workspace sandbox without asking
+      already.
     """
     _check_agent(agent)
     if agent_command is not None and not all(isinstance(a, str) for a in agent_command):
         raise ValueError("agentCommand must be a list of strings")
+    the_env = cli_config.merged_env(env)
+    files: dict[str, str] = {}
+    extra_env: dict[str, str] = {}
     if agent_command:
         template: list[str] = list(agent_command)
+        known = Path(agent_command[0]).name
+        if known == "claude":
+            template += allow_flags("claude", allowed_tools)
+        elif known == "gemini":
+            files, extra_env, flags = cli_config.gemini_files(prompt_file, allowed_tools, the_env)
+            template += flags
     elif agent == "custom":
         raise ValueError(
             "agent 'custom' needs ralph.agentCommand: an argv list such as "
@@ -174,7 +196,15 @@ def build_invocation(
         )
     else:
         template = [python if part == _PYTHON else part for part in _TEMPLATES[agent]]
-        if agent == "claude":
+        if agent == "codex":
+            template += cli_config.codex_flags(the_env)
+        if agent == "gemini":
+            files, extra_env, flags = cli_config.gemini_files(prompt_file, allowed_tools, the_env)
+            template += flags
+            prompt = f"{prompt}\n\n{cli_config.GEMINI_PROMPT_NOTE}\n"
+        if agent == "claude" or (
+            agent in ("codex", "gemini") and tuple(agent_args) != DEFAULT_AGENT_ARGS
+        ):
             template += [str(a) for a in agent_args]
         template += allow_flags(agent, allowed_tools)
 
@@ -189,16 +219,14 @@ def build_invocation(
 
     argv = [_PLACEHOLDER_RE.sub(substitute, part) for part in template]
     stdin_data = None if used else prompt.encode("utf-8", errors="replace")
-    return Invocation(argv=argv, stdin_data=stdin_data, parser=make_parser(agent, _cwd(cwd)))
+    parser = make_parser(agent, _cwd(cwd))
+    return Invocation(argv=argv, stdin_data=stdin_data, parser=parser, files=files, env=extra_env)
 
 
 def verify_rules(commands: Sequence[str]) -> list[str]:
     """The Claude permission rule that lets the agent run each verification command (with any
     arguments after it): ``make test`` → ``Bash(make test:*)``."""
     return [f"Bash({c.strip()}:*)" for c in commands if c.strip()]
-
-
-_BASH_RULE_RE = re.compile(r"^Bash\((.+?)(?::\*)?\)$")
 
 
 def allow_flags(agent: str, rules: Sequence[str]) -> list[str]:
@@ -208,14 +236,7 @@ def allow_flags(agent: str, rules: Sequence[str]) -> list[str]:
         return []
     if agent == "claude":
         return ["--allowedTools", *rules]
-    if agent == "gemini":
-        mapped = [
-            f"run_shell_command({m.group(1)})"
-            for m in (_BASH_RULE_RE.match(r) for r in rules)
-            if m is not None
-        ]
-        return [flag for rule in mapped for flag in ("--allowed-tools", rule)]
-    return []
+    return []  # gemini: in its --policy file (cli_config); codex: its sandbox allows commands
 
 
 def _cwd(cwd: Path | None) -> str | None:

@@ -35,6 +35,7 @@ from ralph_lsp.agents._json import get_dict, get_int, get_list, get_str, parse_o
 from ralph_lsp.agents.base import (
     Activity,
     AgentEvent,
+    Refusal,
     ResultInfo,
     Stream,
     first_line,
@@ -56,6 +57,16 @@ _RATE_RE = re.compile(
     re.IGNORECASE,
 )
 _OFFLINE_RE = re.compile(r"waiting for (?:the )?network", re.IGNORECASE)
+# The API cannot be reached at all (refused, no route, DNS): retried, then ``turn.failed``.
+_UNREACHABLE_RE = re.compile(
+    r"connection failed|error sending request|connection refused|dns error", re.IGNORECASE
+)
+# ``Reconnecting... 2/5 (<the error>)``: Codex's retry notice around the real message.
+_RECONNECT_RE = re.compile(r"^Reconnecting\.\.\.\s*(?:\d+/\d+\s*)?\((.*)\)\s*$", re.DOTALL)
+_REQUEST_ID_RE = re.compile(r",\s*(?:url: \S+|request id: \S+)", re.IGNORECASE)
+# Codex gives up on a 429 only after honouring its retry-after several times: try again soon.
+_RETRIED_429_RE = re.compile(r"exceeded retry limit", re.IGNORECASE)
+CODEX_RETRIED_WAIT_S = 5.0
 _UNTRUSTED_RE = re.compile(r"not inside a trusted directory", re.IGNORECASE)
 UNTRUSTED_HINT = (
     "Codex runs only inside a git repository (or a folder it trusts): make the project one"
@@ -113,14 +124,20 @@ class CodexParser:
 
     def _classify(self, text: str, reconnecting: bool = False) -> list[AgentEvent]:
         text = text[:4000]
+        reason = clean_reason(text)
         if _UNTRUSTED_RE.search(text):
             return self._problem("fatal", UNTRUSTED_HINT)
-        if reconnecting and _OFFLINE_RE.search(text):
-            return self._problem("offline", first_line(text, 500))
+        if reconnecting and (_OFFLINE_RE.search(text) or _UNREACHABLE_RE.search(text)):
+            return self._problem("offline", reason)
         if _AUTH_RE.search(text):
-            return self._problem("auth", first_line(text, 500))
+            return self._problem("auth", reason)
         if _USAGE_RE.search(text) or (not reconnecting and _RATE_RE.search(text)):
-            return self._problem("rate_limit", first_line(text, 500), retry_at_from_text(text))
+            retry_at = retry_at_from_text(text)
+            if retry_at is None and _RETRIED_429_RE.search(text):
+                retry_at = time.time() + CODEX_RETRIED_WAIT_S
+            return self._problem("rate_limit", reason, retry_at)
+        if not reconnecting and _UNREACHABLE_RE.search(text):
+            return self._problem("fatal", "cannot reach the model API: " + reason)
         return []
 
     # -- streams -----------------------------------------------------------------------------
@@ -193,6 +210,8 @@ class CodexParser:
                 events += [Activity(), self._command_line(item)]
             code = get_int(item, "exit_code")
             status = get_str(item, "status")
+            if status == "declined":  # the approval policy refused it
+                events.append(Refusal("Bash", _unwrap_command(item.get("command"))))
             if code not in (0, None):
                 events.append(log_line(f"  exit code {code}", "command"))
             elif status in ("declined", "failed") and code is None:
@@ -244,6 +263,7 @@ class CodexParser:
 
     def _turn_failed(self, message: str) -> list[AgentEvent]:
         self.saw_result = True
+        message = clean_reason(message)
         info = ResultInfo(
             is_error=True, cost_usd=None, num_turns=None, usage=None, duration_ms=None, text=message
         )
@@ -253,3 +273,14 @@ class CodexParser:
             summary_line(self._elapsed_ms(), None, None, ["failed: " + first_line(message, 160)]),
             *self._classify(message),
         ]
+
+
+def clean_reason(text: str) -> str:
+    """The error inside Codex's ``Reconnecting... n/m (…)`` notice, on one line, without the
+    request id and URL it appends."""
+    text = text.strip()
+    m = _RECONNECT_RE.match(text)
+    if m:
+        text = m.group(1)
+    text = _REQUEST_ID_RE.sub("", text)
+    return " ".join(text.split())[:500]

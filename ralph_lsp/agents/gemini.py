@@ -30,6 +30,7 @@ from ralph_lsp.agents._json import get_bool, get_dict, get_int, get_str, parse_o
 from ralph_lsp.agents.base import (
     Activity,
     AgentEvent,
+    Refusal,
     ResultInfo,
     Stream,
     first_line,
@@ -62,6 +63,21 @@ _RATE_RE = re.compile(
     r"|exhausted your (?:capacity|quota)",
     re.IGNORECASE,
 )
+# Gemini refuses a tool call by policy, or because the tool is not offered in this mode.
+_REFUSED_TYPES = {"policy_violation", "tool_not_registered"}
+# Gemini tool → the Claude tool name of a ralph.allowedTools rule.
+_RULE_TOOLS = {"run_shell_command": "Bash", "write_file": "Write", "replace": "Edit"}
+# "[API Error: {json}]" or "[API Error: text]"; the rest of the message is Gemini's advice.
+_API_ERROR_RE = re.compile(r"\[API Error: (.*?)\](?:\s|$)", re.DOTALL)
+_UNREACHABLE_RE = re.compile(
+    r"fetch failed|ECONNREFUSED|ENOTFOUND|EAI_AGAIN|ETIMEDOUT|ECONNRESET|socket hang up",
+    re.IGNORECASE,
+)
+_RETRYING_RE = re.compile(r"Attempt \d+ failed", re.IGNORECASE)
+# Lines that name Gemini's temporary error report: never a reason.
+_REPORT_RE = re.compile(r"Full report available at:?\s*\S+", re.IGNORECASE)
+# Exit codes of API errors: the HTTP status modulo 256.
+_EXIT_STATUS = {145: 401, 144: 400, 173: 429}
 _SHELL_TOOLS = {"run_shell_command", "shell"}
 _PATH_KEYS = ("file_path", "absolute_path", "path", "dir_path", "directory")
 _PATTERN_KEYS = ("pattern", "query", "url", "prompt")
@@ -75,6 +91,7 @@ class GeminiParser:
         self.cwd = cwd
         self._problem = ProblemGate()
         self._tools: dict[str, str] = {}
+        self._inputs: dict[str, str] = {}  # tool_id → the command or file, for refusals
         self._pending = ""  # streamed assistant text not shown yet (no newline seen)
         self.saw_result = False
 
@@ -89,6 +106,15 @@ class GeminiParser:
     def finish(self, exit_code: int | None) -> list[AgentEvent]:
         try:
             events = self._flush()
+            status = _EXIT_STATUS.get(exit_code or 0)
+            if status == 429:
+                events += self._problem(
+                    "rate_limit", f"rate limited (HTTP 429, exit code {exit_code})"
+                )
+            elif status in (400, 401) and "auth" not in self._problem.kinds:
+                events += self._problem(
+                    "auth", f"the API refused the key (HTTP {status}, exit code {exit_code})"
+                )
             if exit_code == EXIT_AUTH:
                 events += self._problem("auth", "Gemini CLI is not authenticated (exit code 41)")
             elif exit_code == EXIT_UNTRUSTED and not self.saw_result:
@@ -104,14 +130,18 @@ class GeminiParser:
 
     # -- helpers -----------------------------------------------------------------------------
 
-    def _classify(self, text: str) -> list[AgentEvent]:
-        text = text[:4000]
+    def _classify(self, text: str, retrying: bool = False) -> list[AgentEvent]:
+        text = _REPORT_RE.sub("", text[:4000]).strip()
+        if _UNREACHABLE_RE.search(text):
+            if retrying:  # Gemini retries on its own, with back-off
+                return self._problem("offline", clean_reason(text))
+            return self._problem("fatal", "cannot reach the model API: " + clean_reason(text))
         if _UNTRUSTED_RE.search(text):
             return self._problem("fatal", UNTRUSTED_HINT)
         if _AUTH_RE.search(text):
-            return self._problem("auth", first_line(text, 500))
+            return self._problem("auth", clean_reason(text))
         if _RATE_RE.search(text):
-            return self._problem("rate_limit", first_line(text, 500), retry_at_from_text(text))
+            return self._problem("rate_limit", clean_reason(text), retry_at_from_text(text))
         return []
 
     def _flush(self) -> list[AgentEvent]:
@@ -123,7 +153,10 @@ class GeminiParser:
     # -- streams -----------------------------------------------------------------------------
 
     def feed_stderr(self, line: str) -> list[AgentEvent]:
-        return [log_line(line, "stderr"), *self._classify(line)]
+        if _REPORT_RE.search(line):  # names a temporary file; the result says it cleanly
+            return [log_line(_REPORT_RE.sub("(report file)", line), "stderr")]
+        retrying = bool(_RETRYING_RE.search(line))
+        return [log_line(line, "stderr"), *self._classify(line, retrying)]
 
     def feed_stdout(self, line: str) -> list[AgentEvent]:
         obj = parse_object(line)
@@ -175,6 +208,12 @@ class GeminiParser:
         if tool_id:
             self._tools[tool_id] = name
         params = get_dict(obj, "parameters") or {}
+        if tool_id:
+            what = get_str(params, "command") if name in _SHELL_TOOLS else None
+            what = what or next((get_str(params, k) for k in _PATH_KEYS if get_str(params, k)), "")
+            self._inputs[tool_id] = (
+                relative_path(what, self.cwd) if what and name not in _SHELL_TOOLS else (what or "")
+            )
         if name in _SHELL_TOOLS:
             command = get_str(params, "command") or ""
             return [Activity(), log_line("$ " + first_line(command, 1000), "command")]
@@ -189,10 +228,16 @@ class GeminiParser:
     def _tool_result(self, obj: dict[str, Any]) -> list[AgentEvent]:
         if get_str(obj, "status") != "error":
             return []
-        name = self._tools.get(get_str(obj, "tool_id") or "", "tool")
+        tool_id = get_str(obj, "tool_id") or ""
+        name = self._tools.get(tool_id, "tool")
         error = get_dict(obj, "error")
         detail = get_str(error, "message") or text_of(obj.get("output"))
-        return [log_line(f"✗ {name}: {first_line(detail, 300) or 'failed'}", "tool")]
+        events: list[AgentEvent] = [
+            log_line(f"✗ {name}: {first_line(detail, 300) or 'failed'}", "tool")
+        ]
+        if get_str(error, "type") in _REFUSED_TYPES:
+            events.append(Refusal(_RULE_TOOLS.get(name, name), self._inputs.get(tool_id, "")))
+        return events
 
     def _result(self, obj: dict[str, Any]) -> list[AgentEvent]:
         self.saw_result = True
@@ -201,6 +246,7 @@ class GeminiParser:
         stats = get_dict(obj, "stats")
         error = get_dict(obj, "error")
         text = get_str(error, "message")
+        text = clean_reason(text) if text else text
         info = ResultInfo(
             is_error=is_error,
             cost_usd=None,
@@ -223,3 +269,20 @@ class GeminiParser:
         if is_error and text:
             events += self._classify(text)
         return events
+
+
+def clean_reason(text: str) -> str:
+    """The message inside Gemini's ``[API Error: …]`` (the ``error.message`` of a JSON body),
+    on one line, without the temporary report path and the retry chatter."""
+    text = _REPORT_RE.sub("", text)
+    m = _API_ERROR_RE.search(text)
+    inner = m.group(1).strip() if m else text.strip()
+    body = parse_object(inner) if inner.startswith("{") else None
+    err = get_dict(body, "error") if body else None
+    if err is not None:
+        code = get_int(err, "code")
+        message = get_str(err, "message") or get_str(err, "status") or inner
+        inner = f"HTTP {code}: {message}" if code else message
+    inner = re.sub(r"^exception\s+", "", inner)
+    inner = re.sub(r"^Attempt \d+ failed[^:]*:\s*(?:Error:\s*)?", "", inner)
+    return " ".join(inner.split())[:500]

@@ -643,8 +643,8 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument(
         "--agent-args",
         metavar="ARGS",
-        help="extra arguments of the claude preset, split like a shell would"
-        " (default: '--permission-mode acceptEdits')",
+        help="extra arguments appended after the claude, codex and gemini presets' own, split"
+        " like a shell would (default: '--permission-mode acceptEdits', for claude only)",
     )
     sp.add_argument("--max-iterations", type=int, metavar="N", help="default 20")
     sp.add_argument(

@@ -686,11 +686,15 @@ class _Run:
                 cwd=self.work.root,
                 # the checks the prompt asks for may run without asking (SPEC §4 v2)
                 allowed_tools=[*verify_rules([c.line for c in self.verify]), *s.allowed_tools],
+                env={**os.environ, **s.env},
             )
-        except ValueError as exc:
+            for path, text in inv.files.items():  # the CLI's policy and defaults files
+                Path(path).write_text(text, encoding="utf-8")
+        except (ValueError, OSError) as exc:
             return IterationOutcome(start_error=AgentStartError("not_found", str(exc)))
         env = dict(os.environ)
         env.update(s.env)
+        env.update(inv.env)
         spec = SpawnSpec(argv=inv.argv, cwd=self.work.root, env=env, stdin_data=inv.stdin_data)
         self.history.open_iteration_log(n)
         iteration = AgentIteration(self, inv, spec, self.history.write_raw)

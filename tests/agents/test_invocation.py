@@ -50,30 +50,53 @@ def test_claude_preset_with_agent_args() -> None:
     assert build("claude", args=[]).argv[-1] == "--verbose"
 
 
-@pytest.mark.parametrize(
-    ("agent", "argv", "parser"),
-    [
-        ("codex", ["codex", "exec", "--json", "--sandbox", "workspace-write", PROMPT], CodexParser),
-        (
-            "gemini",
-            ["gemini", "-p", PROMPT, "-o", "stream-json", "--approval-mode", "auto_edit"],
-            GeminiParser,
-        ),
-        (
-            "demo",
-            [
-                *("/py", "-c", RUN_DEMO_AGENT, PACKAGE_PARENT),
-                *("-p", PROMPT, "--output-format", "stream-json"),
-            ],
-            ClaudeParser,
-        ),
-    ],
-)
-def test_other_presets_ignore_agent_args(agent: str, argv: list[str], parser: type) -> None:
-    inv = build(agent, args=["--permission-mode", "plan", "--weird"])
-    assert inv.argv == argv
-    assert inv.stdin_data is None
-    assert isinstance(inv.parser, parser)
+CODEX = ["codex", "exec", "--json", "--sandbox", "workspace-write"]
+GEMINI = ["gemini", "-p", "-o", "stream-json", "--approval-mode", "auto_edit"]
+NO_HOME = {"HOME": "/nonexistent-home"}
+
+
+def test_codex_and_gemini_take_agent_args_after_their_own() -> None:
+    """ralph.agentArgs reach codex and gemini too, after the preset's arguments (issue 29);
+    the default (Claude flags) goes to claude only."""
+    extra = ["--model", "m1"]
+    codex = build_invocation("codex", None, extra, PROMPT, PFILE, env=NO_HOME).argv
+    assert codex == [*CODEX, PROMPT, "--disable", "unbounded_connection_retries", *extra]
+    gemini = build_invocation("gemini", None, extra, PROMPT, PFILE, env=NO_HOME).argv
+    assert gemini[-2:] == extra and gemini[:3] == ["gemini", "-p", gemini[2]]
+    assert gemini[2].startswith(PROMPT)  # plus the note on build files
+    for agent in ("codex", "gemini"):
+        argv = build_invocation(agent, None, ARGS, PROMPT, PFILE, env=NO_HOME).argv
+        assert "--permission-mode" not in argv
+    demo = build("demo", args=["--permission-mode", "plan", "--weird"]).argv
+    assert demo == [
+        *("/py", "-c", RUN_DEMO_AGENT, PACKAGE_PARENT),
+        *("-p", PROMPT, "--output-format", "stream-json"),
+    ]
+    assert isinstance(build("codex").parser, CodexParser)
+    assert isinstance(build("gemini").parser, GeminiParser)
+
+
+def test_codex_user_config_wins_over_the_retry_flag(tmp_path: Path) -> None:
+    home = tmp_path / "codex-home"
+    home.mkdir()
+    env = {"CODEX_HOME": str(home)}
+    argv = build_invocation("codex", None, [], PROMPT, PFILE, env=env).argv
+    assert argv[-2:] == ["--disable", "unbounded_connection_retries"]
+    (home / "config.toml").write_text(
+        'model = "x"\n\n[features]\nunbounded_connection_retries = true # mine\n'
+    )
+    assert "--disable" not in build_invocation("codex", None, [], PROMPT, PFILE, env=env).argv
+
+
+def test_gemini_gets_a_policy_and_a_low_retry_default_the_user_can_override() -> None:
+    inv = build_invocation("gemini", None, [], PROMPT, PFILE, env=NO_HOME)
+    policy = inv.argv[inv.argv.index("--policy") + 1]
+    assert policy in inv.files and "--allowed-tools" not in inv.argv
+    defaults = inv.env["GEMINI_CLI_SYSTEM_DEFAULTS_PATH"]
+    assert '"maxAttempts": 2' in inv.files[defaults]
+    mine = {"GEMINI_CLI_SYSTEM_DEFAULTS_PATH": "/etc/mine.json"}
+    inv = build_invocation("gemini", None, [], PROMPT, PFILE, env=mine)
+    assert inv.env == {} and list(inv.files) == [policy]
 
 
 def test_demo_defaults_to_this_interpreter() -> None:
@@ -165,15 +188,17 @@ def test_each_preset_grants_the_verification_commands_and_allowed_tools_only() -
     assert claude[claude.index("--allowedTools") :] == ["--allowedTools", *rules]
     assert claude[: claude.index("--allowedTools")][-2:] == ARGS
     assert "--dangerously-skip-permissions" not in claude and "bypassPermissions" not in claude
-    gemini = argv("gemini")
-    assert gemini[gemini.index("--approval-mode") :] == [
-        "--approval-mode", "auto_edit",
-        "--allowed-tools", "run_shell_command(make test)",
-        "--allowed-tools", "run_shell_command(pnpm test)",
-        "--allowed-tools", "run_shell_command(npm run build)",
-    ]  # fmt: skip
+    gemini = build_invocation(
+        "gemini", None, ARGS, PROMPT, PFILE, python="/py", allowed_tools=rules
+    )
+    policy = gemini.files[gemini.argv[gemini.argv.index("--policy") + 1]]
+    assert 'commandPrefix = ["make test", "pnpm test", "npm run build"]' in policy
+    assert "Edit" not in policy
     assert "--allowedTools" not in argv("codex") and "--allowed-tools" not in argv("codex")
     assert argv("custom", ["my-agent", "{prompt}"]) == ["my-agent", PROMPT]  # used as written
+    # An agentCommand naming a known CLI keeps the rules.
+    assert argv("claude", ["/opt/bin/claude", "-p", "{prompt}"])[3:] == ["--allowedTools", *rules]
+    assert "--policy" in argv("gemini", ["gemini", "-p", "{prompt}"])
     assert "--allowedTools" not in argv("demo")
     # Nothing to grant: the argv is the preset's own.
     assert (

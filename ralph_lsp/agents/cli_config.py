@@ -1,0 +1,143 @@
+"""What the ``codex`` and ``gemini`` presets give their CLIs beside the argv template: retry
+knobs that keep a dead API from hanging a run, and (Gemini) the policy file that lets the agent
+run the verification commands and write the build files Gemini protects.
+
+Codex (0.169): ``--disable unbounded_connection_retries``, unless the user's own
+``$CODEX_HOME/config.toml`` (default ``~/.codex/config.toml``) sets
+``[features] unbounded_connection_retries``: then theirs wins. Without it Codex waits for an
+unreachable API forever ("Reconnecting... waiting for network"); with it, it gives up after its
+own few retries (about 25 s) with ``turn.failed`` "Connection failed: …".
+
+Gemini (0.61): a *system defaults* settings file (``GEMINI_CLI_SYSTEM_DEFAULTS_PATH``, the lowest
+precedence layer: the user's and the project's ``settings.json`` still win) with
+``general.maxAttempts`` :data:`GEMINI_MAX_ATTEMPTS` (Gemini's default is 10 attempts over about
+4 minutes per spawn); an already set ``GEMINI_CLI_SYSTEM_DEFAULTS_PATH`` is left alone. And a
+``--policy`` TOML file (Gemini's current permission mechanism; ``--allowed-tools`` is deprecated):
+
+- ``run_shell_command`` for each ``Bash(<command>:*)`` rule (the verification commands and
+  ``ralph.allowedTools``);
+- ``mv <file>.ralph-new <file>``: headless Gemini refuses every ``write_file``/``replace`` on
+  build files (``pyproject.toml``, ``Makefile``, ``package.json``, ``Dockerfile``…) whatever the
+  rules say, so the agent writes ``<file>.ralph-new`` and moves it into place, the one shell
+  command this rule allows (a relative path inside the project, the same file both times).
+  :data:`GEMINI_PROMPT_NOTE` tells the agent so.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+CODEX_NO_ENDLESS_RETRY = ("--disable", "unbounded_connection_retries")
+GEMINI_MAX_ATTEMPTS = 2
+GEMINI_DEFAULTS_ENV = "GEMINI_CLI_SYSTEM_DEFAULTS_PATH"
+#: Matched by Gemini against ``"command":"<regex>`` in the JSON of the tool call's arguments:
+#: ``mv <path>.ralph-new <path>``, the same relative path twice, at most one dot in it (so no
+#: ``..``); the closing quote ends the command there. Gemini refuses any group holding a
+#: quantifier that is itself quantified (a ReDoS guard), hence this flat form.
+GEMINI_MOVE_REGEX = r'mv ([A-Za-z0-9_+-][A-Za-z0-9_/+-]*\.?[A-Za-z0-9_+-]*)\.ralph-new \1"'
+GEMINI_PROMPT_NOTE = (
+    "Note for Gemini CLI: headless, it refuses write_file and replace on build files"
+    " (pyproject.toml, setup.py, setup.cfg, package.json, Makefile, Cargo.toml, go.mod,"
+    " Dockerfile…). To change one, write its whole new content with write_file to the same"
+    " path plus `.ralph-new` (e.g. pyproject.toml.ralph-new), then run exactly"
+    " `mv pyproject.toml.ralph-new pyproject.toml` with run_shell_command."
+)
+_BASH_RULE_RE = re.compile(r"^Bash\((.+?)(?::\*)?\)$")
+
+
+def codex_user_home(env: Mapping[str, str]) -> Path | None:
+    home = env.get("CODEX_HOME") or (str(Path(env["HOME"]) / ".codex") if env.get("HOME") else None)
+    return Path(home) if home else None
+
+
+def codex_sets_feature(config_text: str, feature: str) -> bool:
+    """Whether a Codex ``config.toml`` sets ``feature`` (``[features]`` table, or the dotted
+    ``features.<name>`` key); a light reading, as Python 3.10 has no TOML parser."""
+    table = ""
+    for raw in config_text.splitlines():
+        line = raw.split("#", 1)[0].strip()
+        header = re.match(r"^\[\s*([^\]]+?)\s*\]$", line)
+        if header:
+            table = header.group(1).strip()
+            continue
+        key = line.split("=", 1)[0].strip().strip('"') if "=" in line else ""
+        if (table == "features" and key == feature) or (
+            table == "" and key == f"features.{feature}"
+        ):
+            return True
+    return False
+
+
+def codex_flags(env: Mapping[str, str]) -> list[str]:
+    """The retry flag, unless the user's Codex config sets the feature itself."""
+    home = codex_user_home(env)
+    if home is not None:
+        try:
+            text = (home / "config.toml").read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            text = ""
+        if codex_sets_feature(text, "unbounded_connection_retries"):
+            return []
+    return list(CODEX_NO_ENDLESS_RETRY)
+
+
+def gemini_shell_prefixes(rules: Sequence[str]) -> list[str]:
+    """The commands of the ``Bash(<command>:*)`` rules, in order, once each."""
+    found = (_BASH_RULE_RE.match(r.strip()) for r in rules)
+    return list(dict.fromkeys(m.group(1).strip() for m in found if m is not None))
+
+
+def _toml_str(text: str) -> str:
+    return json.dumps(text)  # a JSON string is a valid TOML basic string
+
+
+def gemini_policy(rules: Sequence[str]) -> str:
+    """The ``--policy`` TOML: the shell commands of ``rules`` and the build-file move."""
+    out = ["# Written by ralph-lsp for one Gemini CLI spawn (see README, Agents).", ""]
+    prefixes = gemini_shell_prefixes(rules)
+    if prefixes:
+        out += [
+            "[[rule]]",
+            'toolName = "run_shell_command"',
+            "commandPrefix = [" + ", ".join(_toml_str(p) for p in prefixes) + "]",
+            'decision = "allow"',
+            "priority = 100",
+            "",
+        ]
+    out += [
+        "[[rule]]",
+        'toolName = "run_shell_command"',
+        f"commandRegex = {_toml_str(GEMINI_MOVE_REGEX)}",
+        'decision = "allow"',
+        "priority = 100",
+        "",
+    ]
+    return "\n".join(out)
+
+
+def gemini_defaults() -> str:
+    return json.dumps({"general": {"maxAttempts": GEMINI_MAX_ATTEMPTS}}, indent=2) + "\n"
+
+
+def gemini_files(
+    prompt_file: Path, rules: Sequence[str], env: Mapping[str, str]
+) -> tuple[dict[str, str], dict[str, str], list[str]]:
+    """(files to write, environment to add, flags) for one Gemini spawn; the files go beside
+    ``prompt_file``."""
+    base = prompt_file.with_suffix("")
+    policy = Path(f"{base}.gemini-policy.toml")
+    files = {str(policy): gemini_policy(rules)}
+    extra_env: dict[str, str] = {}
+    if not env.get(GEMINI_DEFAULTS_ENV):
+        defaults = Path(f"{base}.gemini-defaults.json")
+        files[str(defaults)] = gemini_defaults()
+        extra_env[GEMINI_DEFAULTS_ENV] = str(defaults)
+    return files, extra_env, ["--policy", str(policy)]
+
+
+def merged_env(env: Mapping[str, str] | None) -> Mapping[str, str]:
+    return env if env is not None else os.environ

@@ -1,0 +1,133 @@
+"""`ralph-lsp run demo --agent codex|gemini` with the real CLIs (pinned: codex 0.169.0, gemini
+0.61.0), offline, against the scripted servers of `scripted_servers.py` on 127.0.0.1. The presets
+are used as shipped: the agents' own configuration points them at the server, no extra flag."""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from .harness import TASKS_PATH, make_project, normal_steps, ralph_run
+from .scripted_servers import ScriptedServer, Step
+
+REPO = Path(__file__).resolve().parent.parent.parent
+AGENTS = ("codex", "gemini")
+
+
+@pytest.fixture
+def base() -> Iterator[Path]:
+    """A scratch folder outside /tmp: Gemini ignores a settings file under a world-writable
+    folder, which the preset's retry default is."""
+    parent = REPO / ".cache" / "offline-runs"
+    parent.mkdir(parents=True, exist_ok=True)
+    path = Path(tempfile.mkdtemp(dir=parent))
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
+
+
+@pytest.mark.parametrize("agent", AGENTS)
+def test_normal_session_succeeds_with_verification(
+    agent: str, agent_clis: dict[str, Path], base: Path
+) -> None:
+    """Task 1.1 edits pyproject.toml (Gemini: through the preset's .ralph-new + mv route, as
+    headless Gemini refuses write_file on build files); the agent runs `make test`."""
+    project = make_project(base)
+    with ScriptedServer(agent, normal_steps(agent)) as server:
+        run = ralph_run(agent, agent_clis[agent], server.url, project, base)
+    assert run.last_line == (
+        "succeeded: every task is checked (2/2); verification passed (make test)"
+    ), run.stdout[-3000:]
+    assert "$ make test" in run.stdout
+    assert 'version = "0.2.0"' in (project.root / "pyproject.toml").read_text()
+    assert run.refusals() == []
+    assert run.seconds < 60
+
+
+def test_gemini_refusal_of_a_build_file_is_recorded(
+    agent_clis: dict[str, Path], base: Path
+) -> None:
+    project = make_project(base)
+    steps = [Step("write", path="pyproject.toml", new="x = 1\n"), Step("text", text="Blocked.")]
+    with ScriptedServer("gemini", steps) as server:
+        run = ralph_run(
+            "gemini", agent_clis["gemini"], server.url, project, base,
+            extra=["--stuck-after", "1"],
+        )  # fmt: skip
+    assert run.last_line.startswith("stuck:"), run.stdout[-3000:]
+    refusals = run.refusals()
+    assert refusals and refusals[0]["tool"] == "Write", refusals
+    assert refusals[0]["input"] == "pyproject.toml"
+    assert "⚠ refused: Write(pyproject.toml)" in run.stdout
+
+
+def test_gemini_shell_outside_the_rules_is_a_refusal(
+    agent_clis: dict[str, Path], base: Path
+) -> None:
+    project = make_project(base)
+    steps = [Step("shell", command="rm -rf build"), Step("text", text="Done.")]
+    with ScriptedServer("gemini", steps) as server:
+        run = ralph_run(
+            "gemini", agent_clis["gemini"], server.url, project, base,
+            extra=["--stuck-after", "1"],
+        )  # fmt: skip
+    assert {"tool": "Bash", "input": "rm -rf build", "rule": "Bash(rm -rf build)"} in (
+        run.refusals()
+    ), run.stdout[-3000:]
+
+
+@pytest.mark.parametrize("agent", AGENTS)
+def test_bad_key_fails_with_a_clean_reason(
+    agent: str, agent_clis: dict[str, Path], base: Path
+) -> None:
+    project = make_project(base)
+    with ScriptedServer(agent, [], mode="401") as server:
+        run = ralph_run(agent, agent_clis[agent], server.url, project, base)
+    assert run.last_line.startswith("failed: the agent cannot authenticate:"), run.stdout[-3000:]
+    assert "401" in run.last_line
+    assert "Reconnecting" not in run.last_line and "request id" not in run.last_line
+    assert "/" not in run.last_line.split("authenticate:", 1)[1].replace("HTTP", ""), run.last_line
+    assert run.seconds < 30
+
+
+@pytest.mark.parametrize("agent", AGENTS)
+def test_429_with_retry_after_waits_then_succeeds(
+    agent: str, agent_clis: dict[str, Path], base: Path
+) -> None:
+    project = make_project(base)
+    with ScriptedServer(agent, normal_steps(agent), mode="429") as server:
+        run = ralph_run(agent, agent_clis[agent], server.url, project, base)
+    assert run.last_line.startswith("succeeded:"), run.stdout[-3000:]
+    assert run.seconds < 60
+
+
+@pytest.mark.parametrize("agent", AGENTS)
+def test_dead_server_ends_within_seconds_naming_the_connection(
+    agent: str, agent_clis: dict[str, Path], base: Path
+) -> None:
+    project = make_project(base)
+    server = ScriptedServer(agent, [])
+    url = server.url
+    server.server.server_close()  # nothing listens on the port any more
+    run = ralph_run(agent, agent_clis[agent], url, project, base, timeout=60)
+    assert run.last_line.startswith("failed: the agent cannot work: cannot reach the model API"), (
+        run.stdout[-3000:]
+    )
+    assert run.seconds < 30
+
+
+@pytest.mark.parametrize("agent", AGENTS)
+def test_a_model_that_never_checks_a_box_is_stuck(
+    agent: str, agent_clis: dict[str, Path], base: Path
+) -> None:
+    project = make_project(base)
+    steps = [Step("shell", command="make test"), Step("text", text="I looked around.")]
+    with ScriptedServer(agent, steps) as server:
+        run = ralph_run(
+            agent, agent_clis[agent], server.url, project, base, extra=["--stuck-after", "2"]
+        )
+    assert run.last_line == "stuck: no task checked in 2 iterations", run.stdout[-3000:]
+    assert "- [ ]" in (project.root / TASKS_PATH).read_text()
