@@ -25,6 +25,7 @@ from ralph_lsp.settings import (
     ISOLATIONS,
     PRESETS,
     SCOPES,
+    USER_CONFIGS,
     VERIFY_WHEN,
     Settings,
     check_setting,
@@ -362,6 +363,7 @@ _FLAG_SETTINGS = (
     ("stop_grace", "stopGraceSeconds"),
     ("finish_grace", "finishGraceSeconds"),
     ("isolation", "isolation"),
+    ("agent_user_config", "agentUserConfig"),
     ("verify_when", "verifyWhen"),
     ("verify_timeout", "verifyTimeoutSeconds"),
 )
@@ -713,6 +715,13 @@ def build_parser() -> argparse.ArgumentParser:
         choices=ISOLATIONS,
         help="'worktree': work in a git worktree of its own on branch ralph/CHANGE (a commit"
         " per iteration that changed files), leaving your work tree alone (default none)",
+    )
+    sp.add_argument(
+        "--agent-user-config",
+        choices=USER_CONFIGS,
+        help="'isolate' (default): the agent runs without your own global config (for claude:"
+        " ~/.claude settings, CLAUDE.md, plugins, hooks, MCP servers, auto memory), keeping"
+        " your login and the project's own config; 'inherit': it loads all of it",
     )
     sp.add_argument(
         "--no-checkpoints",

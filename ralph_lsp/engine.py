@@ -26,6 +26,7 @@ from typing import Any, Literal
 
 from ralph_lsp import policy, rungit, verify
 from ralph_lsp.agents import build_invocation, verify_rules
+from ralph_lsp.agents.user_config import user_config
 from ralph_lsp.history import (
     BlockedRecord,
     ChangeBusy,
@@ -380,6 +381,7 @@ class _Run:
         if end is not None:  # only a person can go on: not even verification is worth it
             return end.state, end.reason
         self._choose_verification()
+        self._say_user_config()
         context, problem = read_project_context(self.work.root)
         if problem:
             self.log(problem, "warning")
@@ -520,6 +522,15 @@ class _Run:
         else:
             used = "; ".join(f"{c.line} ({c.source})" for c in self.verify)
             self.log(f"verification ({self.settings.verify_when}): {used}")
+
+    def _say_user_config(self) -> None:
+        """What of the user's own agent config the preset leaves out (ralph.agentUserConfig)."""
+        s = self.settings
+        if s.agent_command:
+            return
+        env = {**os.environ, **s.env}
+        for note in user_config(s.agent, s.agent_user_config, env, s.agent_args).notes:
+            self.log(note)
 
     def _verifies(self) -> bool:
         return bool(self.verify) and self.settings.verify_when != "off"
@@ -683,11 +694,12 @@ class _Run:
                 cwd=self.work.root,
                 # the checks the prompt asks for may run without asking (SPEC §4 v2)
                 allowed_tools=[*verify_rules([c.line for c in self.verify]), *s.allowed_tools],
+                agent_user_config=s.agent_user_config,
+                env={**os.environ, **s.env},
             )
         except ValueError as exc:
             return IterationOutcome(start_error=AgentStartError("not_found", str(exc)))
-        env = dict(os.environ)
-        env.update(s.env)
+        env = {**os.environ, **inv.env, **s.env}
         spec = SpawnSpec(argv=inv.argv, cwd=self.work.root, env=env, stdin_data=inv.stdin_data)
         self.history.open_iteration_log(n)
         iteration = AgentIteration(self, inv, spec, self.history.write_raw)

@@ -16,10 +16,11 @@ Nothing passes through a shell: the argv is executed as it is.
 
 from __future__ import annotations
 
+import os
 import re
 import sys
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from ralph_lsp.agents.base import (
@@ -34,6 +35,7 @@ from ralph_lsp.agents.claude import ClaudeParser
 from ralph_lsp.agents.codex import CodexParser
 from ralph_lsp.agents.gemini import GeminiParser
 from ralph_lsp.agents.plain import PlainParser
+from ralph_lsp.agents.user_config import UserConfig, user_config
 
 # Declared once, with the settings: every valid ``ralph.agent`` and the default ``ralph.agentArgs``
 # (applied to the ``claude`` preset only).
@@ -111,6 +113,11 @@ class Invocation:
     argv: list[str]
     stdin_data: bytes | None
     parser: OutputParser
+    #: What the preset adds to the agent's environment (``ralph.agentUserConfig``); the run's
+    #: own ``env`` setting goes on top of it.
+    env: dict[str, str] = field(default_factory=dict)
+    #: What the preset left out of the user's own agent config, for the run's first lines.
+    notes: list[str] = field(default_factory=list)
 
 
 def make_parser(agent: str, cwd: str | None = None) -> OutputParser:
@@ -135,6 +142,8 @@ def build_invocation(
     *,
     cwd: Path | None = None,
     allowed_tools: Sequence[str] = (),
+    agent_user_config: str = "isolate",
+    env: Mapping[str, str] | None = None,
 ) -> Invocation:
     """The argv, stdin and parser for one iteration of ``agent``.
 
@@ -158,10 +167,16 @@ def build_invocation(
       ``--allowedTools``, the ``gemini`` preset maps ``Bash(<command>:*)`` rules to its
       ``--allowed-tools run_shell_command(<command>)``; ``codex`` runs commands inside its
       workspace sandbox without asking already; an ``agent_command`` is used as written.
+    - ``agent_user_config`` (``ralph.agentUserConfig``): ``isolate`` keeps the user's own global
+      agent config out of the preset (see :mod:`ralph_lsp.agents.user_config`): its flags come
+      right after ``agent_args``, so those cannot drop it; ``env`` is the agent's environment
+      (default ``os.environ``), where the user's config is found. An ``agent_command`` is used
+      as written (nothing added).
     """
     _check_agent(agent)
     if agent_command is not None and not all(isinstance(a, str) for a in agent_command):
         raise ValueError("agentCommand must be a list of strings")
+    own = UserConfig()
     if agent_command:
         template: list[str] = list(agent_command)
     elif agent == "custom":
@@ -173,6 +188,8 @@ def build_invocation(
         template = [python if part == _PYTHON else part for part in _TEMPLATES[agent]]
         if agent == "claude":
             template += [str(a) for a in agent_args]
+        own = user_config(agent, agent_user_config, os.environ if env is None else env, agent_args)
+        template += own.args
         template += allow_flags(agent, allowed_tools)
 
     used = False
@@ -186,7 +203,8 @@ def build_invocation(
 
     argv = [_PLACEHOLDER_RE.sub(substitute, part) for part in template]
     stdin_data = None if used else prompt.encode("utf-8", errors="replace")
-    return Invocation(argv=argv, stdin_data=stdin_data, parser=make_parser(agent, _cwd(cwd)))
+    parser = make_parser(agent, _cwd(cwd))
+    return Invocation(argv, stdin_data, parser, dict(own.env), list(own.notes))
 
 
 def verify_rules(commands: Sequence[str]) -> list[str]:
