@@ -280,6 +280,7 @@ async def _verify(change: Change, settings: Settings, out: TextIO) -> int:
 
 # -- history -------------------------------------------------------------------------------
 def cmd_history(args: argparse.Namespace, out: TextIO) -> int:
+    from ralph_lsp.costs import summarize
     from ralph_lsp.history import load_records, with_file_uris
 
     root = _root(args.root)
@@ -296,11 +297,11 @@ def cmd_history(args: argparse.Namespace, out: TextIO) -> int:
         return 0
     for r in records:
         its = r.get("iterations") or []
-        cost = sum(i.get("costUsd") or 0 for i in its)
+        spent = summarize(its).text()
         print(
             f"{r['runId']}  {r.get('state') or '?':<9}  {r.get('startedAt')} → "
             f"{r.get('endedAt') or '(running)'}  {len(its)} iteration(s)"
-            + (f"  ${cost:.4f}" if cost else ""),
+            + (f"  {spent}" if spent else ""),
             file=out,
         )
         print(f"    {r.get('reason')}", file=out)
@@ -581,8 +582,18 @@ async def _run(
         engine.shutdown_now()
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.remove_signal_handler(sig)
-    renderer.done(f"{status.state}: {status.reason}")
+    renderer.done(f"{status.state}: {status.reason}" + _spent(change.root, status.run_id))
     return EXIT_CODES.get(status.state, 1)
+
+
+def _spent(root: Path, run_id: str) -> str:
+    """`` · $total · $x per task · $y on n iterations without progress`` of a recorded run."""
+    from ralph_lsp.costs import summarize
+    from ralph_lsp.history import read_record
+
+    record = read_record(root, run_id) or {}
+    text = summarize(record.get("iterations") or []).text()
+    return f" · {text}" if text else ""
 
 
 async def _tick(renderer: _Renderer) -> None:

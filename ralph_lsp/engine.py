@@ -24,9 +24,10 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Literal
 
-from ralph_lsp import policy, rungit, verify
+from ralph_lsp import costs, policy, rungit, verify
 from ralph_lsp.agents import build_invocation, verify_rules
 from ralph_lsp.agents.user_config import user_config
+from ralph_lsp.costs import tokens_of
 from ralph_lsp.history import (
     BlockedRecord,
     ChangeBusy,
@@ -370,7 +371,11 @@ class _Run:
         self.history.close_iteration_log()
         self.ended_at = now_iso()
         self.update(state=state, reason=reason, phase=None, waiting=None, transition=True)
-        self.log(f"■ {state}: {reason}", "info" if state is RunState.SUCCEEDED else "warning")
+        spent = costs.summarize(self.iterations).text()
+        self.log(
+            f"■ {state}: {reason}" + (f" · {spent}" if spent else ""),
+            "info" if state is RunState.SUCCEEDED else "warning",
+        )
 
     async def _loop(self) -> tuple[RunState, str]:
         await self._prepare_git()
@@ -606,6 +611,7 @@ class _Run:
             "costUsd": res.cost_usd if res else None,
             "numTurns": res.num_turns if res else None,
             "usage": res.usage if res else None,
+            "tokens": tokens_of(res.usage) if res else None,
             "verification": [c.to_json() for c in checks] if checks else None,
             "refusals": [r.to_json() for r in outcome.refusals],
         }

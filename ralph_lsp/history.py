@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import IO, Any, TypedDict
 
 from ralph_lsp.agents.base import RefusalRecord
+from ralph_lsp.costs import TokensRecord
 from ralph_lsp.policy import RunState
 from ralph_lsp.tasks import NotARegularFile, open_regular
 from ralph_lsp.verify import VerificationRecord
@@ -53,6 +54,7 @@ class SpawnRecord(TypedDict):
     costUsd: float | None
     numTurns: int | None
     usage: dict[str, Any] | None
+    tokens: TokensRecord | None  # input, output and cache tokens, whichever agent
     verification: list[VerificationRecord] | None  # None: it did not run after this spawn
     refusals: list[RefusalRecord]
 

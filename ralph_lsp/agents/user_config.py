@@ -155,7 +155,7 @@ def claude_isolation(env: Mapping[str, str], agent_args: Sequence[str] = ()) -> 
     if helpers:
         args += ["--settings", json.dumps(helpers, separators=(",", ":"))]
     where = _shown(config_dir, env)
-    found = claude_left_out(env, config_dir)
+    found = [f for f in claude_left_out(env, config_dir) if f != "auto memory"]
     what = ", ".join(found) if found else "settings, plugins, hooks and MCP servers"
     notes = [
         f"agentUserConfig isolate: your {where} {what} and auto memory are not used by the agent;"

@@ -212,3 +212,51 @@ def test_every_way_of_logging_in_works_under_isolation(
     name, value = header.split(": ", 1)
     sent = [{k.lower(): v for k, v in h.items()}.get(name) for h in spawn.headers]
     assert sent and all(s == value for s in sent), sent
+
+
+def _posted(server: ScriptedModel) -> int:
+    return sum(r.size for r in server.requests if r.method == "POST" and r.n_tools)
+
+
+def test_a_ralph_run_of_a_heavy_home_logged_in_by_api_key_helper(
+    claude_bin: Path, tmp_path: Path
+) -> None:
+    """As a new user would: `ralph-lsp run` over 3 tasks, first with an empty home, then with a
+    heavy one that logs in by apiKeyHelper; the run says what it left out, in its first lines."""
+    from .test_real_claude import _project, ralph_run
+
+    clean_base = tmp_path / "clean"
+    clean_base.mkdir()
+    with ScriptedModel() as server:
+        clean = ralph_run(claude_bin, server, _project(clean_base), clean_base)
+        clean_bytes = _posted(server)
+    assert clean.returncode == 0, clean.stdout + clean.stderr
+
+    heavy_base = tmp_path / "heavy"
+    heavy_base.mkdir()
+    change = _project(heavy_base)
+    home = heavy_base / "agent-home"
+    home.mkdir()
+    build_heavy_home(home, change.root)
+    settings_file = home / ".claude" / "settings.json"
+    settings = json.loads(settings_file.read_text())
+    settings["apiKeyHelper"] = _helper(home, "sk-ant-from-helper")
+    settings_file.write_text(json.dumps(settings))
+    with ScriptedModel() as server:
+        heavy = ralph_run(claude_bin, server, change, heavy_base, drop_env=("ANTHROPIC_API_KEY",))
+        heavy_bytes = _posted(server)
+        keys = {r.headers.get("x-api-key") for r in server.requests if r.method == "POST"}
+    assert heavy.returncode == 0, heavy.stdout + heavy.stderr
+    assert change.checked() == 3 and keys == {"sk-ant-from-helper"}
+    assert heavy_bytes / clean_bytes <= 1.05, (heavy_bytes, clean_bytes)
+    assert hook_runs(home) == 0
+    first = "\n".join(heavy.lines[:8])
+    assert "agentUserConfig isolate: your ~/.claude CLAUDE.md" in first, first
+    assert "3 MCP servers" in first and "auto memory" in first, first
+    assert "your login is passed on: apiKeyHelper" in first, first
+    # what the money bought: on the run's end line, the CLI's summary, per iteration's tokens
+    end = next(line for line in heavy.lines if line.startswith("■ succeeded"))
+    assert "per task · $0.0000 on 0 iterations without progress" in end, end
+    assert "per task" in heavy.last_line, heavy.last_line
+    tokens = heavy.record["iterations"][0]["tokens"]
+    assert tokens["input"] > 0 and tokens["output"] > 0 and tokens["cacheRead"] == 0, tokens
