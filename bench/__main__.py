@@ -11,7 +11,7 @@ import traceback
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
-from bench import lsp_cases, offline, plot, report, scale, yardstick
+from bench import claude_home, lsp_cases, offline, plot, report, scale, yardstick
 from bench.common import kill_leftovers, load_average
 from bench.report import Results
 
@@ -48,6 +48,11 @@ CASES: dict[str, tuple[str, dict[str, float], dict[str, float]]] = {
         {"seconds": 6},
         {"seconds": 3},
     ),
+    "claude_home": (
+        "real claude CLI offline: request bytes, heavy user home vs empty (isolate)",
+        {},
+        {},
+    ),
     "soak": (
         "1000 short iterations: RSS growth, .ralph/ size",
         {"iterations": 1000, "output_bytes": 600_000},
@@ -81,6 +86,8 @@ def _runner(name: str, a: dict[str, float]) -> Callable[[Results], Awaitable[Non
             await scale.watch_limit(r)
         elif name == "parallel":
             await scale.parallel(r, scale.RUN_COUNTS, a["seconds"])
+        elif name == "claude_home":
+            claude_home.heavy_vs_clean(r)
         elif name == "soak":
             await scale.soak(r, int(a["iterations"]), int(a["output_bytes"]))
 

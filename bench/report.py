@@ -61,6 +61,7 @@ TARGETS = [
     Target("parallel_8_runs_server_cpu_percent", None, "<=", 2, "%"),
     Target("soak_1000_iterations_rss_growth_mb", None, "<=", 5, "MiB"),
     Target("soak_1000_iterations_ralph_dir_mb", None, "<=", 600, "MiB"),
+    Target("claude_iteration_bytes_heavy_vs_clean", None, "<=", 1.05, "×"),
 ]
 
 _OPS: dict[str, Callable[[float, float], bool]] = {

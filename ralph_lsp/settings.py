@@ -17,11 +17,22 @@ PRESETS = ("claude", "codex", "gemini", "demo", "custom")
 SCOPES = ("story", "change")
 ISOLATIONS = ("none", "worktree")
 VERIFY_WHEN = ("final", "each", "off")
+# ralph.agentUserConfig: keep the user's own global agent config (~/.claude, …) out of each
+# iteration, passing on only their login, or let the agent load it all.
+USER_CONFIGS = ("isolate", "inherit")
 DEFAULT_AGENT_ARGS = ("--permission-mode", "acceptEdits")
 
 # Settings that name a program to run or shape its environment: never taken from an
 # untrusted workspace.
-PROGRAM_SETTINGS = ("agent", "agentCommand", "agentArgs", "env", "verifyCommands", "allowedTools")
+PROGRAM_SETTINGS = (
+    "agent",
+    "agentCommand",
+    "agentArgs",
+    "env",
+    "verifyCommands",
+    "allowedTools",
+    "agentUserConfig",
+)
 
 
 @dataclass(frozen=True)
@@ -46,6 +57,7 @@ class Settings:
     # Claude permission rules the agent may use without asking, beside the verification
     # commands (which every preset allows by itself), e.g. "Bash(npm run build:*)".
     allowed_tools: tuple[str, ...] = ()
+    agent_user_config: str = "isolate"
 
     def replace(self, **changes: Any) -> Settings:
         return dataclasses.replace(self, **changes)
@@ -139,6 +151,7 @@ _FIELDS: dict[str, tuple[str, Callable[[Any], Any]]] = {
     "checkpoints": ("checkpoints", _optional_bool),
     "isolation": ("isolation", _choice(ISOLATIONS)),
     "allowedTools": ("allowed_tools", _str_list),
+    "agentUserConfig": ("agent_user_config", _choice(USER_CONFIGS)),
 }
 SETTING_NAMES = tuple(_FIELDS)
 

@@ -19,6 +19,7 @@ from ralph_lsp.settings import (
     PROGRAM_SETTINGS,
     SCOPES,
     SETTING_NAMES,
+    USER_CONFIGS,
     VERIFY_WHEN,
     Settings,
     settings_from_dict,
@@ -98,6 +99,7 @@ def test_the_cli_flags_set_declared_settings_with_the_same_choices() -> None:
         assert attr in flags, f"--{attr.replace('_', '-')} is mapped but not a flag of run"
     choices = {"agent": PRESETS, "scope": SCOPES, "verify_when": VERIFY_WHEN}
     choices["isolation"] = ISOLATIONS
+    choices["agent_user_config"] = USER_CONFIGS
     with_choices = {dest for dest, a in flags.items() if a.choices and dest != "help"}
     assert with_choices == set(choices), with_choices
     for dest, declared in choices.items():

@@ -80,6 +80,8 @@ export interface HistoryIteration {
   costUsd: number | null;
   numTurns: number | null;
   usage: Record<string, unknown> | null;
+  /** Input, output and cache tokens, the same names whichever agent reported them. */
+  tokens?: { input: number | null; output: number | null; cacheRead: number | null; cacheWrite: number | null } | null;
   /** v2: the checks run after this iteration, null when they did not run. */
   verification?: VerificationResult[] | null;
   /** v2: tool calls the agent was refused. */

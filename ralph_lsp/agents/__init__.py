@@ -38,6 +38,7 @@ from ralph_lsp.agents.claude import ClaudeParser
 from ralph_lsp.agents.codex import CodexParser
 from ralph_lsp.agents.gemini import GeminiParser
 from ralph_lsp.agents.plain import PlainParser
+from ralph_lsp.agents.user_config import UserConfig, user_config
 
 # Declared once, with the settings: every valid ``ralph.agent`` and the default ``ralph.agentArgs``
 # (Claude flags: the codex and gemini presets skip them while they are the default).
@@ -117,8 +118,11 @@ class Invocation:
     parser: OutputParser
     #: Files the caller writes before spawning (path → text): Gemini's policy and defaults.
     files: Mapping[str, str] = field(default_factory=dict)
-    #: Environment variables to add to the agent's (they do not replace the user's own).
+    #: What the preset adds to the agent's environment (Gemini's defaults file, the login that
+    #: ``ralph.agentUserConfig`` passes on); the run's own ``env`` setting goes on top of it.
     env: Mapping[str, str] = field(default_factory=dict)
+    #: What the preset left out of the user's own agent config, for the run's first lines.
+    notes: list[str] = field(default_factory=list)
 
 
 def make_parser(agent: str, cwd: str | None = None) -> OutputParser:
@@ -143,6 +147,7 @@ def build_invocation(
     *,
     cwd: Path | None = None,
     allowed_tools: Sequence[str] = (),
+    agent_user_config: str = "isolate",
     env: Mapping[str, str] | None = None,
 ) -> Invocation:
     """The argv, stdin and parser for one iteration of ``agent``.
@@ -174,6 +179,11 @@ def build_invocation(
       ``--allowedTools``, the ``gemini`` preset writes ``Bash(<command>:*)`` rules into its
       ``--policy`` file; ``codex`` runs commands inside its workspace sandbox without asking
       already.
+    - ``agent_user_config`` (``ralph.agentUserConfig``): ``isolate`` keeps the user's own global
+      agent config out of the preset (see :mod:`ralph_lsp.agents.user_config`): its flags come
+      right after ``agent_args``, so those cannot drop it; ``env`` is the agent's environment
+      (default ``os.environ``), where the user's config is found. An ``agent_command`` is used
+      as written (nothing added).
     """
     _check_agent(agent)
     if agent_command is not None and not all(isinstance(a, str) for a in agent_command):
@@ -181,6 +191,7 @@ def build_invocation(
     the_env = cli_config.merged_env(env)
     files: dict[str, str] = {}
     extra_env: dict[str, str] = {}
+    own = UserConfig()
     if agent_command:
         template: list[str] = list(agent_command)
         known = Path(agent_command[0]).name
@@ -206,6 +217,8 @@ def build_invocation(
             agent in ("codex", "gemini") and tuple(agent_args) != DEFAULT_AGENT_ARGS
         ):
             template += [str(a) for a in agent_args]
+        own = user_config(agent, agent_user_config, the_env, agent_args)
+        template += own.args
         template += allow_flags(agent, allowed_tools)
 
     used = False
@@ -220,7 +233,14 @@ def build_invocation(
     argv = [_PLACEHOLDER_RE.sub(substitute, part) for part in template]
     stdin_data = None if used else prompt.encode("utf-8", errors="replace")
     parser = make_parser(agent, _cwd(cwd))
-    return Invocation(argv=argv, stdin_data=stdin_data, parser=parser, files=files, env=extra_env)
+    return Invocation(
+        argv=argv,
+        stdin_data=stdin_data,
+        parser=parser,
+        files=files,
+        env={**extra_env, **own.env},
+        notes=list(own.notes),
+    )
 
 
 def verify_rules(commands: Sequence[str]) -> list[str]:

@@ -35,6 +35,7 @@ from ralph_lsp.settings import (
     ISOLATIONS,
     PRESETS,
     SCOPES,
+    USER_CONFIGS,
     VERIFY_WHEN,
     Settings,
     check_setting,
@@ -286,6 +287,7 @@ async def _verify(change: Change, settings: Settings, out: TextIO) -> int:
 
 # -- history -------------------------------------------------------------------------------
 def cmd_history(args: argparse.Namespace, out: TextIO) -> int:
+    from ralph_lsp.loop.costs import summarize
     from ralph_lsp.loop.history import load_records, with_file_uris
 
     root = _root(args.root)
@@ -302,11 +304,11 @@ def cmd_history(args: argparse.Namespace, out: TextIO) -> int:
         return 0
     for r in records:
         its = r.get("iterations") or []
-        cost = sum(i.get("costUsd") or 0 for i in its)
+        spent = summarize(its).text()
         print(
             f"{r['runId']}  {r.get('state') or '?':<9}  {r.get('startedAt')} → "
             f"{r.get('endedAt') or '(running)'}  {len(its)} iteration(s)"
-            + (f"  ${cost:.4f}" if cost else ""),
+            + (f"  {spent}" if spent else ""),
             file=out,
         )
         print(f"    {r.get('reason')}", file=out)
@@ -369,6 +371,7 @@ _FLAG_SETTINGS = (
     ("stop_grace", "stopGraceSeconds"),
     ("finish_grace", "finishGraceSeconds"),
     ("isolation", "isolation"),
+    ("agent_user_config", "agentUserConfig"),
     ("verify_when", "verifyWhen"),
     ("verify_timeout", "verifyTimeoutSeconds"),
 )
@@ -586,8 +589,18 @@ async def _run(
         engine.shutdown_now()
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.remove_signal_handler(sig)
-    renderer.done(f"{status.state}: {status.reason}")
+    renderer.done(f"{status.state}: {status.reason}" + _spent(change.root, status.run_id))
     return EXIT_CODES.get(status.state, 1)
+
+
+def _spent(root: Path, run_id: str) -> str:
+    """`` · $total · $x per task · $y on n iterations without progress`` of a recorded run."""
+    from ralph_lsp.loop.costs import summarize
+    from ralph_lsp.loop.history import read_record
+
+    record = read_record(root, run_id) or {}
+    text = summarize(record.get("iterations") or []).text()
+    return f" · {text}" if text else ""
 
 
 async def _tick(renderer: _Renderer) -> None:
@@ -720,6 +733,13 @@ def build_parser() -> argparse.ArgumentParser:
         choices=ISOLATIONS,
         help="'worktree': work in a git worktree of its own on branch ralph/CHANGE (a commit"
         " per iteration that changed files), leaving your work tree alone (default none)",
+    )
+    sp.add_argument(
+        "--agent-user-config",
+        choices=USER_CONFIGS,
+        help="'isolate' (default): the agent runs without your own global config (for claude:"
+        " ~/.claude settings, CLAUDE.md, plugins, hooks, MCP servers, auto memory), keeping"
+        " your login and the project's own config; 'inherit': it loads all of it",
     )
     sp.add_argument(
         "--no-checkpoints",

@@ -25,8 +25,10 @@ from pathlib import Path
 from typing import Any, Literal
 
 from ralph_lsp.agents import build_invocation, verify_rules
-from ralph_lsp.loop import policy, verify
+from ralph_lsp.agents.user_config import user_config
+from ralph_lsp.loop import costs, policy, verify
 from ralph_lsp.loop import run_git as rungit
+from ralph_lsp.loop.costs import tokens_of
 from ralph_lsp.loop.history import (
     BlockedRecord,
     ChangeBusy,
@@ -371,7 +373,11 @@ class _Run:
         self.history.close_iteration_log()
         self.ended_at = now_iso()
         self.update(state=state, reason=reason, phase=None, waiting=None, transition=True)
-        self.log(f"■ {state}: {reason}", "info" if state is RunState.SUCCEEDED else "warning")
+        spent = costs.summarize(self.iterations).text()
+        self.log(
+            f"■ {state}: {reason}" + (f" · {spent}" if spent else ""),
+            "info" if state is RunState.SUCCEEDED else "warning",
+        )
 
     async def _loop(self) -> tuple[RunState, str]:
         await self._prepare_git()
@@ -382,6 +388,7 @@ class _Run:
         if end is not None:  # only a person can go on: not even verification is worth it
             return end.state, end.reason
         self._choose_verification()
+        self._say_user_config()
         context, problem = read_project_context(self.work.root)
         if problem:
             self.log(problem, "warning")
@@ -524,6 +531,15 @@ class _Run:
             used = "; ".join(f"{c.line} ({c.source})" for c in self.verify)
             self.log(f"verification ({self.settings.verify_when}): {used}")
 
+    def _say_user_config(self) -> None:
+        """What of the user's own agent config the preset leaves out (ralph.agentUserConfig)."""
+        s = self.settings
+        if s.agent_command:
+            return
+        env = {**os.environ, **s.env}
+        for note in user_config(s.agent, s.agent_user_config, env, s.agent_args).notes:
+            self.log(note)
+
     def _verifies(self) -> bool:
         return bool(self.verify) and self.settings.verify_when != "off"
 
@@ -598,6 +614,7 @@ class _Run:
             "costUsd": res.cost_usd if res else None,
             "numTurns": res.num_turns if res else None,
             "usage": res.usage if res else None,
+            "tokens": tokens_of(res.usage) if res else None,
             "verification": [c.to_json() for c in checks] if checks else None,
             "refusals": [r.to_json() for r in outcome.refusals],
         }
@@ -686,15 +703,15 @@ class _Run:
                 cwd=self.work.root,
                 # the checks the prompt asks for may run without asking (SPEC §4 v2)
                 allowed_tools=[*verify_rules([c.line for c in self.verify]), *s.allowed_tools],
+                agent_user_config=s.agent_user_config,
                 env={**os.environ, **s.env},
             )
             for path, text in inv.files.items():  # the CLI's policy and defaults files
                 Path(path).write_text(text, encoding="utf-8")
         except (ValueError, OSError) as exc:
             return IterationOutcome(start_error=AgentStartError("not_found", str(exc)))
-        env = dict(os.environ)
-        env.update(s.env)
-        env.update(inv.env)
+        # the preset's (login, isolation, Gemini's defaults), then the user's own env setting
+        env = {**os.environ, **inv.env, **s.env}
         spec = SpawnSpec(argv=inv.argv, cwd=self.work.root, env=env, stdin_data=inv.stdin_data)
         self.history.open_iteration_log(n)
         iteration = AgentIteration(self, inv, spec, self.history.write_raw)

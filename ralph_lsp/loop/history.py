@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import IO, Any, TypedDict
 
 from ralph_lsp.agents.base import RefusalRecord
+from ralph_lsp.loop.costs import TokensRecord
 from ralph_lsp.loop.policy import RunState
 from ralph_lsp.loop.verify import VerificationRecord
 from ralph_lsp.openspec.tasks import NotARegularFile, open_regular
@@ -54,6 +55,7 @@ class SpawnRecord(TypedDict):
     costUsd: float | None
     numTurns: int | None
     usage: dict[str, Any] | None
+    tokens: TokensRecord | None  # input, output and cache tokens, whichever agent
     verification: list[VerificationRecord] | None  # None: it did not run after this spawn
     refusals: list[RefusalRecord]
 

@@ -31,7 +31,7 @@ def build(
     agent: str, command: list[str] | None = None, args: list[str] | None = None
 ) -> Invocation:
     return build_invocation(
-        agent, command, ARGS if args is None else args, PROMPT, PFILE, python="/py"
+        agent, command, ARGS if args is None else args, PROMPT, PFILE, python="/py", env={}
     )
 
 
@@ -45,9 +45,15 @@ def test_claude_preset_with_agent_args() -> None:
     assert inv.argv == [
         "claude", "-p", PROMPT, "--output-format", "stream-json", "--verbose",
         "--permission-mode", "acceptEdits",
+        "--setting-sources", "project,local",  # agentUserConfig isolate, after agentArgs
     ]  # fmt: skip
+    assert inv.env == {"CLAUDE_CODE_DISABLE_AUTO_MEMORY": "1"}
     assert inv.stdin_data is None and isinstance(inv.parser, ClaudeParser)
-    assert build("claude", args=[]).argv[-1] == "--verbose"
+    assert build("claude", args=[]).argv[-3] == "--verbose"
+    inherit = build_invocation(
+        "claude", None, ARGS, PROMPT, PFILE, agent_user_config="inherit", env={}
+    )
+    assert inherit.argv[-3:] == ["--verbose", *ARGS] and inherit.env == {}
 
 
 CODEX = ["codex", "exec", "--json", "--sandbox", "workspace-write"]
@@ -179,14 +185,18 @@ def test_each_preset_grants_the_verification_commands_and_allowed_tools_only() -
 
     def argv(agent: str, command: list[str] | None = None) -> list[str]:
         inv = build_invocation(
-            agent, command, ARGS, PROMPT, PFILE, python="/py", allowed_tools=rules
+            agent, command, ARGS, PROMPT, PFILE, python="/py", allowed_tools=rules, env={}
         )
         return inv.argv
 
     claude = argv("claude")
     # After the preset and agentArgs (still acceptEdits: no blanket bypass), the rules as listed.
     assert claude[claude.index("--allowedTools") :] == ["--allowedTools", *rules]
-    assert claude[: claude.index("--allowedTools")][-2:] == ARGS
+    assert claude[: claude.index("--allowedTools")][-4:] == [
+        *ARGS,
+        "--setting-sources",
+        "project,local",
+    ]
     assert "--dangerously-skip-permissions" not in claude and "bypassPermissions" not in claude
     gemini = build_invocation(
         "gemini", None, ARGS, PROMPT, PFILE, python="/py", allowed_tools=rules
@@ -204,6 +214,6 @@ def test_each_preset_grants_the_verification_commands_and_allowed_tools_only() -
     assert (
         build("claude").argv
         == build_invocation(
-            "claude", None, ARGS, PROMPT, PFILE, python="/py", allowed_tools=[]
+            "claude", None, ARGS, PROMPT, PFILE, python="/py", allowed_tools=[], env={}
         ).argv
     )

@@ -54,6 +54,7 @@ class RecordedRequest:
     headers: dict[str, str] = field(default_factory=dict)
     body_keys: list[str] = field(default_factory=list)
     size: int = 0  # request body bytes
+    text: str = field(default="", repr=False)  # the body itself (to look for what it carries)
 
 
 def _text_of(content: Any) -> str:
@@ -331,6 +332,7 @@ class _Handler(BaseHTTPRequestHandler):
             headers=dict(self.headers),
             body_keys=sorted(body) if isinstance(body, dict) else [],
             size=len(raw),
+            text=raw.decode("utf-8", "replace"),
         )
         if self.path.split("?")[0] != "/v1/messages":
             rec.status, rec.reply = 404, "not-found"

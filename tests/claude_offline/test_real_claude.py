@@ -77,11 +77,15 @@ def ralph_run(
     extra: list[str] | None = None,
     timeout: float = 120,
     agent_args: str | None = AGENT_ARGS,
+    drop_env: tuple[str, ...] = (),
 ) -> RalphRun:
-    """Run `ralph-lsp run demo --agent claude …` to its end (or SIGTERM it after `timeout`)."""
+    """Run `ralph-lsp run demo --agent claude …` to its end (or SIGTERM it after `timeout`);
+    the agent's HOME is `base/agent-home`, its offline environment less `drop_env`."""
     agent_home = base / "agent-home"
     agent_home.mkdir(exist_ok=True)
     agent_env = offline_env(claude_bin, server.url, agent_home, retries=retries)
+    for name in drop_env:
+        agent_env.pop(name, None)
     del agent_env["PATH"]  # PATH comes from ralph's own environment (it finds `claude` there)
     own_env = {
         "PATH": os.pathsep.join(

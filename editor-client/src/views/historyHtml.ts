@@ -125,13 +125,19 @@ function linksCell(record: HistoryRecord, it: HistoryIteration): string {
 function runSection(record: HistoryRecord, total: number, locale?: string): string {
   const its = record.iterations;
   const costs = its.map((i) => i.costUsd).filter((c): c is number => typeof c === "number");
-  const cost = costs.length ? money(costs.reduce((a, b) => a + b, 0)) : "—";
+  const spent = costs.reduce((a, b) => a + b, 0);
+  const tasks = its.reduce((a, i) => a + Math.max(0, i.tasksChecked ?? 0), 0);
+  const idle = its.filter((i) => (i.tasksChecked ?? 0) <= 0);
+  const cost = costs.length
+    ? `${money(spent)}${tasks ? ` · ${money(spent / tasks)} per task` : ""} · ${money(idle.reduce((a, i) => a + (i.costUsd ?? 0), 0))} on ${idle.length} without progress`
+    : "—";
+  const tokens = (t: HistoryIteration["tokens"]) => (t ? `tokens in ${t.input ?? "—"}, out ${t.output ?? "—"}, cache read ${t.cacheRead ?? "—"}, cache write ${t.cacheWrite ?? "—"}` : "");
   const rows = its
     .map(
       (it) => `<tr class="iteration">
 <td>${it.n}</td><td>${escapeHtml(durationOf(it.startedAt, it.endedAt))}</td>
 <td>${escapeHtml(it.exitCode ?? "—")}</td><td>${escapeHtml(it.tasksChecked ?? "—")}</td>
-<td>${escapeHtml(it.numTurns ?? "—")}</td><td>${escapeHtml(money(it.costUsd))}</td>
+<td>${escapeHtml(it.numTurns ?? "—")}</td><td title="${escapeHtml(tokens(it.tokens))}">${escapeHtml(money(it.costUsd))}</td>
 <td>${verificationCell(it)}</td>
 <td>${it.refusals && it.refusals.length ? `<span class="bad" title="${escapeHtml(it.refusals.map((r) => r.rule).join(", "))}">${it.refusals.length} refused</span>` : "—"}</td>
 <td>${linksCell(record, it)}</td></tr>`,

@@ -1,0 +1,93 @@
+"""ralph.agentUserConfig in the preset: what the claude preset adds, read from a real home
+made in tmp_path (the real CLI's side is tests/claude_offline/test_user_config.py)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from ralph_lsp.agents import build_invocation
+from ralph_lsp.agents.user_config import user_config
+
+PFILE = Path("prompt.md")
+
+
+def _home(tmp_path: Path, settings: dict[str, object]) -> Path:
+    (tmp_path / ".claude").mkdir()
+    (tmp_path / ".claude" / "settings.json").write_text(json.dumps(settings))
+    return tmp_path
+
+
+def test_only_the_login_is_passed_on_and_no_secret_goes_on_the_command_line(
+    tmp_path: Path,
+) -> None:
+    home = _home(
+        tmp_path,
+        {
+            "apiKeyHelper": "/opt/bin/get-key",
+            "hooks": {"SessionStart": []},
+            "env": {
+                "ANTHROPIC_API_KEY": "sk-secret",
+                "ANTHROPIC_BASE_URL": "https://gateway.example",
+                "CLAUDE_CODE_USE_BEDROCK": "1",
+                "MY_TOOL_FLAG": "on",
+            },
+        },
+    )
+    inv = build_invocation("claude", None, [], "p", PFILE, env={"HOME": str(home)})
+    tail = inv.argv[inv.argv.index("--setting-sources") :]
+    assert tail == [
+        "--setting-sources",
+        "project,local",
+        "--settings",
+        '{"apiKeyHelper":"/opt/bin/get-key"}',
+    ]
+    assert "sk-secret" not in " ".join(inv.argv)
+    assert inv.env == {
+        "ANTHROPIC_API_KEY": "sk-secret",
+        "ANTHROPIC_BASE_URL": "https://gateway.example",
+        "CLAUDE_CODE_USE_BEDROCK": "1",
+        "CLAUDE_CODE_DISABLE_AUTO_MEMORY": "1",
+    }
+    assert any("apiKeyHelper, env ANTHROPIC_API_KEY" in n for n in inv.notes)
+
+
+def test_claude_config_dir_is_where_the_config_is_read(tmp_path: Path) -> None:
+    config = tmp_path / "elsewhere"
+    config.mkdir()
+    (config / "settings.json").write_text(json.dumps({"apiKeyHelper": "helper"}))
+    (config / "CLAUDE.md").write_text("mine")
+    (config / ".claude.json").write_text(json.dumps({"mcpServers": {"a": {}, "b": {}}}))
+    got = user_config(
+        "claude", "isolate", {"HOME": str(tmp_path), "CLAUDE_CONFIG_DIR": str(config)}
+    )
+    assert got.args[-2:] == ["--settings", '{"apiKeyHelper":"helper"}']
+    assert "CLAUDE.md" in got.notes[0] and "2 MCP servers" in got.notes[0]
+    assert "inherit" in got.notes[0]
+
+
+def test_agent_args_cannot_drop_the_isolation_and_are_told_so(tmp_path: Path) -> None:
+    args = ["--setting-sources", "user,project,local"]
+    inv = build_invocation("claude", None, args, "p", PFILE, env={"HOME": str(tmp_path)})
+    assert inv.argv[-4:] == [*args, "--setting-sources", "project,local"]  # the last one wins
+    assert any("agentArgs' --setting-sources are overridden" in n for n in inv.notes)
+
+
+def test_inherit_an_agent_command_and_other_presets_add_nothing(tmp_path: Path) -> None:
+    home = _home(tmp_path, {"apiKeyHelper": "h"})
+    env = {"HOME": str(home)}
+    inherit = build_invocation("claude", None, [], "p", PFILE, agent_user_config="inherit", env=env)
+    assert "--setting-sources" not in inherit.argv and inherit.env == {}
+    own = build_invocation("claude", ["my-claude", "{prompt}"], [], "p", PFILE, env=env)
+    assert own.argv == ["my-claude", "p"] and own.env == {} and own.notes == []
+    for agent in ("codex", "gemini", "demo"):
+        inv = build_invocation(agent, None, [], "p", PFILE, python="/py", env=env)
+        assert "--setting-sources" not in inv.argv and inv.env == {}, agent
+
+
+def test_a_damaged_settings_file_passes_nothing_and_never_raises(tmp_path: Path) -> None:
+    (tmp_path / ".claude").mkdir()
+    (tmp_path / ".claude" / "settings.json").write_text("{not json")
+    got = user_config("claude", "isolate", {"HOME": str(tmp_path)})
+    assert got.args == ["--setting-sources", "project,local"]
+    assert user_config("claude", "isolate", {}).args == ["--setting-sources", "project,local"]
