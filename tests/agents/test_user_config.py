@@ -82,7 +82,9 @@ def test_inherit_an_agent_command_and_other_presets_add_nothing(tmp_path: Path) 
     assert own.argv == ["my-claude", "p"] and own.env == {} and own.notes == []
     for agent in ("codex", "gemini", "demo"):
         inv = build_invocation(agent, None, [], "p", PFILE, python="/py", env=env)
-        assert "--setting-sources" not in inv.argv and inv.env == {}, agent
+        # (Gemini's retry defaults file is the gemini preset's own, not the user's config)
+        assert "--setting-sources" not in inv.argv and inv.notes == [], agent
+        assert "CLAUDE_CODE_DISABLE_AUTO_MEMORY" not in inv.env, agent
 
 
 def test_a_damaged_settings_file_passes_nothing_and_never_raises(tmp_path: Path) -> None:

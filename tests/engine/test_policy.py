@@ -343,7 +343,7 @@ def test_the_engine_and_the_policy_have_no_function_of_60_lines_or_more() -> Non
 
     import ralph_lsp
 
-    package = Path(ralph_lsp.__file__).parent
+    package = Path(ralph_lsp.__file__).parent / "loop"
     for name in ("engine.py", "policy.py", "iteration.py"):
         tree = ast.parse((package / name).read_text())
         longest = max(
