@@ -820,6 +820,8 @@ class Engine:
         run.claim = claim
         self._active[key] = run
         run.update(transition=True)
+        if claim.warning:
+            run.log(claim.warning, "warning")
         run.task = asyncio.ensure_future(self._main(run))
         return run.status.copy()
 

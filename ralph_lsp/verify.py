@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TypedDict
 
 from ralph_lsp.process import AgentProcess, AgentStartError, SpawnSpec
+from ralph_lsp.tasks import read_regular_text
 
 #: What a result keeps of a command's output, and what a prompt carries of a failure.
 OUTPUT_TAIL_BYTES = 64 * 1024
@@ -220,12 +221,12 @@ def _cargo_go(root: Path) -> list[tuple[str, str]]:
 
 
 def _read(path: Path) -> str | None:
+    """A project file's text; None when it is missing, over 4 MiB or not a regular file (a
+    named pipe there must not hang the inference)."""
     try:
-        if path.is_file() and path.stat().st_size < 4 * 1024 * 1024:
-            return path.read_text(encoding="utf-8", errors="replace")
+        return read_regular_text(path, 4 * 1024 * 1024)
     except OSError:
-        pass
-    return None
+        return None
 
 
 class Runner:
