@@ -666,7 +666,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--verify-timeout",
         type=float,
         metavar="S",
-        help="stop a verification command after S seconds (default 900)",
+        help="stop a verification command after S seconds (default 900; 0: no limit)",
     )
     sp.add_argument(
         "--finish-grace",
@@ -734,7 +734,9 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("change", metavar="CHANGE")
     with_root(sp)
     sp.add_argument("--verify", action="append", metavar="CMD", help="a command (repeatable)")
-    sp.add_argument("--verify-timeout", type=float, metavar="S", help="default 900")
+    sp.add_argument(
+        "--verify-timeout", type=float, metavar="S", help="default 900; 0 means no limit"
+    )
     sp.add_argument(
         "--env", action="append", metavar="NAME=VALUE", help="extra environment (repeatable)"
     )

@@ -243,7 +243,8 @@ class Runner:
     ) -> None:
         self.cwd = cwd
         self.env = env
-        self.timeout = timeout
+        # verifyTimeoutSeconds: 0 means no limit (a 0 s limit would fail every check at once).
+        self.timeout: float | None = timeout if timeout > 0 else None
         self.stop = stop
         self.on_lines = on_lines  # (lines prefixed "verify", stderr?) → the log
         self.grace = grace
