@@ -263,7 +263,7 @@ async def _verify(change: Change, settings: Settings, out: TextIO) -> int:
         bounded(settings.stop_grace_seconds) or 0.0,
     )
     watch = loop.create_task(_until_closed(out))  # a silent command is stopped too
-    watch.add_done_callback(lambda t: t.cancelled() or renderer.close())
+    watch.add_done_callback(lambda t: None if t.cancelled() else renderer.close())
     try:
         results = await runner.run(commands)
     finally:

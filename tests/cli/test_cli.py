@@ -252,9 +252,7 @@ def test_a_verify_timeout_of_zero_means_no_limit(project: Path) -> None:
     tasks = project / "openspec" / "changes" / CHANGE / "tasks.md"
     tasks.write_text(tasks.read_text().replace("- [ ]", "- [x]"))
     slow = f"{sys.executable} -c 'import time; time.sleep(0.5)'"
-    out = ralph(
-        "verify", CHANGE, "--root", str(project), "--verify", slow, "--verify-timeout", "0"
-    )
+    out = ralph("verify", CHANGE, "--root", str(project), "--verify", slow, "--verify-timeout", "0")
     assert out.returncode == 0, out.stdout[-2000:]
     assert "timed out" not in out.stdout
     assert out.stdout.splitlines()[-1].startswith("passed"), out.stdout[-500:]
