@@ -97,15 +97,26 @@ _PLACEHOLDER_RE = re.compile(r"\{prompt\}|\{promptFile\}")
 MAX_PROMPT_ARG_BYTES = 100_000
 
 
+_POINTER = "Your instructions for this session are in the file "
+_POINTER_END = " (too long for a command line)."
+_POINTER_RE = re.compile(re.escape(_POINTER) + r"(.+?)" + re.escape(_POINTER_END))
+
+
 def prompt_argument(prompt: str, prompt_file: Path) -> str:
     """What ``{prompt}`` becomes: the prompt itself, or, when it is too long for a command line,
     a short instruction to read it from ``prompt_file`` (which holds the whole prompt)."""
     if len(prompt) * 4 <= MAX_PROMPT_ARG_BYTES or len(prompt.encode()) <= MAX_PROMPT_ARG_BYTES:
         return prompt
     return (
-        f"Your instructions for this session are in the file {prompt_file}"
-        " (too long for a command line). Read that whole file first, then follow it exactly."
+        f"{_POINTER}{prompt_file}{_POINTER_END} Read that whole file first, then follow it exactly."
     )
+
+
+def pointed_prompt_file(text: str) -> Path | None:
+    """The file a :func:`prompt_argument` instruction points to, or None when ``text`` is no
+    such instruction (what the demo agent follows, as a real agent would)."""
+    m = _POINTER_RE.search(text)
+    return Path(m.group(1)) if m and len(text) < 8192 else None
 
 
 @dataclass(frozen=True)

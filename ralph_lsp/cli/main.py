@@ -253,36 +253,60 @@ async def _verify(change: Change, settings: Settings, out: TextIO) -> int:
             f"no verification command: none is set (--verify) and {change.root} defines none"
             " (a Makefile test target, package.json scripts.test, Python tests, Cargo, Go)"
         )
-    for c in commands:
-        print(f"verification: {c.line} ({c.source})", file=out)
     stop = asyncio.Event()
+    # `ralph-lsp verify … | head`: once stdout is closed, the command's tree is stopped.
+    renderer = _Renderer(out, stop.set)
+    for c in commands:
+        renderer.line(f"verification: {c.line} ({c.source})")
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
     env = {**os.environ, **settings.env}
-
-    def show(lines: list[str], _err: bool) -> None:
-        out.write("\n".join(lines) + "\n")
-        out.flush()
-
     runner = verify.Runner(
         change.root,
         env,
         bounded(settings.verify_timeout_seconds) or 0.0,
         stop,
-        show,
+        lambda lines, _err: renderer.line("\n".join(lines)),
         bounded(settings.stop_grace_seconds) or 0.0,
     )
-    results = await runner.run(commands)
+    watch = loop.create_task(_until_closed(out))  # a silent command is stopped too
+    watch.add_done_callback(lambda t: None if t.cancelled() else renderer.close())
+    try:
+        results = await runner.run(commands)
+    finally:
+        watch.cancel()
     failed = next((r for r in results if not r.passed), None)
+    if renderer.closed:
+        return 5  # stopped because nobody reads the output any more, as `run` does
     if failed is not None:
-        print(f"failed: {failed.describe()}", file=out)
+        renderer.line(f"failed: {failed.describe()}")
         return 1
     if len(results) < len(commands):
-        print("stopped: verification was stopped", file=out)
+        renderer.line("stopped: verification was stopped")
         return 5
-    print(f"passed: {verify.summary(commands)}", file=out)
+    renderer.line(f"passed: {verify.summary(commands)}")
     return 0
+
+
+async def _until_closed(out: TextIO) -> None:
+    """Returns once ``out`` is a pipe whose reader has gone (``| head`` exited); never for a
+    file or a terminal. Polled, since nothing is written while a command is silent."""
+    import asyncio
+    import select
+    import stat
+
+    try:
+        fd = out.fileno()
+        is_pipe = stat.S_ISFIFO(os.fstat(fd).st_mode)
+    except (OSError, ValueError):
+        is_pipe = False
+    if not is_pipe:
+        await asyncio.Event().wait()
+    poller = select.poll()
+    poller.register(fd, 0)  # only POLLERR / POLLHUP: the reader end was closed
+    while not poller.poll(0):
+        await asyncio.sleep(0.1)
 
 
 # -- history -------------------------------------------------------------------------------
@@ -447,6 +471,11 @@ class _Renderer:
         except (BrokenPipeError, ValueError, OSError) as exc:
             if isinstance(exc, OSError) and exc.errno not in (errno.EPIPE, errno.EBADF, None):
                 raise
+            self._close()
+
+    def close(self) -> None:
+        """Nobody reads ``out`` any more: write nothing more, and say so (once)."""
+        if not self.closed:
             self._close()
 
     def _close(self) -> None:
@@ -686,7 +715,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--verify-timeout",
         type=float,
         metavar="S",
-        help="stop a verification command after S seconds (default 900)",
+        help="stop a verification command after S seconds (default 900; 0: no limit)",
     )
     sp.add_argument(
         "--finish-grace",
@@ -761,7 +790,9 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("change", metavar="CHANGE")
     with_root(sp)
     sp.add_argument("--verify", action="append", metavar="CMD", help="a command (repeatable)")
-    sp.add_argument("--verify-timeout", type=float, metavar="S", help="default 900")
+    sp.add_argument(
+        "--verify-timeout", type=float, metavar="S", help="default 900; 0 means no limit"
+    )
     sp.add_argument(
         "--env", action="append", metavar="NAME=VALUE", help="extra environment (repeatable)"
     )

@@ -2,7 +2,9 @@
 
 It exists so that ralph-lsp can be tried and tested without any coding-agent CLI: it reads the
 prompt, finds the ``Tasks file: <path>`` line (and the optional ``Story in scope: <id>`` line;
-without it the whole change is in scope), then for each unchecked task in scope, in order, it
+without it the whole change is in scope; a prompt that only says "Your instructions for this
+session are in the file …", as a prompt too long for a command line does, is read from that
+file, as a real agent would), then for each unchecked task in scope, in order, it
 says which task it is on, pauses briefly, and checks that one task by rewriting its box to
 ``[x]``. It decides nothing. On ``examples/hello``'s change it also writes the fixed code and
 tests each task names (``demo_work.py``), so that the example's verification passes; anywhere
@@ -47,8 +49,9 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
+from ralph_lsp.agents import pointed_prompt_file
 from ralph_lsp.demo import work as demo_work
-from ralph_lsp.openspec.tasks import Task, TasksDoc
+from ralph_lsp.openspec.tasks import MAX_TASKS_BYTES, Task, TasksDoc, read_regular_text
 from ralph_lsp.openspec.tasks_fast import parse_tasks
 
 MODEL = "ralph-demo-agent (not an AI)"
@@ -364,6 +367,19 @@ def run(prompt: str, out: Output, delay: float, limit: int | None) -> int:
     return 0
 
 
+def _followed(prompt: str) -> str:
+    """The prompt, or the file's text when the prompt only says where the instructions are
+    (a prompt too long for a command line); a file that cannot be read leaves the prompt."""
+    path = pointed_prompt_file(prompt)
+    if path is None:
+        return prompt
+    try:
+        return read_regular_text(path, MAX_TASKS_BYTES)
+    except OSError as exc:
+        print(f"demo agent: the prompt file cannot be read ({exc})", file=sys.stderr)
+        return prompt
+
+
 def _on_signal(signum: int, _frame: FrameType | None) -> None:
     raise SystemExit(128 + signum)
 
@@ -383,7 +399,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     signal.signal(signal.SIGTERM, _on_signal)
     signal.signal(signal.SIGINT, _on_signal)
     try:
-        prompt = args.prompt if args.prompt is not None else sys.stdin.read()
+        prompt = _followed(args.prompt if args.prompt is not None else sys.stdin.read())
         out = Output(args.fmt, str(uuid.uuid4()))
         delay = _env_float("RALPH_DEMO_DELAY", DEFAULT_DELAY)
         return run(prompt, out, delay, _env_limit("RALPH_DEMO_TASKS_PER_RUN"))

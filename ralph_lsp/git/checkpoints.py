@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from ralph_lsp.git.command import GitError, Repo, find_repo, git_available, identity_env
+from ralph_lsp.openspec.tasks import read_regular_text
 
 REF_PREFIX = "refs/ralph"
 UNDO = "@undo"  # '@' never starts a ref component made by ref_component: no run is named so
@@ -116,8 +117,8 @@ def repo_notes(repo: Repo) -> list[str]:
 
 def _uses_lfs(repo: Repo) -> bool:
     try:
-        text = (repo.top / ".gitattributes").read_text(encoding="utf-8", errors="replace")
-    except OSError:
+        text = read_regular_text(repo.top / ".gitattributes", 4 * 1024 * 1024)
+    except OSError:  # missing, huge, or a named pipe that must not hang the run
         return False
     return "filter=lfs" in text
 

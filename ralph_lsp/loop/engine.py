@@ -845,6 +845,8 @@ class Engine:
         run.pruned = pruned  # their checkpoints go too, once the run's git side is ready
         self._active[key] = run
         run.update(transition=True)
+        if claim.warning:
+            run.log(claim.warning, "warning")
         run.task = asyncio.ensure_future(self._main(run))
         return run.status.copy()
 

@@ -32,7 +32,7 @@ from ralph_lsp.agents.base import RefusalRecord
 from ralph_lsp.loop.costs import TokensRecord
 from ralph_lsp.loop.policy import RunState
 from ralph_lsp.loop.verify import VerificationRecord
-from ralph_lsp.openspec.tasks import NotARegularFile, open_regular
+from ralph_lsp.openspec.tasks import NotARegularFile, open_regular, read_regular_text
 
 HISTORY_DIR = ".ralph"
 OWNER_FILE = "owner.pid"
@@ -281,12 +281,7 @@ MAX_RECORD_BYTES = 16 * 1024 * 1024
 def read_small_file(path: Path, max_bytes: int = MAX_RECORD_BYTES) -> str:
     """A regular file's text (a FIFO, a device or an oversized file raises OSError, never
     blocks or fills memory)."""
-    fd = open_regular(path, max_bytes)
-    with os.fdopen(fd, "rb") as f:
-        data = f.read(max_bytes + 1)
-    if len(data) > max_bytes:
-        raise NotARegularFile(f"{path} grew past {max_bytes >> 20} MiB while read")
-    return data.decode("utf-8", errors="replace")
+    return read_regular_text(path, max_bytes, follow=False)  # only ralph-lsp writes these
 
 
 def load_records(root: Path, change: str | None = None) -> list[dict[str, Any]]:
@@ -422,17 +417,23 @@ class ChangeClaim:
     process ends however it ends, so no claim can go stale; the file only names the owner.
     """
 
-    def __init__(self, fd: int | None) -> None:
+    def __init__(self, fd: int | None, warning: str | None = None) -> None:
         self._fd = fd
+        #: Why the claim is empty when the lock is there but is not a regular file (to log).
+        self.warning = warning
 
     @classmethod
     def take(cls, root: Path, change: str, run_id: str) -> ChangeClaim:
         """Claim ``change``; raises :class:`ChangeBusy` naming the live owner. Where history
-        cannot be written, runs cannot be coordinated: the claim is empty."""
+        cannot be written, runs cannot be coordinated: the claim is empty. A lock that is not
+        a regular file (a named pipe, a symlink, a folder) is ignored: the claim is empty and
+        carries a warning."""
         path = _lock_path(root, change)
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o644)
+            fd = open_regular(path, MAX_RECORD_BYTES, follow=False, flags=os.O_RDWR | os.O_CREAT)
+        except (NotARegularFile, IsADirectoryError) as exc:
+            return cls(None, _lock_ignored(exc, path))
         except OSError:
             return cls(None)
         try:
@@ -458,6 +459,11 @@ class ChangeClaim:
             self._fd = None
 
 
+def _lock_ignored(exc: OSError, path: Path) -> str:
+    why = str(exc) if isinstance(exc, NotARegularFile) else f"{path} is a folder: not read"
+    return f"{why}; this run is not guarded against a run of the same change in another process"
+
+
 def _read_owner(fd: int) -> Owner | None:
     try:
         words = os.pread(fd, 200, 0).decode("ascii", "replace").split()
@@ -469,8 +475,8 @@ def _read_owner(fd: int) -> Owner | None:
 def running_elsewhere(root: Path, change: str) -> Owner | None:
     """The other live process that runs ``change`` now, if any (a cheap check: one open and a
     non-blocking shared lock attempt)."""
-    try:
-        fd = os.open(_lock_path(root, change), os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW)
+    try:  # never blocks: a named pipe planted there is not opened for good
+        fd = open_regular(_lock_path(root, change), MAX_RECORD_BYTES, follow=False)
     except OSError:
         return None
     try:

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TypedDict
 
+from ralph_lsp.openspec.tasks import read_regular_text
 from ralph_lsp.proc.process import AgentProcess, AgentStartError, SpawnSpec
 
 #: What a result keeps of a command's output, and what a prompt carries of a failure.
@@ -220,12 +221,12 @@ def _cargo_go(root: Path) -> list[tuple[str, str]]:
 
 
 def _read(path: Path) -> str | None:
+    """A project file's text; None when it is missing, over 4 MiB or not a regular file (a
+    named pipe there must not hang the inference)."""
     try:
-        if path.is_file() and path.stat().st_size < 4 * 1024 * 1024:
-            return path.read_text(encoding="utf-8", errors="replace")
+        return read_regular_text(path, 4 * 1024 * 1024)
     except OSError:
-        pass
-    return None
+        return None
 
 
 class Runner:
@@ -242,7 +243,8 @@ class Runner:
     ) -> None:
         self.cwd = cwd
         self.env = env
-        self.timeout = timeout
+        # verifyTimeoutSeconds: 0 means no limit (a 0 s limit would fail every check at once).
+        self.timeout: float | None = timeout if timeout > 0 else None
         self.stop = stop
         self.on_lines = on_lines  # (lines prefixed "verify", stderr?) → the log
         self.grace = grace

@@ -21,6 +21,7 @@ that a reader checks the rule against the CLI's in one file; cutting it would sc
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 import stat
@@ -473,14 +474,25 @@ class NotARegularFile(OSError):
     so that a FIFO cannot hang a reader and /dev/zero cannot fill its memory."""
 
 
-def open_regular(path: Path, max_bytes: int) -> int:
+def open_regular(
+    path: Path, max_bytes: int, *, follow: bool = True, flags: int = os.O_RDONLY, mode: int = 0o644
+) -> int:
     """An fd for reading ``path``, only when it is a regular file of at most ``max_bytes``.
 
-    Opened non-blocking (opening a FIFO with no writer would wait forever) and checked with
-    fstat on the open fd, so a swap between the check and the read cannot fool it. Raises
+    The one way the product opens a file it did not just create (tasks.md, records, the lock
+    of a change, the project's own files): opened non-blocking (opening a FIFO with no writer
+    would wait forever) and checked with fstat on the open fd, so a swap between the check and
+    the read cannot fool it. ``follow=False`` refuses a symlink too (files only the product
+    writes, under ``.ralph/``); ``flags`` may add ``O_RDWR | O_CREAT``. Raises
     :class:`NotARegularFile` (an OSError) or the OSError of the open.
     """
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    extra = 0 if follow else os.O_NOFOLLOW
+    try:
+        fd = os.open(path, flags | extra | os.O_NONBLOCK | os.O_CLOEXEC, mode)
+    except OSError as exc:
+        if not follow and exc.errno == errno.ELOOP:
+            raise NotARegularFile(f"{path} is a symbolic link: not read") from None
+        raise
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
@@ -534,3 +546,19 @@ def read_tasks_text(path: Path) -> str | None:
 
 
 _READ_CHUNK = 1 << 20
+
+
+def read_regular(path: Path, max_bytes: int, *, follow: bool = True) -> bytes:
+    """The bytes of ``path`` when it is a regular file of at most ``max_bytes`` (see
+    :func:`open_regular`; a file that grows past the cap while read raises it too)."""
+    fd = open_regular(path, max_bytes, follow=follow)
+    with os.fdopen(fd, "rb") as f:
+        data = f.read(max_bytes + 1)
+    if len(data) > max_bytes:
+        raise NotARegularFile(f"{path} grew past {max_bytes:,} bytes while read: not read")
+    return data
+
+
+def read_regular_text(path: Path, max_bytes: int, *, follow: bool = True) -> str:
+    """:func:`read_regular` decoded as UTF-8 with replacement characters."""
+    return read_regular(path, max_bytes, follow=follow).decode("utf-8", errors="replace")

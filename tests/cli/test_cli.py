@@ -245,3 +245,14 @@ def test_a_verification_command_over_its_timeout_is_stopped(project: Path) -> No
         f"failed: {slow} timed out after 0.5s (verifyTimeoutSeconds)"
     )
     assert "[ralph: timed out after 0.5s (verifyTimeoutSeconds)]" in out.stdout
+
+
+def test_a_verify_timeout_of_zero_means_no_limit(project: Path) -> None:
+    # Found in review: 0 timed out every check at once, so a run could never succeed.
+    tasks = project / "openspec" / "changes" / CHANGE / "tasks.md"
+    tasks.write_text(tasks.read_text().replace("- [ ]", "- [x]"))
+    slow = f"{sys.executable} -c 'import time; time.sleep(0.5)'"
+    out = ralph("verify", CHANGE, "--root", str(project), "--verify", slow, "--verify-timeout", "0")
+    assert out.returncode == 0, out.stdout[-2000:]
+    assert "timed out" not in out.stdout
+    assert out.stdout.splitlines()[-1].startswith("passed"), out.stdout[-500:]

@@ -200,3 +200,11 @@ async def test_the_claude_preset_may_run_the_checks_and_refusals_are_recorded(
     assert [i["refusals"] for i in record["iterations"]] == [
         [{"tool": "Bash", "input": "make build", "rule": "Bash(make build)"}]
     ] * 2
+
+
+async def test_a_verify_timeout_of_zero_means_no_limit(project: Path) -> None:
+    # verifyTimeoutSeconds: 0 timed out every check at once: the run could never succeed.
+    slow = f"{sys.executable} -c 'import time; time.sleep(0.3)'"
+    _, status = await run(project, box_ticker(verify_commands=(slow,), verify_timeout_seconds=0.0))
+    assert status.state == "succeeded", status.reason
+    assert status.reason == f"every task is checked (8/8); verification passed ({slow})"

@@ -233,3 +233,21 @@ def test_a_story_of_2400_tasks_never_fails_the_run(fx: FaultEnv) -> None:
     assert_outcome(fx, result, "exhausted", "1 iteration ran (maxIterations) and 2399 of 2400")
     prompt = fx.spawns()[0]["prompt"]
     assert "- 1.0 Task number 0" in prompt and "2200 more unchecked tasks" in prompt
+
+
+def test_the_demo_agent_follows_a_prompt_handed_over_as_a_file(fx: FaultEnv) -> None:
+    # Found in review: three 15,000-character CJK guidance texts (45 KB of UTF-8 each) made the
+    # prompt too long for a command line; the demo agent got "Your instructions for this
+    # session are in the file …", did not read it, and said "the prompt has no 'Tasks file:
+    # <path>' line": the run checked nothing. It reads the file, as a real agent would.
+    texts = [f"Directive {i}: " + "漢" * 15_000 for i in range(3)]
+    assert all(len(t.encode()) > 45_000 for t in texts)
+    flags = [arg for text in texts for arg in ("--guidance", text)]
+    fx.env["RALPH_DEMO_DELAY"] = "0"
+    result = fx.run_cli("alpha", "--agent", "demo", *flags, timeout=60)
+    assert "has no 'Tasks file" not in result.stdout, result.stdout[-2000:]
+    record = assert_outcome(fx, result, "succeeded", "every task is checked (3/3)")
+    first = record["iterations"][0]  # type: ignore[index]
+    assert first["tasksChecked"] > 0 and first["exitCode"] == 0, first
+    prompt = (fx.root / ".ralph" / "runs" / str(record["runId"]) / "prompt-1.md").read_text()
+    assert len(prompt.encode()) > 100_000  # this prompt did go over as a file

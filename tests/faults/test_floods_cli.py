@@ -5,12 +5,15 @@ bounded UTF-8 lines, and the raw output is kept for the operator."""
 from __future__ import annotations
 
 import re
+import shlex
 import subprocess
+import sys
+import time
 
 import pytest
 
 from tests.faults.conftest import make_change
-from tests.faults.helpers import FaultEnv, assert_outcome
+from tests.faults.helpers import CLI, FaultEnv, assert_outcome, gone_within
 
 ONE_TASK = "## 1. Only\n- [ ] 1.1 The one task\n"
 CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
@@ -72,3 +75,40 @@ def test_a_closed_stdout_stops_the_run_quietly(fx: FaultEnv) -> None:
     assert record["state"] == "stopped"
     assert record["reason"] == "standard output was closed"
     assert len(record["iterations"]) == 1  # type: ignore[arg-type]
+
+
+def test_a_closed_stdout_stops_verify_and_its_command(fx: FaultEnv) -> None:
+    # Found in review: `ralph-lsp verify … | head` ran the command to its end after the pipe
+    # closed. Now the command's tree is stopped as soon as stdout is closed, even while the
+    # command prints nothing, and verify exits quietly (5, as `run` does).
+    pid_file = fx.tmp / "verify.pid"
+    slow = shlex.join(
+        [
+            sys.executable,
+            "-c",
+            "import os, sys, time\n"
+            f"open({str(pid_file)!r}, 'w').write(str(os.getpid()))\n"
+            "print('ready', flush=True)\n"
+            "time.sleep(120)\n",
+        ]
+    )
+    argv = [*CLI, "verify", "alpha", "--root", str(fx.root), "--verify", slow]
+    started = time.monotonic()
+    proc = subprocess.Popen(
+        argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=fx.env, cwd=fx.root
+    )
+    assert proc.stdout is not None and proc.stderr is not None
+    while not proc.stdout.readline().endswith(b" ready\n"):  # what `head` reads, then exits
+        assert time.monotonic() - started < 30, "the command never printed"
+    proc.stdout.close()
+    try:
+        code = proc.wait(10)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    stderr = proc.stderr.read().decode("utf-8", "replace")
+    assert code == 5, stderr[-2000:]
+    assert "Traceback" not in stderr and "BrokenPipe" not in stderr, stderr[-2000:]
+    assert gone_within([int(pid_file.read_text())], 2) == []
+    assert time.monotonic() - started < 20

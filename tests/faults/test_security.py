@@ -8,9 +8,11 @@ the agent's environment is the parent's plus ``ralph.env``, nothing more.
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import uuid
 from collections.abc import Callable
 from pathlib import Path
@@ -23,12 +25,19 @@ StartLsp = Callable[..., RawLsp]
 
 
 class Canary:
-    """Shell snippets that would each create a file named ``pwned-<uuid>-…`` if ever run."""
+    """Shell snippets that would each create a file named ``pwned-<uuid>-…`` if ever run.
+
+    Only the test's own folder is searched (``base``, the test's tmp_path: the project, the
+    processes' TMPDIR). Shared places (the system temp folder, the current directory) are only
+    asked for the exact names a snippet could create there, never walked: another process may
+    add or remove anything there meanwhile.
+    """
 
     def __init__(self, base: Path) -> None:
         self.id = uuid.uuid4().hex
         self.base = base
-        self.tmp = Path(tempfile.gettempdir())
+        self.tmp = base / "tmp"  # the TMPDIR of every process the test starts (see ``fx``)
+        self.tmp.mkdir(exist_ok=True)
 
     def name(self, n: int) -> str:
         return f"pwned-{self.id}-{n}"
@@ -58,11 +67,54 @@ class Canary:
         )
 
     def hits(self, *more: Path) -> list[Path]:
-        found: list[Path] = []
-        for folder in {self.base, self.tmp, Path.cwd(), *more}:
-            for path in folder.rglob(f"pwned-{self.id}*"):
-                found.append(path)
-        return found
+        found: set[Path] = set()
+        for folder in {self.base, *more}:  # the test's own folders only
+            found.update(folder.rglob(f"pwned-{self.id}*"))
+        for shared in (Path(tempfile.gettempdir()), Path.cwd()):
+            found.update(p for n in range(30) if (p := shared / self.name(n)).exists())
+        return sorted(found)
+
+
+def _churn(stop: threading.Event, made: list[int]) -> None:
+    """What another process does meanwhile: folders (with ``.git`` trees) made and removed in
+    the system temp folder, as fast as it can."""
+    while not stop.is_set():
+        top = Path(tempfile.mkdtemp(prefix="ralph-churn-", dir=tempfile.gettempdir()))
+        for i in range(20):
+            (top / f"r{i}" / ".git" / "objects" / "ab").mkdir(parents=True)
+        made.append(1)
+        shutil.rmtree(top, ignore_errors=True)
+
+
+def test_the_canary_never_depends_on_what_else_the_machine_does(fx: FaultEnv) -> None:
+    # Found in review: the canary scanned the whole system temp folder and failed with a
+    # FileNotFoundError (a .git folder there) when another process removed a folder meanwhile.
+    canary = Canary(fx.root.parent)
+    stop, made = threading.Event(), []
+    churner = threading.Thread(target=_churn, args=(stop, made), daemon=True)
+    churner.start()
+    try:
+        for _ in range(30):
+            assert canary.hits(fx.root) == []
+    finally:
+        stop.set()
+        churner.join(10)
+    assert made, "nothing was churned: the test proved nothing"
+    # …and it still sees a snippet that ran, wherever the snippets could have written.
+    (fx.root.parent / "x").mkdir()
+    shared = Path(tempfile.gettempdir()) / canary.name(12)  # `touch` run with cwd there
+    planted = [
+        fx.root / canary.name(3),
+        canary.tmp / canary.name(10),
+        fx.root.parent / "x" / canary.name(11),
+        shared,
+    ]
+    try:
+        for path in planted:
+            path.touch()
+        assert canary.hits(fx.root) == sorted(planted)
+    finally:
+        shared.unlink()
 
 
 def test_shell_syntax_in_change_names_and_guidance_is_inert_in_the_cli(fx: FaultEnv) -> None:
