@@ -9,6 +9,22 @@ SHARED = REPO.parent / "shared"
 EXAMPLE = REPO / "examples" / "hello"
 
 
+@pytest.fixture(params=["linux", "portable"])
+def inspection(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Run the test once per process inspection (ralph_lsp/proc/inspection.py): ``RALPH_PROC`` is
+    set
+    for this process and every process the test starts (the fixtures that build the test's
+    environment take it first)."""
+    monkeypatch.setenv("RALPH_PROC", request.param)
+    return str(request.param)
+
+
+def take_inspection(request: pytest.FixtureRequest) -> None:
+    """Set up ``inspection`` now if the test uses it, before an environment is copied."""
+    if "inspection" in request.fixturenames:
+        request.getfixturevalue("inspection")
+
+
 def alive(pid: int) -> bool:
     """True while ``pid`` exists and is not a zombie."""
     try:

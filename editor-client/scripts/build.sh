@@ -4,8 +4,9 @@
 #   --vsix   also bundles the server with its dependencies into bundled/libs and packages a
 #            platform .vsix, editor-client/ralph-lsp-<target>-<version>.vsix (prints the path last)
 # VSIX_TARGET picks the platform (default: this machine's): linux-x64, linux-arm64, alpine-x64,
-# alpine-arm64, darwin-x64, darwin-arm64, win32-x64, win32-arm64. Only watchfiles has compiled
-# code, and its wheels are abi3: one package per platform runs on every CPython 3.10+.
+# alpine-arm64, darwin-x64, darwin-arm64. watchfiles and psutil have compiled code, and their
+# wheels are abi3: one package per platform runs on every CPython 3.10+. No win32 package: the
+# server refuses to start on Windows (run it in WSL or a Remote window, with the linux package).
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 vsix=false
@@ -25,8 +26,7 @@ pip_platforms() {
     alpine-arm64) echo "musllinux_1_1_aarch64 musllinux_1_2_aarch64" ;;
     darwin-x64) echo "macosx_10_12_x86_64 macosx_11_0_x86_64" ;;
     darwin-arm64) echo "macosx_11_0_arm64" ;;
-    win32-x64) echo "win_amd64" ;;
-    win32-arm64) echo "win_arm64" ;;
+    win32-*) die "no $1 package: ralph-lsp refuses to run on Windows; run it in WSL or a Remote window (the linux-x64 package installs there)" ;;
     *) die "unknown VSIX_TARGET $1 (see the top of build.sh)" ;;
   esac
 }

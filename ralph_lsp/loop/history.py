@@ -33,6 +33,7 @@ from ralph_lsp.loop.costs import TokensRecord
 from ralph_lsp.loop.policy import RunState
 from ralph_lsp.loop.verify import VerificationRecord
 from ralph_lsp.openspec.tasks import NotARegularFile, open_regular, read_regular_text
+from ralph_lsp.proc import inspection
 
 HISTORY_DIR = ".ralph"
 OWNER_FILE = "owner.pid"
@@ -321,18 +322,10 @@ def new_run_id() -> str:
 
 
 def process_started_at(pid: int) -> str | None:
-    """When process ``pid`` started (ISO 8601, UTC), from /proc; None where that is unknown."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text(encoding="utf-8", errors="replace")
-        ticks = int(stat.rsplit(")", 1)[1].split()[19])
-        boot = next(
-            int(line.split()[1])
-            for line in Path("/proc/stat").read_text().splitlines()
-            if line.startswith("btime ")
-        )
-    except (OSError, ValueError, IndexError, StopIteration):
+    """When process ``pid`` started (ISO 8601, UTC); None where that is unknown."""
+    started = inspection.current().start_time(pid)
+    if started is None:
         return None
-    started = boot + ticks / os.sysconf("SC_CLK_TCK")
     return (
         datetime.fromtimestamp(started, timezone.utc)
         .isoformat(timespec="seconds")
@@ -341,19 +334,14 @@ def process_started_at(pid: int) -> str | None:
 
 
 def _process_identity(pid: int) -> str:
-    """``pid start-time``: the start time (from /proc) tells a reused pid from the original."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text(encoding="utf-8", errors="replace")
-        start = stat.rsplit(")", 1)[1].split()[19]
-    except (OSError, IndexError):
-        start = "?"
-    return f"{pid} {start}\n"
+    """``pid start-time``: the start time tells a reused pid from the original. Both process
+    inspections give the same start time (seconds since the epoch, to the hundredth)."""
+    started = inspection.current().start_time(pid)
+    return f"{pid} {'?' if started is None else f'{started:.2f}'}\n"
 
 
 def _owner_alive(folder: Path) -> bool:
     """Whether the process that wrote this run's record is still running."""
-    if not Path("/proc/self").exists():
-        return True  # cannot tell without /proc: trust the record
     try:
         saved = read_small_file(folder / OWNER_FILE, 4096)
         pid = int(saved.split()[0])
@@ -361,7 +349,8 @@ def _owner_alive(folder: Path) -> bool:
         return True  # a record without an owner file: trust it
     if pid == os.getpid():
         return True
-    return _process_identity(pid) == saved and Path(f"/proc/{pid}").exists()
+    proc = inspection.current()
+    return _process_identity(pid) == saved and inspection.is_alive(proc, pid)
 
 
 def prune_runs(root: Path, change: str, keep: int) -> list[str]:

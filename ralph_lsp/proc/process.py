@@ -25,6 +25,7 @@ import errno
 import json
 import logging
 import os
+import secrets
 import signal
 import subprocess
 import sys
@@ -35,7 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Literal
 
-from ralph_lsp.proc import watchdog
+from ralph_lsp.proc import inspection, watchdog
 
 __all__ = [
     "LINE_CAP",
@@ -257,7 +258,8 @@ class AgentProcess:
         self._discard = False
         self._lines_taken = False
         self._tasks: list[asyncio.Task[None]] = []
-        self._watchdog_started: int | None = None  # its start time, in clock ticks since boot
+        self._watchdog_started: float | None = None  # its start time (seconds since the epoch)
+        self.tag = ""  # RALPH_LSP_TREE of the agent's tree (see proc/inspection.py)
 
     # -- starting ----------------------------------------------------------------------------
     # Long: the spawn and its every failure mode in order; each step depends on the last.
@@ -276,6 +278,7 @@ class AgentProcess:
             )
         exe = resolve_program(spec.argv[0], spec.env.get("PATH"), spec.cwd)
         _become_subreaper()
+        tag = f"{os.getpid()}-{secrets.token_hex(8)}"
         loop = asyncio.get_running_loop()
         control_r, control_w = os.pipe()
         status_r, status_w = os.pipe()
@@ -297,6 +300,9 @@ class AgentProcess:
             os.path.abspath(spec.cwd),
             "--exe",
             exe,
+            "--tag",
+            tag,
+            *_inspection_args(),
             "--",
             *spec.argv,
         ]
@@ -356,7 +362,8 @@ class AgentProcess:
             )
 
         self = cls(popen, agent_pid, control_w, status, status_transport, raw_sink, line_cap)
-        self._watchdog_started = _start_ticks(popen.pid)
+        self.tag = tag
+        self._watchdog_started = inspection.current().start_time(popen.pid)
         _live.add(self)
         pipes: list[tuple[Stream, IO[bytes]]] = [("stdout", popen.stdout), ("stderr", popen.stderr)]
         for name, pipe in pipes:
@@ -483,7 +490,9 @@ class AgentProcess:
         if self._done.done():
             return
         for _ in range(20):
-            found = watchdog.signal_tree(self.watchdog_pid, signal.SIGKILL, self._agent_group())
+            found = watchdog.signal_tree(
+                self.watchdog_pid, signal.SIGKILL, self._agent_group(), self.tag
+            )
             if not found:
                 break
         self._close_control()
@@ -550,6 +559,7 @@ class AgentProcess:
             log.error("watchdog %d of agent %d died unexpectedly", *self._pids())
             _kill_session(self.pid)
             await _end_orphans(self._watchdog_started)
+            _kill_tagged(self.tag)
         if self.leftover:
             log.error("agent %d left processes it could not kill: %s", self.pid, self.leftover)
         self._close_control()
@@ -624,30 +634,46 @@ def _become_subreaper() -> None:
         _subreaper = watchdog.become_subreaper()
 
 
-def _start_ticks(pid: int) -> int | None:
-    """When ``pid`` started, in clock ticks since boot (from /proc), or None."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            return int(f.read().rsplit(b")", 1)[1].split()[19])
-    except (OSError, ValueError, IndexError):
-        return None
+def _inspection_args() -> list[str]:
+    """The watchdog's ``--proc`` (this process's choice) and, for the portable inspection,
+    ``--libs``: where psutil is, since the watchdog runs with ``-S``."""
+    name = inspection.choice()
+    libs = inspection.psutil_path() if name == "portable" else None
+    return ["--proc", name, *(["--libs", libs] if libs else [])]
 
 
-async def _end_orphans(since: int | None) -> None:
+def _kill_tagged(tag: str) -> None:
+    """SIGKILL every process carrying the tree ``tag``, until none is left (at most 2 s)."""
+    deadline = time.monotonic() + 2.0
+    while tag and time.monotonic() < deadline:
+        proc = inspection.current()
+        found = proc.tagged(tag)
+        if not found:
+            return
+        for pid in found:
+            stat = proc.stat(pid)
+            with contextlib.suppress(OSError):
+                if stat is not None and stat.pgid > 1 and stat.pgid != os.getpgrp():
+                    os.killpg(stat.pgid, signal.SIGKILL)  # a child it just forked, too
+                os.kill(pid, signal.SIGKILL)
+
+
+async def _end_orphans(since: float | None) -> None:
     """SIGKILL (and reap) what a dead watchdog's tree left: processes that re-parented to this
     process (a subreaper) and started after that watchdog, with their descendants. Live
     watchdogs are kept. Looked for until none has turned up for 0.3 s (at most 2 s), since
     each killed parent hands its children over in turn."""
-    if not _subreaper:
+    if not _subreaper or inspection.choice() != "linux":
         return
     me = os.getpid()
+    start_time = inspection.current().start_time
     quiet = time.monotonic()
     deadline = quiet + 2.0
     while time.monotonic() < deadline and time.monotonic() - quiet < 0.3:
         keep = {p.watchdog_pid for p in _live}
         table = watchdog.process_table()
         mine = [pid for pid, st in table.items() if st[1] == me and pid not in keep]
-        mine = [pid for pid in mine if since is None or (_start_ticks(pid) or since) >= since]
+        mine = [pid for pid in mine if since is None or (start_time(pid) or since) >= since]
         for pid in mine:
             if table[pid][0] != "Z":
                 quiet = time.monotonic()

@@ -3,8 +3,10 @@
 The engine runs ``python -m ralph_lsp.proc.watchdog`` once per iteration; the watchdog starts the
 agent and makes sure that no process of the agent's tree outlives the iteration:
 
-* it is a child subreaper (Linux), so every orphaned descendant (``setsid``/``nohup`` escapees)
-  is re-parented to it and stays findable through ``/proc``;
+* it is a child subreaper (the ``linux`` process inspection), so every orphaned descendant
+  (``setsid``/``nohup`` escapees) is re-parented to it and stays findable through ``/proc``;
+  without one (the ``portable`` inspection, on psutil), the agent's environment carries
+  ``RALPH_LSP_TREE=<tag>`` and every process holding it is ended too (see ``proc/inspection.py``);
 * it starts the agent in a new session, with the working directory and environment it was given
   itself (its own environment is the agent's), and stdin/stdout/stderr it inherited from the
   engine; it then drops its own copies so end-of-file means what it should;
@@ -21,11 +23,11 @@ agent and makes sure that no process of the agent's tree outlives the iteration:
 The engine starts it in a session of its own, so a SIGKILL sent to the engine's whole process
 group still leaves the watchdog alive to end the tree. It ignores SIGINT (Ctrl-C in a terminal is
 the engine's to handle) and SIGHUP, and treats SIGTERM like ``stop``.
-Standard library only, and few imports: it starts once per iteration.
+Standard library only, and few imports: it starts once per iteration (``psutil`` only with the
+portable inspection, found in the ``--libs`` folder).
 
-
-Usage:
-``python -m ralph_lsp.proc.watchdog --control FD --status FD --cwd DIR --exe PATH -- ARGV...``
+Usage: ``python -m ralph_lsp.proc.watchdog --control FD --status FD --cwd DIR --exe PATH
+[--tag TAG] [--proc linux|portable] [--libs DIR] -- ARGV...``
 """
 
 from __future__ import annotations
@@ -36,6 +38,9 @@ import select
 import signal
 import sys
 import time
+from collections.abc import Mapping
+
+from ralph_lsp.proc import inspection
 
 ORPHAN_GRACE = 0.5
 """Seconds between SIGTERM and SIGKILL when the engine vanished (control pipe EOF)."""
@@ -46,58 +51,23 @@ SIGTERM_GRACE = 1.0
 KILL_CAP = 5.0
 """Seconds of SIGKILL passes before giving up on processes that cannot be killed."""
 
-_PR_SET_CHILD_SUBREAPER = 36
-
 
 def become_subreaper() -> bool:
-    """Make orphaned descendants re-parent to this process (Linux only; False elsewhere)."""
-    if not sys.platform.startswith("linux"):
-        return False
-    try:
-        import ctypes
-
-        libc = ctypes.CDLL(None, use_errno=True)
-        return int(libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)) == 0
-    except (OSError, AttributeError):
-        return False
+    """Make orphaned descendants re-parent to this process (the Linux implementation only)."""
+    return inspection.current().become_subreaper()
 
 
-def read_stat(pid: int) -> tuple[str, int, int, int] | None:
-    """``(state, ppid, pgid, sid)`` of a process from ``/proc/<pid>/stat``, or None if gone."""
-    try:
-        fd = os.open(f"/proc/{pid}/stat", os.O_RDONLY)
-    except OSError:
-        return None
-    try:
-        data = os.read(fd, 1024)
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
-    # "pid (comm) state ppid pgrp session ...": comm may hold spaces and parentheses.
-    fields = data[data.rfind(b")") + 2 :].split()
-    try:
-        return fields[0].decode("ascii", "replace"), int(fields[1]), int(fields[2]), int(fields[3])
-    except (IndexError, ValueError):
-        return None
+def read_stat(pid: int) -> inspection.Stat | None:
+    """``(state, ppid, pgid, sid)`` of a process, or None if gone."""
+    return inspection.current().stat(pid)
 
 
-def process_table() -> dict[int, tuple[str, int, int, int]]:
-    """Every visible process: pid → ``(state, ppid, pgid, sid)``. Empty without ``/proc``."""
-    table: dict[int, tuple[str, int, int, int]] = {}
-    try:
-        names = os.listdir("/proc")
-    except OSError:
-        return table
-    for name in names:
-        if name.isdigit():
-            stat = read_stat(int(name))
-            if stat is not None:
-                table[int(name)] = stat
-    return table
+def process_table() -> dict[int, inspection.Stat]:
+    """Every visible process: pid → ``(state, ppid, pgid, sid)``."""
+    return inspection.current().table()
 
 
-def descendants(root: int, table: dict[int, tuple[str, int, int, int]] | None = None) -> list[int]:
+def descendants(root: int, table: dict[int, inspection.Stat] | None = None) -> list[int]:
     """Pids of every live descendant of ``root`` (zombies excluded), parents before children."""
     if table is None:
         table = process_table()
@@ -114,33 +84,32 @@ def descendants(root: int, table: dict[int, tuple[str, int, int, int]] | None = 
 
 
 def is_alive(pid: int) -> bool:
-    """True while ``pid`` exists and is not a zombie (needs ``/proc``; falls back to kill 0)."""
-    stat = read_stat(pid)
-    if stat is not None:
-        return stat[0] != "Z"
-    if os.path.isdir("/proc/self"):
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+    """True while ``pid`` exists and is not a zombie."""
+    return inspection.is_alive(inspection.current(), pid)
 
 
-def signal_tree(root: int, sig: int, fallback_groups: tuple[int, ...] = ()) -> int:
-    """Send ``sig`` to every descendant of ``root`` and to their process groups.
+def signal_tree(
+    root: int, sig: int, fallback_groups: tuple[int, ...] = (), tag: str | None = None
+) -> int:
+    """Send ``sig`` to every descendant of ``root``, every process carrying the tree ``tag``
+    (see :mod:`ralph_lsp.proc.inspection`), and to their process groups.
 
     Groups are signalled first: a group kill reaches every member at once, so a process forking
-    in the meantime cannot slip through. The caller's own group is never signalled. Without
-    ``/proc`` nothing can be found, and only ``fallback_groups`` are signalled. Returns the
-    number of descendants found.
+    in the meantime cannot slip through. The caller's own group is never signalled. When no
+    process can be listed, only ``fallback_groups`` are signalled. Returns the number of
+    processes found.
     """
-    table = process_table()
+    proc = inspection.current()
+    table = proc.table()
     pids = descendants(root, table)
+    if tag:
+        pids += [pid for pid in proc.tagged(tag) if pid not in pids and pid != root]
     own_group = os.getpgrp()
-    groups = {table[pid][2] for pid in pids} if table else set(fallback_groups)
+    groups = set(fallback_groups) if not table else set()
+    for pid in pids:
+        stat = table.get(pid) or proc.stat(pid)
+        if stat is not None:
+            groups.add(stat.pgid)
     for group in groups:
         if group > 1 and group != own_group:
             try:
@@ -156,7 +125,9 @@ def signal_tree(root: int, sig: int, fallback_groups: tuple[int, ...] = ()) -> i
 
 
 class Watchdog:
-    def __init__(self, control_fd: int, status_fd: int, cwd: str, exe: str, argv: list[str]):
+    def __init__(
+        self, control_fd: int, status_fd: int, cwd: str, exe: str, argv: list[str], tag: str = ""
+    ):
         self.control_fd: int | None = control_fd
         self.status_fd: int | None = status_fd
         self.cwd = cwd
@@ -168,6 +139,8 @@ class Watchdog:
         self.term_sent = False
         self.kill_started: float | None = None
         self.control_buffer = b""
+        self.tag = tag  # in the agent's environment: finds its tree without a subreaper
+        self.subreaper = False
 
     # -- status pipe -------------------------------------------------------------------------
     def report(self, message: dict[str, object]) -> None:
@@ -187,7 +160,8 @@ class Watchdog:
             self.report({"error": "os_error", "errno": err.errno, "message": message})
             return False
         try:
-            self.agent_pid = _spawn_in_new_session(self.exe, self.argv)
+            env = dict(os.environ, **{inspection.TREE_TAG: self.tag}) if self.tag else os.environ
+            self.agent_pid = _spawn_in_new_session(self.exe, self.argv, env)
         except OSError as err:
             kind, message = describe_start_error(err, self.argv[0], self.exe)
             self.report({"error": kind, "errno": err.errno, "message": message})
@@ -202,14 +176,21 @@ class Watchdog:
             self.deadline = deadline
         if not self.term_sent:
             self.term_sent = True
-            signal_tree(os.getpid(), signal.SIGTERM, self.agent_groups())
+            signal_tree(os.getpid(), signal.SIGTERM, self.agent_groups(), self.tag)
             if self.deadline <= time.monotonic():
                 self.kill_pass()
 
     def kill_pass(self) -> None:
         if self.kill_started is None:
             self.kill_started = time.monotonic()
-        signal_tree(os.getpid(), signal.SIGKILL, self.agent_groups())
+        signal_tree(os.getpid(), signal.SIGKILL, self.agent_groups(), self.tag)
+
+    def strays(self) -> list[int]:
+        """Processes of the tree that are no longer below this one: none with a subreaper,
+        else those carrying the tree's tag (orphans re-parented to init)."""
+        if self.subreaper or not self.tag:
+            return []
+        return inspection.current().tagged(self.tag)
 
     def agent_groups(self) -> tuple[int, ...]:
         # Without /proc the agent's own group is all that can be named. While the agent is
@@ -263,12 +244,12 @@ class Watchdog:
         if self.control_fd is not None:
             poller.register(self.control_fd, select.POLLIN)
         while True:
-            if self.reap():
+            if self.reap() and (self.exit_code is None or not self.strays()):
                 return []
             now = time.monotonic()
             if self.deadline is not None and now >= self.deadline:
                 if self.kill_started is not None and now - self.kill_started > KILL_CAP:
-                    return descendants(os.getpid())
+                    return descendants(os.getpid()) + self.strays()
                 self.kill_pass()
                 timeout = 0.01
             elif self.deadline is not None:
@@ -300,7 +281,7 @@ class Watchdog:
         signal.signal(signal.SIGTERM, _noop)
         signal.signal(signal.SIGINT, signal.SIG_IGN)
         signal.signal(signal.SIGHUP, signal.SIG_IGN)
-        become_subreaper()
+        self.subreaper = become_subreaper()
         for fd in (self.control_fd, self.status_fd, wake_r, wake_w):
             if fd is not None:
                 os.set_inheritable(fd, False)
@@ -320,7 +301,7 @@ class Watchdog:
         except BaseException:
             # A bug here must not orphan the tree: end it outright before going down.
             for _ in range(100):
-                if not signal_tree(os.getpid(), signal.SIGKILL, self.agent_groups()):
+                if not signal_tree(os.getpid(), signal.SIGKILL, self.agent_groups(), self.tag):
                     break
                 self.reap()
             raise
@@ -332,10 +313,10 @@ _DEFAULT_SIGNALS = (signal.SIGINT, signal.SIGHUP, signal.SIGPIPE, signal.SIGXFSZ
 """Signals the watchdog (or Python) ignores; the agent gets their default disposition back."""
 
 
-def _spawn_in_new_session(exe: str, argv: list[str]) -> int:
+def _spawn_in_new_session(exe: str, argv: list[str], env: Mapping[str, str]) -> int:
     try:
         return os.posix_spawn(
-            exe, argv, os.environ, setsid=True, setsigdef=_DEFAULT_SIGNALS, setsigmask=()
+            exe, argv, env, setsid=True, setsigdef=_DEFAULT_SIGNALS, setsigmask=()
         )
     except NotImplementedError:  # no POSIX_SPAWN_SETSID here: fork and exec by hand
         pass
@@ -345,7 +326,7 @@ def _spawn_in_new_session(exe: str, argv: list[str]) -> int:
             os.setsid()
             for signum in _DEFAULT_SIGNALS:
                 signal.signal(signum, signal.SIG_DFL)
-            os.execve(exe, argv, os.environ)
+            os.execve(exe, argv, env)
         finally:
             os._exit(127)
     return pid
@@ -391,19 +372,23 @@ def _parse(args: list[str]) -> Watchdog:
     if "--" not in args:
         raise SystemExit(
             "usage: python -m ralph_lsp.proc.watchdog --control FD --status FD "
-            "--cwd DIR --exe PATH -- ARGV..."
+            "--cwd DIR --exe PATH [--tag TAG] [--proc linux|portable] [--libs DIR] -- ARGV..."
         )
     split = args.index("--")
     options = dict(zip(args[:split:2], args[1:split:2], strict=False))
     argv = args[split + 1 :]
     if not argv:
         raise SystemExit("ralph_lsp.watchdog: no agent command after --")
+    if "--libs" in options:  # psutil, for the portable inspection (run with -S)
+        sys.path.append(options["--libs"])
+    inspection.force(options.get("--proc"))
     return Watchdog(
         control_fd=int(options["--control"]),
         status_fd=int(options["--status"]),
         cwd=options.get("--cwd", "."),
         exe=options.get("--exe", argv[0]),
         argv=argv,
+        tag=options.get("--tag", ""),
     )
 
 

@@ -34,6 +34,7 @@ from collections.abc import Callable
 from types import FrameType
 from typing import BinaryIO, cast
 
+from ralph_lsp.proc.inspection import unsupported_platform
 from ralph_lsp.server.features import register
 from ralph_lsp.server.server import RalphLanguageServer
 
@@ -77,8 +78,12 @@ def serve() -> None:
     """Serve LSP on stdio (``ralph-lsp``, ``ralph-lsp serve``, ``python -m ralph_lsp``).
 
     Returns after ``shutdown`` and ``exit``; raises ``SystemExit(1)`` when the client left
-    without ``shutdown`` (as LSP asks).
+    without ``shutdown`` (as LSP asks). Refuses Windows with ``SystemExit(2)``.
     """
+    reason = unsupported_platform()
+    if reason is not None:
+        print(f"ralph-lsp: error: {reason}", file=sys.stderr)
+        raise SystemExit(2)
     server = create_server()
 
     def on_sigterm(signum: int, frame: FrameType | None) -> None:

@@ -384,7 +384,9 @@ async def test_history_record_is_valid_json_with_spec_fields(project: Path) -> N
     assert (folder / "iteration-1.log").read_bytes().startswith(b"checked one task")
 
 
-def test_a_record_left_running_by_a_dead_process_reads_as_interrupted(tmp_path: Path) -> None:
+def test_a_record_left_running_by_a_dead_process_reads_as_interrupted(
+    tmp_path: Path, inspection: str
+) -> None:
     from ralph_lsp.loop.history import RunHistory
 
     hist = RunHistory(tmp_path, "r-dead", lambda m: None)
@@ -405,7 +407,9 @@ def test_a_record_left_running_by_a_dead_process_reads_as_interrupted(tmp_path: 
     assert rec["state"] == "running"  # this process is alive: the run is live
 
 
-def test_a_record_owned_by_a_killed_cli_reads_as_interrupted(project: Path) -> None:
+def test_a_record_owned_by_a_killed_cli_reads_as_interrupted(
+    project: Path, inspection: str
+) -> None:
     import signal
     import subprocess
     import sys

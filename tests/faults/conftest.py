@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from tests.conftest import take_inspection
 from tests.faults.helpers import TAG, FaultEnv, tagged_processes
 from tests.faults.lsp_raw import RawLsp
 
@@ -51,12 +52,13 @@ def snapshot(root: Path) -> dict[str, str]:
 
 
 @pytest.fixture
-def fx(tmp_path: Path) -> Iterator[FaultEnv]:
+def fx(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[FaultEnv]:
     """A project with one change ``alpha`` and an environment tagged for this test alone.
 
     After the test, no process carrying the tag may be alive (every process a test starts gets
     the tag, and the agents and their offspring inherit it); leftovers are killed and fail it.
     """
+    take_inspection(request)
     tag = uuid.uuid4().hex
     root = tmp_path / "project"
     root.mkdir()

@@ -22,6 +22,9 @@ from tests.faults.lsp_raw import RawLsp
 
 StartLsp = Callable[..., RawLsp]
 
+# Once per process inspection (linux, portable): see tests/conftest.py.
+pytestmark = pytest.mark.usefixtures("inspection")
+
 
 def stubborn_settings(fx: FaultEnv, **more: object) -> dict[str, object]:
     return {

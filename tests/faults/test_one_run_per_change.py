@@ -9,10 +9,15 @@ import signal
 import subprocess
 from collections.abc import Callable
 
+import pytest
+
 from tests.faults.helpers import FaultEnv, alive, wait_until
 from tests.faults.lsp_raw import RawLsp
 
 StartLsp = Callable[..., RawLsp]
+
+# Once per process inspection (linux, portable): see tests/conftest.py.
+pytestmark = pytest.mark.usefixtures("inspection")
 
 
 def _slow_cli(fx: FaultEnv) -> subprocess.Popen[bytes]:

@@ -291,6 +291,10 @@ def dumped_env(fx: FaultEnv) -> dict[str, str]:
     dumps = sorted(fx.logs.glob("env-*.json"))
     assert dumps, "the agent did not dump its environment"
     envs = [json.loads(p.read_text()) for p in dumps]
+    # Each agent's tree is named in its environment (ralph_lsp/proc/inspection.py), one name per
+    # spawn.
+    tags = [e.pop("RALPH_LSP_TREE") for e in envs]
+    assert len(set(tags)) == len(tags)
     assert all(e == envs[0] for e in envs)
     return envs[0]  # type: ignore[no-any-return]
 

@@ -14,6 +14,7 @@ import pytest
 from proc_helpers import FAKE_AGENTS, TAG, tagged_processes
 
 from ralph_lsp.proc.process import SpawnSpec
+from tests.conftest import take_inspection
 
 
 @pytest.fixture
@@ -22,8 +23,9 @@ def pid_file(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def agent_env(pid_file: Path) -> Iterator[dict[str, str]]:
+def agent_env(pid_file: Path, request: pytest.FixtureRequest) -> Iterator[dict[str, str]]:
     """The environment for fake agents; after the test, no process carrying it may be alive."""
+    take_inspection(request)
     tag = uuid.uuid4().hex
     yield dict(os.environ, **{TAG: tag, "FAKE_AGENT_PID_FILE": str(pid_file)})
     deadline = time.monotonic() + 3.0

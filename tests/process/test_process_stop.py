@@ -16,6 +16,9 @@ from proc_helpers import alive, read_pids
 
 from ralph_lsp.proc.process import AgentProcess, SpawnSpec, kill_all_now
 
+# Once per process inspection (linux, portable): see tests/conftest.py.
+pytestmark = pytest.mark.usefixtures("inspection")
+
 
 async def wait_for_line(proc: AgentProcess, wanted: str) -> None:
     async for _stream, line in proc.lines():

@@ -12,10 +12,10 @@ import time
 import pytest
 from proc_helpers import alive
 
-from ralph_lsp.proc import watchdog
+from ralph_lsp.proc import inspection, watchdog
 
 
-def test_descendants_finds_the_whole_tree(agent_env: dict[str, str]) -> None:
+def test_descendants_finds_the_whole_tree(agent_env: dict[str, str], inspection: str) -> None:
     shell = subprocess.Popen(
         ["sh", "-c", "sleep 60 & sh -c 'sleep 60 & wait' & wait"],
         env=agent_env,
@@ -43,7 +43,7 @@ def test_descendants_finds_the_whole_tree(agent_env: dict[str, str]) -> None:
 def test_without_proc_only_the_fallback_group_is_signalled(
     agent_env: dict[str, str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(watchdog, "process_table", dict)
+    monkeypatch.setattr(inspection.LinuxProc, "table", lambda self: {})
     child = subprocess.Popen(["sleep", "60"], env=agent_env, start_new_session=True)
     try:
         assert watchdog.signal_tree(os.getpid(), signal.SIGKILL, (child.pid,)) == 0

@@ -1,0 +1,272 @@
+"""Process inspection: one interface, two implementations.
+
+* ``linux``: reads ``/proc`` and can make a process a child subreaper, so every orphan of an
+  agent's tree re-parents to the watchdog and stays findable. The strongest; used on Linux.
+* ``portable``: ``psutil`` (children, start times, living or zombie state) on any system, without
+  a subreaper. Used wherever ``/proc`` is missing (macOS); ``RALPH_PROC=portable`` forces it on
+  Linux, which is how its paths are tested.
+
+Without a subreaper an orphan re-parents to init and leaves the tree. So each agent's tree is
+also tagged: the watchdog starts the agent with ``RALPH_LSP_TREE=<tag>`` in its environment,
+which every descendant inherits, ``setsid`` and double forks included; :meth:`ProcInfo.tagged`
+finds them by it. Only a process that also clears its environment escapes both.
+
+Standard library at import (the watchdog imports this with ``python -E -S``); ``psutil`` is
+imported by the portable implementation when first used.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Any, NamedTuple, Protocol
+
+ENV = "RALPH_PROC"
+"""``portable`` or ``linux``: which implementation to use (default: ``linux`` where /proc is)."""
+TREE_TAG = "RALPH_LSP_TREE"
+"""The environment variable that names the agent tree a process belongs to."""
+NAMES = ("linux", "portable")
+
+
+class Stat(NamedTuple):
+    state: str  # "Z" for a zombie; anything else is alive
+    ppid: int
+    pgid: int
+    sid: int
+
+
+class ProcInfo(Protocol):
+    name: str
+
+    def stat(self, pid: int) -> Stat | None:
+        """The process's state, parent, group and session; None once it is gone."""
+
+    def table(self) -> dict[int, Stat]:
+        """Every visible process."""
+
+    def start_time(self, pid: int) -> float | None:
+        """When ``pid`` started, in seconds since the epoch; None if unknown or gone."""
+
+    def become_subreaper(self) -> bool:
+        """Make orphaned descendants re-parent to this process; False where impossible."""
+
+    def tagged(self, tag: str) -> list[int]:
+        """Live processes (but this one) whose environment holds ``RALPH_LSP_TREE=tag``."""
+
+
+def is_alive(proc: ProcInfo, pid: int) -> bool:
+    stat = proc.stat(pid)
+    return stat is not None and stat.state != "Z"
+
+
+class LinuxProc:
+    """``/proc`` and ``prctl(PR_SET_CHILD_SUBREAPER)``."""
+
+    name = "linux"
+    _boot: float | None = None
+
+    def stat(self, pid: int) -> Stat | None:
+        fields = _stat_fields(pid)
+        try:
+            return Stat(fields[0].decode("ascii", "replace"), *map(int, fields[1:4]))
+        except (IndexError, ValueError, TypeError):
+            return None
+
+    def table(self) -> dict[int, Stat]:
+        table: dict[int, Stat] = {}
+        try:
+            names = os.listdir("/proc")
+        except OSError:
+            return table
+        for name in names:
+            if name.isdigit():
+                stat = self.stat(int(name))
+                if stat is not None:
+                    table[int(name)] = stat
+        return table
+
+    def start_time(self, pid: int) -> float | None:
+        try:
+            ticks = int(_stat_fields(pid)[19])
+            if LinuxProc._boot is None:
+                with open("/proc/stat", encoding="ascii", errors="replace") as f:
+                    line = next(x for x in f if x.startswith("btime "))
+                LinuxProc._boot = float(line.split()[1])
+        except (OSError, ValueError, IndexError, StopIteration):
+            return None
+        return ticks / os.sysconf("SC_CLK_TCK") + LinuxProc._boot
+
+    def become_subreaper(self) -> bool:
+        if not sys.platform.startswith("linux"):
+            return False
+        try:
+            import ctypes
+
+            libc = ctypes.CDLL(None, use_errno=True)
+            return int(libc.prctl(36, 1, 0, 0, 0)) == 0  # PR_SET_CHILD_SUBREAPER
+        except (OSError, AttributeError):
+            return False
+
+    def tagged(self, tag: str) -> list[int]:
+        needle = f"{TREE_TAG}={tag}".encode()
+        found = []
+        me = os.getpid()
+        for name in _listdir("/proc"):
+            if not name.isdigit() or int(name) == me:
+                continue
+            try:
+                with open(f"/proc/{name}/environ", "rb") as f:
+                    if needle in f.read().split(b"\0"):
+                        found.append(int(name))
+            except OSError:
+                continue
+        return found
+
+
+def _listdir(path: str) -> list[str]:
+    try:
+        return os.listdir(path)
+    except OSError:
+        return []
+
+
+def _stat_fields(pid: int) -> list[bytes]:
+    """The fields of ``/proc/<pid>/stat`` after the name (state first); [] if gone."""
+    try:
+        fd = os.open(f"/proc/{pid}/stat", os.O_RDONLY)
+    except OSError:
+        return []
+    try:
+        data = os.read(fd, 1024)
+    except OSError:
+        return []
+    finally:
+        os.close(fd)
+    # "pid (comm) state ppid pgrp session ...": comm may hold spaces and parentheses.
+    return data[data.rfind(b")") + 2 :].split()
+
+
+class PortableProc:
+    """``psutil``; no subreaper. Process groups and sessions from ``os.getpgid``/``getsid``."""
+
+    name = "portable"
+
+    def stat(self, pid: int) -> Stat | None:
+        ps = _psutil()
+        try:
+            process = ps.Process(pid)
+            with process.oneshot():
+                ppid, status = process.ppid(), process.status()
+        except (ps.Error, OSError):
+            return None
+        return _portable_stat(ps, pid, ppid, status)
+
+    def table(self) -> dict[int, Stat]:
+        ps = _psutil()
+        table: dict[int, Stat] = {}
+        for process in ps.process_iter(["ppid", "status"]):
+            info = process.info
+            if info.get("ppid") is None or info.get("status") is None:
+                continue  # gone meanwhile, or not ours to read
+            stat = _portable_stat(ps, process.pid, info["ppid"], info["status"])
+            if stat is not None:
+                table[process.pid] = stat
+        return table
+
+    def start_time(self, pid: int) -> float | None:
+        ps = _psutil()
+        try:
+            return float(ps.Process(pid).create_time())
+        except (ps.Error, OSError):
+            return None
+
+    def become_subreaper(self) -> bool:
+        return False
+
+    def tagged(self, tag: str) -> list[int]:
+        ps = _psutil()
+        me = os.getpid()
+        found = []
+        for process in ps.process_iter():
+            if process.pid == me:
+                continue
+            try:
+                if process.environ().get(TREE_TAG) == tag:
+                    found.append(process.pid)
+            except (ps.Error, OSError):
+                continue
+        return found
+
+
+def _portable_stat(ps: Any, pid: int, ppid: int, status: str) -> Stat | None:
+    try:
+        pgid, sid = os.getpgid(pid), os.getsid(pid)
+    except ProcessLookupError:
+        return None
+    except (OSError, AttributeError):  # not ours to ask, or no such call (Windows)
+        pgid = sid = -1
+    return Stat("Z" if status == ps.STATUS_ZOMBIE else "S", ppid, pgid, sid)
+
+
+def _psutil() -> Any:
+    import importlib
+
+    try:
+        return importlib.import_module("psutil")
+    except ImportError as err:
+        raise RuntimeError(
+            "ralph-lsp needs the psutil package where /proc is missing (or with "
+            f"{ENV}=portable): pip install psutil"
+        ) from err
+
+
+_IMPLS: dict[str, ProcInfo] = {"linux": LinuxProc(), "portable": PortableProc()}
+_forced: str | None = None
+
+
+def has_proc() -> bool:
+    return sys.platform.startswith("linux") and os.path.isdir("/proc/self")
+
+
+def choice() -> str:
+    """The implementation's name: forced (the watchdog's ``--proc``), else ``RALPH_PROC``, else
+    ``linux`` where ``/proc`` is and ``portable`` elsewhere."""
+    if _forced is not None:
+        return _forced
+    wanted = os.environ.get(ENV, "").strip().lower()
+    if wanted == "portable" or not has_proc():
+        return "portable"
+    return "linux"
+
+
+def current() -> ProcInfo:
+    return _IMPLS[choice()]
+
+
+def force(name: str | None) -> None:
+    """Use ``name`` from now on in this process, whatever the environment says."""
+    global _forced
+    if name is not None and name not in _IMPLS:
+        raise ValueError(f"unknown process inspection {name!r}: one of {', '.join(NAMES)}")
+    _forced = name
+
+
+def psutil_path() -> str | None:
+    """The folder holding the ``psutil`` package (for ``python -S``), without importing it."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("psutil")
+    if spec is None or spec.origin is None:
+        return None
+    return os.path.dirname(os.path.dirname(spec.origin))
+
+
+WINDOWS_REFUSAL = (
+    "ralph-lsp does not run on Windows: it cannot yet guarantee that a stopped agent leaves no "
+    "process behind there. Windows: run ralph-lsp in WSL or a Remote window."
+)
+
+
+def unsupported_platform() -> str | None:
+    """Why ralph-lsp refuses to start on this platform, or None where it runs."""
+    return WINDOWS_REFUSAL if sys.platform == "win32" else None
