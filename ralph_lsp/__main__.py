@@ -1,3 +1,3 @@
-from ralph_lsp import main
+from ralph_lsp.cli import main
 
 raise SystemExit(main())

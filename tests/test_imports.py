@@ -1,47 +1,62 @@
-"""The import rules of docs/architecture.md: the domain knows nothing of LSP, and the engine is
-the top of the domain."""
+"""The architecture's rules that hold the code, beyond what ``make lint`` checks with
+import-linter (the layers, LSP only in ``server/``, the git wrapper private to ``git/``, no
+cycles: ``[tool.importlinter]`` in pyproject.toml, run here too so that ``pytest`` alone catches
+a broken contract)."""
 
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 from pathlib import Path
 
-PACKAGE = Path(__file__).resolve().parents[1] / "ralph_lsp"
-LSP = ("pygls", "lsprotocol", "ralph_lsp.server")
-BELOW_ENGINE = ("tasks", "tasks_fast", "workspace", "settings", "agents", "policy", "prompt",
-                "verify", "history", "iteration", "process", "watchdog", "gitcli", "checkpoints",
-                "restore", "isolation", "rungit")  # fmt: skip
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGE = ROOT / "ralph_lsp"
 
 
-def imports(path: Path) -> set[str]:
-    found = set()
-    for node in ast.walk(ast.parse(path.read_text())):
-        if isinstance(node, ast.ImportFrom) and node.module:
-            found.add(node.module)
-        elif isinstance(node, ast.Import):
-            found.update(a.name for a in node.names)
-    return found
+def test_the_import_contracts_hold() -> None:
+    linter = Path(sys.executable).with_name("lint-imports")
+    done = subprocess.run(
+        [str(linter), "--no-cache"], cwd=ROOT, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
+    assert "BROKEN" not in done.stdout and "KEPT" in done.stdout
 
 
-def module(path: Path) -> str:
-    return ".".join(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+def _argv_literals(tree: ast.AST) -> list[str]:
+    """The first element of every list or tuple literal: how an argv names its program."""
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.List, ast.Tuple)) and node.elts:
+            first = node.elts[0]
+            if isinstance(first, ast.Constant) and isinstance(first.value, str):
+                out.append(first.value)
+    return out
 
 
-def test_the_domain_imports_nothing_of_lsp() -> None:
-    wrong = {
-        module(p): sorted(i for i in imports(p) if i.startswith(LSP))
+def test_only_the_git_package_starts_git() -> None:
+    outside = [
+        str(p.relative_to(ROOT))
         for p in PACKAGE.rglob("*.py")
-        if "server" not in p.relative_to(PACKAGE).parts and p.name != "cli.py"
+        if "git" not in p.relative_to(PACKAGE).parts[:1]
+        and "git" in _argv_literals(ast.parse(p.read_text()))
+    ]
+    assert outside == []
+
+
+def test_the_watchdog_imports_only_the_standard_library_and_its_package() -> None:
+    # It runs as `python -E -S`: no site-packages (psutil comes from a folder it is given).
+    tree = ast.parse((PACKAGE / "proc" / "watchdog.py").read_text())
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            names.add(node.module)
+    foreign = {
+        n
+        for n in names
+        if n.split(".")[0] not in sys.stdlib_module_names
+        and not n.startswith(("ralph_lsp.proc", "psutil"))
     }
-    assert {m: i for m, i in wrong.items() if i} == {}
-
-
-def test_nothing_below_the_engine_imports_it_or_the_cli() -> None:
-    wrong = {}
-    for p in PACKAGE.rglob("*.py"):
-        parts = p.relative_to(PACKAGE).with_suffix("").parts
-        if parts[0] in BELOW_ENGINE:
-            bad = {i for i in imports(p) if i in ("ralph_lsp.loop.engine", "ralph_lsp.cli.main")}
-            if bad:
-                wrong[module(p)] = sorted(bad)
-    assert wrong == {}
+    assert foreign == set()

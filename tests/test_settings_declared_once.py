@@ -12,7 +12,8 @@ from typing import Any
 
 import pytest
 
-from ralph_lsp.cli import main as cli
+from ralph_lsp import cli
+from ralph_lsp.cli import flags as cli_flags
 from ralph_lsp.settings import (
     ISOLATIONS,
     PRESETS,
@@ -93,8 +94,10 @@ def test_the_cli_flags_set_declared_settings_with_the_same_choices() -> None:
     # The CLI's flag mapping names settings of the one declaration, and a flag with choices
     # offers exactly the setting's choices (the same tuple, not a copy that can drift).
     flags = run_flags()
-    assert cli._FLAG_SETTINGS, "the CLI maps no flag to a setting: the test reads the wrong place"
-    for attr, key in cli._FLAG_SETTINGS:
+    assert cli_flags._FLAG_SETTINGS, (
+        "the CLI maps no flag to a setting: the test reads the wrong place"
+    )
+    for attr, key in cli_flags._FLAG_SETTINGS:
         assert key in SETTING_NAMES, (attr, key)
         assert attr in flags, f"--{attr.replace('_', '-')} is mapped but not a flag of run"
     choices = {"agent": PRESETS, "scope": SCOPES, "verify_when": VERIFY_WHEN}

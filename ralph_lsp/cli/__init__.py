@@ -1,13 +1,65 @@
 """``ralph-lsp …``: the headless command line (SPEC §7), one module per group of subcommands.
 
-- ``main``          the parser, ``run`` (the engine's events rendered to a terminal), ``changes``,
-  ``prompt``, ``verify``, ``history`` and ``serve``;
-- ``git_commands``  ``diff`` and ``restore``.
+- ``parser``        every subcommand and flag, declared once;
+- ``run``           ``run``: the engine in this process, its events rendered by ``terminal``;
+- ``verify``        ``verify``: the verification commands, as a run runs them;
+- ``project``       ``changes``, ``prompt`` and ``history``;
+- ``git_commands``  ``diff`` and ``restore``;
+- ``flags``         flags read as settings; ``common`` the usage error, root and change lookup
+  and exit codes; ``jsonout`` the JSON writer.
+
+:func:`main` is the ``ralph-lsp`` program (and ``python -m ralph_lsp``).
 
 Invariant: the CLI drives the same engine as the server and holds no run logic of its own; it
 imports ``server`` only to serve LSP.
 """
 
-from ralph_lsp.cli.main import main
+from __future__ import annotations
 
-__all__ = ["main"]
+import sys
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``ralph-lsp``. An unsupported platform (Windows) is refused here, before anything that
+    needs POSIX is imported."""
+    from ralph_lsp.proc.inspection import unsupported_platform
+
+    reason = unsupported_platform()
+    if reason is not None:
+        print(f"ralph-lsp: error: {reason}", file=sys.stderr)
+        return 2
+    from ralph_lsp.cli import git_commands, project, run, verify
+    from ralph_lsp.cli.common import CliError, fail, is_terminal
+    from ralph_lsp.cli.parser import build_parser
+
+    args = build_parser().parse_args(argv)
+    if args.command in (None, "serve"):
+        from ralph_lsp.server import serve
+
+        if args.command is None and is_terminal(sys.stdin):
+            # A person typed `ralph-lsp`: say what the silence means (an editor never sees this).
+            print(
+                "ralph-lsp: serving the Language Server Protocol on stdin/stdout, waiting for an"
+                " LSP client (editors start it this way); Ctrl-C quits, `ralph-lsp --help` lists"
+                " the commands",
+                file=sys.stderr,
+            )
+        serve()
+        return 0
+    handlers = {
+        "changes": project.cmd_changes,
+        "run": run.cmd_run,
+        "prompt": project.cmd_prompt,
+        "history": project.cmd_history,
+        "diff": git_commands.cmd_diff,
+        "restore": git_commands.cmd_restore,
+        "verify": verify.cmd_verify,
+    }
+    try:
+        return handlers[args.command](args, sys.stdout)
+    except CliError as exc:
+        fail(str(exc))
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        return 1

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TextIO
 
+from ralph_lsp.cli.common import CliError, root_of
 from ralph_lsp.git.checkpoints import CheckpointError
 from ralph_lsp.settings import Settings
 
@@ -125,12 +126,8 @@ def check_run(root: Path, settings: Settings) -> None:
 
 
 def _root(arg: str | None) -> Path:
-    from ralph_lsp.cli.main import _root as find
-
-    return find(arg)
+    return root_of(arg)
 
 
 def _usage(exc: object) -> Exception:
-    from ralph_lsp.cli.main import CliError
-
     return CliError(str(exc))

@@ -211,14 +211,15 @@ def test_the_demo_run_leaves_the_examples_own_tests_passing(project: Path) -> No
 
 
 def test_verification_flags(project: Path) -> None:
-    from ralph_lsp.cli.main import _settings_from_args, build_parser
+    from ralph_lsp.cli.flags import settings_from_args
+    from ralph_lsp.cli.parser import build_parser
 
     args = build_parser().parse_args(
         ["run", CHANGE, "--verify", "make test", "--verify", "npm test", "--verify-when", "each",
          "--verify-timeout", "30", "--finish-grace", "5", "--allow-tool", "Bash(make build:*)",
          "--allow-tool", "WebFetch"]
     )  # fmt: skip
-    s = _settings_from_args(args)
+    s = settings_from_args(args)
     assert s.verify_commands == ("make test", "npm test") and s.verify_when == "each"
     assert s.verify_timeout_seconds == 30 and s.finish_grace_seconds == 5
     assert s.allowed_tools == ("Bash(make build:*)", "WebFetch")

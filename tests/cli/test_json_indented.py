@@ -9,7 +9,7 @@ from typing import Any
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from ralph_lsp.cli.main import dumps_indented
+from ralph_lsp.cli.jsonout import dumps_indented
 from ralph_lsp.openspec.workspace import Change, tasks_uri
 
 _scalars = (

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-import ralph_lsp
+import ralph_lsp.cli
 from ralph_lsp.loop.history import RunHistory, _process_identity, load_records
 from ralph_lsp.proc import inspection as proc_inspection
 
@@ -102,7 +102,7 @@ def test_windows_is_refused_at_the_cli_start(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     monkeypatch.setattr(sys, "platform", "win32")
-    assert ralph_lsp.main(["changes"]) == 2
+    assert ralph_lsp.cli.main(["changes"]) == 2
     err = capsys.readouterr().err
     assert "Windows: run ralph-lsp in WSL or a Remote window" in err
 

@@ -1,0 +1,86 @@
+"""A command's flags read as settings, each checked as its setting is (a usage error names the
+flag)."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from ralph_lsp.cli.common import CliError
+from ralph_lsp.settings import (
+    Settings,
+    check_setting,
+    settings_from_dict,
+)
+
+
+def settings_from_args(args: argparse.Namespace) -> Settings:
+    import shlex
+
+    raw: dict[str, Any] = {}
+    if getattr(args, "agent", None):
+        raw["agent"] = args.agent
+    if getattr(args, "agent_command", None):
+        try:
+            argv = shlex.split(args.agent_command)
+        except ValueError as exc:
+            raise CliError(f"--agent-command: {exc}") from exc
+        if not argv:
+            raise CliError("--agent-command is empty")
+        raw["agentCommand"] = argv
+        raw.setdefault("agent", "custom")
+    if getattr(args, "agent_args", None) is not None:
+        try:
+            raw["agentArgs"] = shlex.split(args.agent_args)
+        except ValueError as exc:
+            raise CliError(f"--agent-args: {exc}") from exc
+    for attr, key in _FLAG_SETTINGS:
+        value = getattr(args, attr, None)
+        if value is not None:
+            raw[key] = _checked(attr, key, value)
+    if getattr(args, "verify", None):
+        raw["verifyCommands"] = args.verify
+    if getattr(args, "allow_tool", None):
+        raw["allowedTools"] = args.allow_tool
+    if getattr(args, "no_checkpoints", False):
+        raw["checkpoints"] = False
+    env: dict[str, str] = {}
+    for item in getattr(args, "env", None) or []:
+        name, sep, value = item.partition("=")
+        if not sep or not name:
+            raise CliError(f"--env expects NAME=VALUE, got {item!r}")
+        env[name] = value
+    if env:
+        raw["env"] = env
+    settings, warnings = settings_from_dict(raw)
+    if warnings:  # every flag was checked above: a safety net that names the setting
+        raise CliError(warnings[0])
+    return settings
+
+
+# `run` flags that set a setting: (argparse attribute, setting). The flag is the attribute with
+# dashes (`max_iterations` → `--max-iterations`).
+_FLAG_SETTINGS = (
+    ("max_iterations", "maxIterations"),
+    ("max_cost", "maxCostUsd"),
+    ("stuck_after", "stuckAfter"),
+    ("scope", "iterationScope"),
+    ("iteration_timeout", "iterationTimeoutSeconds"),
+    ("stop_grace", "stopGraceSeconds"),
+    ("finish_grace", "finishGraceSeconds"),
+    ("isolation", "isolation"),
+    ("agent_user_config", "agentUserConfig"),
+    ("verify_when", "verifyWhen"),
+    ("verify_timeout", "verifyTimeoutSeconds"),
+)
+
+
+def _checked(attr: str, key: str, value: Any) -> Any:
+    """A flag's value, checked as its setting is; a usage error names the flag."""
+    try:
+        check_setting(key, value)
+    except ValueError as exc:
+        flag = "--" + attr.replace("_", "-")
+        expected = str(exc).removesuffix(", or null")  # null is for settings, not flags
+        raise CliError(f"{flag}: expected {expected}, got {value!r}") from None
+    return value

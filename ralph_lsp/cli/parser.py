@@ -1,0 +1,179 @@
+"""Every subcommand and flag of ``ralph-lsp``, declared once, read top to bottom like ``--help``."""
+
+from __future__ import annotations
+
+import argparse
+
+from ralph_lsp import __version__
+from ralph_lsp.cli import git_commands
+from ralph_lsp.settings import (
+    ISOLATIONS,
+    PRESETS,
+    SCOPES,
+    USER_CONFIGS,
+    VERIFY_WHEN,
+)
+
+
+# Long: a declarative table of every subcommand and flag, read top to bottom like --help.
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="ralph-lsp",
+        description=(
+            "Run a Ralph loop over an OpenSpec change: spawn a coding agent again and again,"
+            " each time fresh, until every task in the change's tasks.md is checked."
+            " With no command (or `serve`), speak the Language Server Protocol on stdio."
+        ),
+        epilog=(
+            "exit codes of `run`: 0 succeeded, 1 failed, 3 stuck, 4 exhausted, 5 stopped;"
+            " 2 for a usage error in any command"
+        ),
+    )
+    p.add_argument("--version", action="version", version=f"ralph-lsp {__version__}")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND")
+
+    sub.add_parser("serve", help="serve LSP on stdio (the default)")
+
+    def with_root(sp: argparse.ArgumentParser) -> None:
+        sp.add_argument(
+            "--root",
+            metavar="DIR",
+            help="a folder in the OpenSpec project (default: the current folder; its"
+            " ancestors are searched for openspec/changes/)",
+        )
+
+    sp = sub.add_parser("changes", help="list the active changes with their task progress")
+    with_root(sp)
+    sp.add_argument("--json", action="store_true", help="print the ralph.changes object")
+
+    sp = sub.add_parser("run", help="run the loop over CHANGE until its tasks are checked")
+    sp.add_argument("change", metavar="CHANGE")
+    with_root(sp)
+    sp.add_argument("--agent", choices=PRESETS, help="agent preset (default: claude)")
+    sp.add_argument(
+        "--agent-command",
+        metavar="CMD",
+        help="the agent's command line, split like a shell would but never run by one;"
+        " may hold {prompt} or {promptFile} (without either the prompt goes to stdin)",
+    )
+    sp.add_argument(
+        "--agent-args",
+        metavar="ARGS",
+        help="extra arguments appended after the claude, codex and gemini presets' own, split"
+        " like a shell would (default: '--permission-mode acceptEdits', for claude only)",
+    )
+    sp.add_argument("--max-iterations", type=int, metavar="N", help="default 20")
+    sp.add_argument(
+        "--max-cost", type=float, metavar="USD", help="stop when reported cost reaches this"
+    )
+    sp.add_argument(
+        "--stuck-after", type=int, metavar="N", help="iterations without progress (default 3)"
+    )
+    sp.add_argument("--scope", choices=SCOPES, help="iteration scope (default story)")
+    sp.add_argument(
+        "--iteration-timeout", type=float, metavar="S", help="end an iteration after S seconds"
+    )
+    sp.add_argument(
+        "--stop-grace",
+        type=float,
+        metavar="S",
+        help="seconds between SIGTERM and SIGKILL on stop (default 5)",
+    )
+    sp.add_argument(
+        "--verify-when",
+        choices=VERIFY_WHEN,
+        help="when verification runs: once every task is checked (final, the default), also"
+        " after every iteration that checked a task (each), or never (off)",
+    )
+    sp.add_argument(
+        "--verify-timeout",
+        type=float,
+        metavar="S",
+        help="stop a verification command after S seconds (default 900; 0: no limit)",
+    )
+    sp.add_argument(
+        "--finish-grace",
+        type=float,
+        metavar="S",
+        help="once every task is checked, seconds the agent gets to exit by itself before it"
+        " is stopped (default 60)",
+    )
+    sp.add_argument(
+        "--guidance",
+        action="append",
+        metavar="TEXT",
+        help="a directive for the first iteration's prompt (repeatable)",
+    )
+    sp.add_argument(
+        "--story",
+        metavar="ID",
+        help="start with this story (its id, e.g. 2; as `changes` and the lenses number them)"
+        " and go on from there as usual; blocked tasks are never worked on",
+    )
+    sp.add_argument(
+        "--verify",
+        action="append",
+        metavar="CMD",
+        help="a verification command: the run succeeds only once it passes, and the agent is"
+        " told to run it (repeatable; default: inferred from the project)",
+    )
+    sp.add_argument(
+        "--allow-tool",
+        action="append",
+        metavar="RULE",
+        help="a Claude permission rule the agent may use without asking, beside the"
+        " verification commands it may always run, e.g. 'Bash(npm run build:*)' (repeatable;"
+        " ralph.allowedTools)",
+    )
+    sp.add_argument(
+        "--env",
+        action="append",
+        metavar="NAME=VALUE",
+        help="extra environment for the agent (repeatable)",
+    )
+    sp.add_argument(
+        "--isolation",
+        choices=ISOLATIONS,
+        help="'worktree': work in a git worktree of its own on branch ralph/CHANGE (a commit"
+        " per iteration that changed files), leaving your work tree alone (default none)",
+    )
+    sp.add_argument(
+        "--agent-user-config",
+        choices=USER_CONFIGS,
+        help="'isolate' (default): the agent runs without your own global config (for claude:"
+        " ~/.claude settings, CLAUDE.md, plugins, hooks, MCP servers, auto memory), keeping"
+        " your login and the project's own config; 'inherit': it loads all of it",
+    )
+    sp.add_argument(
+        "--no-checkpoints",
+        action="store_true",
+        help="do not record a git checkpoint of the work tree before and after each iteration",
+    )
+
+    sp = sub.add_parser("prompt", help="print the prompt the next iteration would get")
+    sp.add_argument("change", metavar="CHANGE")
+    with_root(sp)
+    sp.add_argument("--scope", choices=SCOPES)
+    sp.add_argument("--guidance", action="append", metavar="TEXT")
+    sp.add_argument("--verify", action="append", metavar="CMD")
+    sp.add_argument("--story", metavar="ID", help="the story a run started with --story works on")
+
+    sp = sub.add_parser(
+        "verify", help="run CHANGE's verification commands as a run would; exit 0 when they pass"
+    )
+    sp.add_argument("change", metavar="CHANGE")
+    with_root(sp)
+    sp.add_argument("--verify", action="append", metavar="CMD", help="a command (repeatable)")
+    sp.add_argument(
+        "--verify-timeout", type=float, metavar="S", help="default 900; 0 means no limit"
+    )
+    sp.add_argument(
+        "--env", action="append", metavar="NAME=VALUE", help="extra environment (repeatable)"
+    )
+
+    sp = sub.add_parser("history", help="the operator's record of CHANGE's runs")
+    sp.add_argument("change", metavar="CHANGE")
+    with_root(sp)
+    sp.add_argument("--json", action="store_true", help="print the ralph.history object")
+    git_commands.add_parsers(sub, with_root)
+    return p

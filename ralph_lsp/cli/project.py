@@ -1,0 +1,109 @@
+"""``ralph-lsp changes``, ``prompt`` and ``history``: what the project and its record hold."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import TextIO
+
+from ralph_lsp.cli.common import CliError, change_of, root_of
+from ralph_lsp.cli.flags import settings_from_args
+from ralph_lsp.cli.jsonout import dumps_indented
+from ralph_lsp.cli.terminal import bar
+from ralph_lsp.openspec.tasks import read_tasks_text
+from ralph_lsp.openspec.tasks_fast import summarize_tasks
+from ralph_lsp.openspec.workspace import (
+    Change,
+    UnknownChangeError,
+    change_json,
+    list_changes,
+)
+
+
+def cmd_changes(args: argparse.Namespace, out: TextIO) -> int:
+    root = root_of(args.root)
+    items = []
+    for name in list_changes(root):
+        change = Change(root, name)
+        try:
+            text = read_tasks_text(change.tasks_path)
+        except OSError as exc:
+            print(f"warning: {change.tasks_path}: {exc.strerror or exc}", file=sys.stderr)
+            text = None
+        # Counts and stories only: several times faster than a full parse_tasks per change.
+        items.append((change, summarize_tasks(text or "")))
+    if args.json:
+        out.write(dumps_indented({"changes": [change_json(c, d, None) for c, d in items]}))
+        out.write("\n")
+        return 0
+    if not items:
+        print(f"no active changes in {root / 'openspec' / 'changes'}", file=out)
+        return 0
+    width = max(len(c.name) for c, _ in items)
+    print(f"{'CHANGE':<{width}}  {'PROGRESS':<22}  TASKS", file=out)
+    for c, d in items:
+        tasks = "no tasks" if d.total == 0 else f"{d.completed}/{d.total}"
+        if d.total and d.completed == d.total:
+            tasks += "  ✓ complete"
+        print(f"{c.name:<{width}}  {bar(d.completed, d.total)}  {tasks}", file=out)
+    return 0
+
+
+def cmd_prompt(args: argparse.Namespace, out: TextIO) -> int:
+    from ralph_lsp.loop import verify
+    from ralph_lsp.loop.prompt import build_prompt
+
+    root = root_of(args.root)
+    change = change_of(root, args.change)
+    settings = settings_from_args(args)
+    doc = change.read_doc()
+    try:
+        commands = verify.commands(settings.verify_commands, root)
+    except ValueError as exc:
+        raise CliError(str(exc)) from None
+    # Where the commands came from, beside the prompt (stdout stays the prompt, byte for byte).
+    for c in commands:
+        print(f"verification: {c.line} ({c.source})", file=sys.stderr)
+    if not commands:
+        print("verification: none set or defined by the project", file=sys.stderr)
+    out.write(
+        build_prompt(
+            change,
+            doc,
+            scope=settings.iteration_scope,
+            verify_commands=[c.line for c in commands],
+            guidance=args.guidance or [],
+            start_story=args.story,
+        )
+    )
+    return 0
+
+
+def cmd_history(args: argparse.Namespace, out: TextIO) -> int:
+    from ralph_lsp.loop.costs import summarize
+    from ralph_lsp.loop.history import load_records, with_file_uris
+
+    root = root_of(args.root)
+    known = list_changes(root)
+    records = [with_file_uris(root, r) for r in load_records(root, args.change)]
+    if args.change not in known and not records:
+        raise CliError(str(UnknownChangeError(args.change, known)))
+    if args.json:
+        json.dump({"runs": records}, out, indent=2)
+        out.write("\n")
+        return 0
+    if not records:
+        print(f"no runs of {args.change} yet", file=out)
+        return 0
+    for r in records:
+        its = r.get("iterations") or []
+        spent = summarize(its).text()
+        print(
+            f"{r['runId']}  {r.get('state') or '?':<9}  {r.get('startedAt')} → "
+            f"{r.get('endedAt') or '(running)'}  {len(its)} iteration(s)"
+            + (f"  {spent}" if spent else ""),
+            file=out,
+        )
+        print(f"    {r.get('reason')}", file=out)
+    return 0

@@ -1,0 +1,125 @@
+"""``ralph-lsp run``: one change's Ralph loop in this process, rendered to the terminal."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+from typing import TextIO
+
+from ralph_lsp.cli import git_commands
+from ralph_lsp.cli.common import EXIT_CODES, CliError, change_of, root_of
+from ralph_lsp.cli.flags import settings_from_args
+from ralph_lsp.cli.terminal import Renderer
+from ralph_lsp.openspec.workspace import (
+    Change,
+)
+from ralph_lsp.settings import (
+    Settings,
+)
+
+
+def cmd_run(args: argparse.Namespace, out: TextIO) -> int:
+    import asyncio  # only `run` needs it: `changes` and the others start faster without
+
+    root = root_of(args.root)
+    change = change_of(root, args.change)
+    settings = settings_from_args(args)
+    _preflight(settings, root)
+    git_commands.check_run(root, settings)
+    return asyncio.run(_run(change, settings, args.guidance or [], out, args.story))
+
+
+def _preflight(settings: Settings, root: Path) -> None:
+    """Before any run starts: the agent program must exist and be executable (a usage error,
+    with no run and no record, when it does not)."""
+
+    from ralph_lsp.agents import build_invocation
+    from ralph_lsp.proc.process import AgentStartError, resolve_program
+
+    try:
+        argv = build_invocation(
+            settings.agent,
+            list(settings.agent_command) if settings.agent_command else None,
+            list(settings.agent_args),
+            "",
+            root / "prompt.md",
+            python=sys.executable,
+        ).argv
+        env_path = settings.env.get("PATH", os.environ.get("PATH"))
+        resolve_program(argv[0], env_path, root)
+    except (ValueError, AgentStartError) as exc:
+        raise CliError(str(exc)) from None
+
+
+async def _run(
+    change: Change, settings: Settings, guidance: list[str], out: TextIO, story: str | None = None
+) -> int:
+    import asyncio
+    import signal
+
+    from ralph_lsp.loop.engine import Engine, EngineError, EngineEvent, LogEvent, StatusEvent
+
+    stopping: list[asyncio.Task[None]] = []
+
+    def stop_quietly() -> None:  # standard output was closed: stop as Ctrl-C does, silently
+        if not stopping:
+            stopping.append(loop.create_task(engine.shutdown("standard output was closed")))
+
+    renderer = Renderer(out, stop_quietly)
+
+    def on_event(event: EngineEvent) -> None:
+        if isinstance(event, LogEvent):
+            renderer.line(event.text)
+        elif isinstance(event, StatusEvent):
+            renderer.status(event.status)
+
+    engine = Engine(on_event)
+    loop = asyncio.get_running_loop()
+    signals = 0
+
+    def on_signal(signame: str) -> None:
+        nonlocal signals
+        signals += 1
+        if signals == 1:
+            renderer.line(f"{signame}: stopping the run (again to kill at once)")
+            stopping.append(loop.create_task(engine.shutdown()))
+        else:
+            engine.shutdown_now()
+
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, on_signal, sig.name)
+    ticker = loop.create_task(_tick(renderer)) if renderer.tty else None
+    try:
+        try:
+            await engine.start(change.root, change.name, settings, guidance=guidance, story=story)
+        except EngineError as exc:  # e.g. another process runs this change: no run started
+            raise CliError(str(exc)) from None
+        status = await engine.wait(change.root, change.name)
+    finally:
+        if ticker is not None:
+            ticker.cancel()
+        engine.shutdown_now()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.remove_signal_handler(sig)
+    renderer.done(f"{status.state}: {status.reason}" + _spent(change.root, status.run_id))
+    return EXIT_CODES.get(status.state, 1)
+
+
+def _spent(root: Path, run_id: str) -> str:
+    """`` · $total · $x per task · $y on n iterations without progress`` of a recorded run."""
+    from ralph_lsp.loop.costs import summarize
+    from ralph_lsp.loop.history import read_record
+
+    record = read_record(root, run_id) or {}
+    text = summarize(record.get("iterations") or []).text()
+    return f" · {text}" if text else ""
+
+
+async def _tick(renderer: Renderer) -> None:
+    import asyncio
+
+    while True:
+        await asyncio.sleep(1.0)
+        renderer.tick()
