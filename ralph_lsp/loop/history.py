@@ -15,15 +15,12 @@ the record stays in memory, and the problem is reported once.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import json
 import os
 import secrets
 import shutil
-import stat
 import tempfile
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import IO, Any, TypedDict
@@ -32,7 +29,7 @@ from ralph_lsp.agents.base import RefusalRecord
 from ralph_lsp.loop.costs import TokensRecord
 from ralph_lsp.loop.policy import RunState
 from ralph_lsp.loop.verify import VerificationRecord
-from ralph_lsp.openspec.tasks import NotARegularFile, open_regular, read_regular_text
+from ralph_lsp.openspec.tasks import read_regular_text
 from ralph_lsp.proc import inspection
 
 HISTORY_DIR = ".ralph"
@@ -378,135 +375,6 @@ def prune_runs(root: Path, change: str, keep: int) -> list[str]:
         shutil.rmtree(folder, ignore_errors=True)
         removed.append(run_id)
     return removed
-
-
-# -- one run per change on the machine ----------------------------------------------------------
-LOCKS_DIR = "locks"
-
-
-class ChangeBusy(Exception):
-    """Another live process runs this change; the message names it."""
-
-
-@dataclass(frozen=True)
-class Owner:
-    """The process running a change: its pid and run, as the claim names them."""
-
-    pid: int
-    run_id: str
-
-
-def _lock_path(root: Path, change: str) -> Path:
-    return history_root(root) / LOCKS_DIR / f"{change}.lock"
-
-
-class ChangeClaim:
-    """A change claimed by this process for one run: an advisory lock (``flock``) on
-    ``.ralph/locks/<change>.lock``, held while the run lasts. The kernel drops it when the
-    process ends however it ends, so no claim can go stale; the file only names the owner.
-    """
-
-    def __init__(self, fd: int | None, warning: str | None = None) -> None:
-        self._fd = fd
-        #: Why the claim is empty when the lock is there but is not a regular file (to log).
-        self.warning = warning
-
-    @classmethod
-    def take(cls, root: Path, change: str, run_id: str) -> ChangeClaim:
-        """Claim ``change``; raises :class:`ChangeBusy` naming the live owner. Where history
-        cannot be written, runs cannot be coordinated: the claim is empty. A lock that is not
-        a regular file (a named pipe, a symlink, a folder) is ignored: the claim is empty and
-        carries a warning."""
-        path = _lock_path(root, change)
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            fd = open_regular(path, MAX_RECORD_BYTES, follow=False, flags=os.O_RDWR | os.O_CREAT)
-        except (NotARegularFile, IsADirectoryError) as exc:
-            return cls(None, _lock_ignored(exc, path))
-        except OSError:
-            return cls(None)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            owner = _read_owner(fd)
-            os.close(fd)
-            named = f"pid {owner.pid}, run {owner.run_id}" if owner else "pid unknown"
-            raise ChangeBusy(
-                f"change {change!r} is already running in another ralph-lsp process ({named})"
-            ) from None
-        except OSError:
-            os.close(fd)
-            return cls(None)
-        with_owner = f"{os.getpid()} {run_id}\n".encode()
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, with_owner, 0)
-        return cls(fd)
-
-    def release(self) -> None:
-        if self._fd is not None:
-            os.close(self._fd)  # closing drops the lock
-            self._fd = None
-
-
-def _lock_ignored(exc: OSError, path: Path) -> str:
-    why = str(exc) if isinstance(exc, NotARegularFile) else f"{path} is a folder: not read"
-    return f"{why}; this run is not guarded against a run of the same change in another process"
-
-
-def _read_owner(fd: int) -> Owner | None:
-    try:
-        words = os.pread(fd, 200, 0).decode("ascii", "replace").split()
-        return Owner(int(words[0]), words[1])
-    except (OSError, ValueError, IndexError):
-        return None
-
-
-def running_elsewhere(root: Path, change: str) -> Owner | None:
-    """The other live process that runs ``change`` now, if any (a cheap check: one open and a
-    non-blocking shared lock attempt)."""
-    try:  # never blocks: a named pipe planted there is not opened for good
-        fd = open_regular(_lock_path(root, change), MAX_RECORD_BYTES, follow=False)
-    except OSError:
-        return None
-    try:
-        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-    except BlockingIOError:
-        owner = _read_owner(fd)
-        return owner if owner and owner.pid != os.getpid() else None
-    except OSError:
-        return None
-    finally:
-        os.close(fd)  # also drops the shared lock just taken
-    return None
-
-
-def active_runs(root: Path) -> list[tuple[str, Owner | None]]:
-    """Every change of ``root`` whose run is live now, in any process, this one included:
-    (change, its owner as the claim names it). Only regular files under ``.ralph/locks/`` are
-    looked at, opened non-blocking (a planted pipe never blocks)."""
-    folder = history_root(root) / LOCKS_DIR
-    try:
-        names = sorted(e.name for e in os.scandir(folder) if e.name.endswith(".lock"))
-    except OSError:
-        return []
-    found: list[tuple[str, Owner | None]] = []
-    for name in names:
-        flags = os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK
-        try:
-            fd = os.open(folder / name, flags)
-        except OSError:
-            continue
-        try:
-            if not stat.S_ISREG(os.fstat(fd).st_mode):
-                continue
-            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-        except BlockingIOError:
-            found.append((name[: -len(".lock")], _read_owner(fd)))
-        except OSError:
-            continue
-        finally:
-            os.close(fd)  # also drops the shared lock just taken
-    return found
 
 
 def read_record(root: Path, run_id: str) -> dict[str, Any] | None:

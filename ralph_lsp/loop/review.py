@@ -15,7 +15,8 @@ from ralph_lsp.git import checkpoints as cp
 from ralph_lsp.git.checkpoints import Checkpoint, CheckpointError
 from ralph_lsp.git.command import GitError, Repo, base_env, find_repo
 from ralph_lsp.git.restore import RestoreResult, restore
-from ralph_lsp.loop.history import active_runs, load_records
+from ralph_lsp.loop.claims import active_runs
+from ralph_lsp.loop.history import load_records
 from ralph_lsp.loop.policy import RunState
 
 URI_SCHEME = "ralph-checkpoint"

@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 
-from ralph_lsp.loop.history import read_record, running_elsewhere
+from ralph_lsp.loop.claims import running_elsewhere
+from ralph_lsp.loop.history import read_record
 from ralph_lsp.openspec.workspace import Change, list_changes, root_of_file, tasks_uri
 from ralph_lsp.server import render, worktree_view
 from ralph_lsp.server.documents import DocState

@@ -344,7 +344,14 @@ def test_the_engine_and_the_policy_have_no_function_of_60_lines_or_more() -> Non
     import ralph_lsp
 
     package = Path(ralph_lsp.__file__).parent / "loop"
-    for name in ("engine.py", "policy.py", "iteration.py"):
+    for name in (
+        "engine.py",
+        "run.py",
+        "reporting.py",
+        "verification.py",
+        "policy.py",
+        "iteration.py",
+    ):
         tree = ast.parse((package / name).read_text())
         longest = max(
             (n.end_lineno or n.lineno) - n.lineno + 1

@@ -1,0 +1,193 @@
+"""A run's record and status: what the run says of itself (SPEC §3 "History").
+
+:class:`RunReporting` is the part of a run that keeps its status, its transitions, its iterations
+and its guidance, saves them as the history record after every change, and emits the status and
+log events. The loop (``run.Run``) decides; this part tells.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from ralph_lsp.loop import policy, verify
+from ralph_lsp.loop.costs import tokens_of
+from ralph_lsp.loop.history import (
+    BlockedRecord,
+    IterationRecord,
+    RateLimitedRecord,
+    RunHistory,
+    RunRecord,
+    SpawnRecord,
+    TransitionRecord,
+    process_started_at,
+)
+from ralph_lsp.loop.iteration import IterationOutcome
+from ralph_lsp.loop.status import (
+    Level,
+    LogEvent,
+    RunStatus,
+    StatusEvent,
+    now_iso,
+)
+from ralph_lsp.openspec.tasks import Story, TasksDoc
+from ralph_lsp.openspec.workspace import Change
+from ralph_lsp.settings import Settings
+
+_PROCESS_STARTED = process_started_at(os.getpid())
+
+if TYPE_CHECKING:
+    from ralph_lsp.loop.engine import Engine
+
+
+@dataclass
+class Guidance:
+    text: str
+    at: str
+    delivered_in: int | None = None
+
+
+class RunReporting:
+    """The record-and-status half of a run (mixed into ``run.Run``)."""
+
+    engine: Engine
+    id: str
+    change: Change
+    settings: Settings
+    status: RunStatus
+    start_story: str | None
+    guidance: list[Guidance]
+    transitions: list[TransitionRecord]
+    iterations: list[IterationRecord]
+    rate_limited: list[RateLimitedRecord]
+    history: RunHistory
+    ended_at: str | None
+    doc: TasksDoc | None
+
+    def log(self, text: str, level: Level = "info") -> None:
+        self.engine._emit(LogEvent(self.change.root, self.change.name, text, level))
+
+    def _history_error(self, message: str) -> None:
+        self.log(message, "warning")
+
+    def update(self, *, transition: bool = False, **changes: Any) -> None:
+        for key, value in changes.items():
+            setattr(self.status, key, value)
+        self.status.updated_at = now_iso()
+        if transition:
+            self.transitions.append(
+                {
+                    "state": self.status.state,
+                    "at": self.status.updated_at,
+                    "reason": self.status.reason,
+                }
+            )
+        self.save()
+        self.engine._emit(StatusEvent(self.status.copy()))
+
+    def record(self) -> RunRecord:
+        return {
+            "runId": self.id,
+            "change": self.change.name,
+            "root": self.change.root.as_uri(),
+            "startedAt": self.status.started_at,
+            "endedAt": self.ended_at,
+            "state": self.status.state,
+            "reason": self.status.reason,
+            "owner": {"pid": os.getpid(), "startedAt": _PROCESS_STARTED},
+            "transitions": list(self.transitions),
+            "iterations": list(self.iterations),
+            "rateLimited": list(self.rate_limited),
+            # iterations whose raw output was removed to keep the run under its cap
+            "rawOutputDropped": list(self.history.dropped),
+            "worktree": dict(self.status.worktree) if self.status.worktree else None,
+            "guidance": [
+                {"text": g.text, "at": g.at, "deliveredIn": g.delivered_in} for g in self.guidance
+            ],
+            "story": self.start_story,
+            "blocked": _blocked_json(self.doc) if self.doc is not None else [],
+        }
+
+    def save(self) -> None:
+        self.history.save(self.record())
+
+    def _announce(self, n: int, story: Story | None, doc: TasksDoc, guidance: int) -> None:
+        where = f"story {story.id} {story.title}" if story else "whole change"
+        self.update(
+            iteration=n,
+            story=story.id if story else None,
+            reason=f"iteration {n} · {where}",
+            phase="agent",
+            waiting=None,
+            transition=True,
+        )
+        self.log(
+            f"▶ iteration {n}/{self.status.max_iterations} · "
+            + (f"story {story.id}: {story.title}" if story else "whole change")
+            + f" · {doc.completed}/{doc.total} tasks"
+            + (f" · guidance: {guidance}" if guidance else "")
+        )
+
+    def _record_spawn(
+        self,
+        n: int,
+        started: str,
+        outcome: IterationOutcome,
+        result: policy.IterationResult,
+        counts: bool,
+        checks: list[verify.Result],
+    ) -> None:
+        res = outcome.result
+        spawn: SpawnRecord = {
+            "startedAt": started,
+            "endedAt": now_iso(),
+            "exitCode": outcome.exit_code,
+            "costUsd": res.cost_usd if res else None,
+            "numTurns": res.num_turns if res else None,
+            "usage": res.usage if res else None,
+            "tokens": tokens_of(res.usage) if res else None,
+            "verification": [c.to_json() for c in checks] if checks else None,
+            "refusals": [r.to_json() for r in outcome.refusals],
+        }
+        if counts:
+            entry: IterationRecord = {
+                "n": n,
+                **spawn,
+                "tasksChecked": max(0, result.checked),
+                "checkpoint": None,
+                "filesChanged": None,
+            }
+            self.iterations.append(entry)
+        else:  # a rate-limited spawn has no number of its own: kept apart, before iteration n
+            self.rate_limited.append({"beforeIteration": n, **spawn})
+
+    def _summarize(
+        self,
+        n: int,
+        outcome: IterationOutcome,
+        result: policy.IterationResult,
+        after: TasksDoc,
+        elapsed: float,
+    ) -> None:
+        res = outcome.result
+        summary = (
+            f"◀ iteration {n} ended · exit {outcome.exit_code}"
+            f" · {max(0, result.checked)} task(s) checked · {after.completed}/{after.total}"
+            f" · {elapsed:.1f}s"
+        )
+        if res and res.num_turns is not None:
+            summary += f" · {res.num_turns} turns"
+        if res and res.cost_usd is not None:
+            summary += f" · ${res.cost_usd:.4f}"
+        if outcome.timed_out:
+            summary += f" · timed out after {self.settings.iteration_timeout_seconds:g}s"
+        self.log(summary)
+
+
+def _blocked_json(doc: TasksDoc) -> list[BlockedRecord]:
+    """The open blocked tasks, for the history record."""
+    return [
+        {"id": t.id, "line": t.line + 1, "text": t.text, "reason": why}
+        for t, why in doc.blocked_open()
+    ]

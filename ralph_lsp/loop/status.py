@@ -1,0 +1,118 @@
+"""A run's status and the events the engine emits (SPEC §3, §5): what every renderer (the
+terminal, the server, a runner's event stream) reads of a run.
+
+:class:`RunStatus` is the ``ralph/runStatus`` object; :class:`StatusEvent` carries one on every
+change of a run's status, :class:`LogEvent` a formatted line of the agent's output or of the
+orchestrator's own messages.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Literal
+
+from ralph_lsp.loop.policy import RunState
+
+FINAL_STATES = tuple(state.value for state in RunState if state.final)
+
+
+Level = Literal["info", "warning", "error"]
+
+
+Phase = Literal["agent", "verifying", "waiting"]
+
+
+def now_iso() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def iso(epoch: float) -> str:
+    stamp = datetime.fromtimestamp(epoch, timezone.utc).isoformat(timespec="seconds")
+    return stamp.replace("+00:00", "Z")
+
+
+def clock(epoch: float) -> str:
+    return datetime.fromtimestamp(epoch).strftime("%H:%M:%S")
+
+
+class EngineError(Exception):
+    """A request the engine refuses; the message says what was wrong and what to do."""
+
+
+@dataclass
+class RunStatus:
+    run_id: str
+    change: str
+    root: Path
+    state: RunState
+    iteration: int
+    max_iterations: int
+    completed: int
+    total: int
+    reason: str | None
+    started_at: str
+    updated_at: str
+    cost_usd: float | None
+    story: str | None = None
+    # What the run is doing now, so that no client reads the English reason to know it.
+    phase: Phase | None = None
+    waiting: dict[str, Any] | None = None  # {"kind": "rateLimit" | "network", "until"?}
+    # With worktree isolation: {"branch", "root", "tasksUri"} of the run's worktree (SPEC §8).
+    worktree: dict[str, Any] | None = None
+    # The permission rules the agent was refused in this run, first seen first (SPEC §4 v2).
+    refusals: tuple[str, ...] = ()
+
+    @property
+    def final(self) -> bool:
+        return self.state in FINAL_STATES
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "runId": self.run_id,
+            "change": self.change,
+            "root": self.root.as_uri(),
+            "state": self.state,
+            "iteration": self.iteration,
+            "maxIterations": self.max_iterations,
+            "completed": self.completed,
+            "total": self.total,
+            "reason": self.reason,
+            "startedAt": self.started_at,
+            "updatedAt": self.updated_at,
+            "costUsd": self.cost_usd,
+            "story": self.story,
+            "phase": self.phase,
+            "waiting": dict(self.waiting) if self.waiting else None,
+            "worktree": dict(self.worktree) if self.worktree else None,
+            "refusals": list(self.refusals),
+        }
+
+    def copy(self) -> RunStatus:
+        return RunStatus(**{k: getattr(self, k) for k in self.__dataclass_fields__})
+
+
+@dataclass(frozen=True)
+class StatusEvent:
+    status: RunStatus
+
+
+@dataclass(frozen=True)
+class LogEvent:
+    root: Path
+    change: str
+    text: str
+    level: Level = "info"
+
+
+EngineEvent = StatusEvent | LogEvent
+
+
+class RunEnd(Exception):
+    """Ends a run from deep inside its loop, with its final state and reason."""
+
+    def __init__(self, state: RunState, reason: str) -> None:
+        super().__init__(reason)
+        self.state = state
+        self.reason = reason

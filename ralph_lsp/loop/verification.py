@@ -1,0 +1,102 @@
+"""The verification step of a run (SPEC §3 "Verified success"): which commands, when they are
+due, and running them as the run's own phase (``verifying``).
+
+A run owns one :class:`Verification`; what it needs of its run is :class:`VerificationHost`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from typing import Any, Protocol
+
+from ralph_lsp.loop import policy, verify
+from ralph_lsp.loop.iteration import bounded
+from ralph_lsp.loop.policy import RunState
+from ralph_lsp.loop.status import Level, RunEnd
+from ralph_lsp.openspec.workspace import Change
+from ralph_lsp.proc.process import AgentProcess
+from ralph_lsp.settings import Settings
+
+
+class VerificationHost(Protocol):
+    """What the step needs of its run."""
+
+    settings: Settings
+    stop_event: asyncio.Event
+    work: Change
+
+    def log(self, text: str, level: Level = "info") -> None: ...
+    def update(self, *, transition: bool = False, **changes: Any) -> None: ...
+
+
+class Verification:
+    def __init__(self, host: VerificationHost) -> None:
+        self.host = host
+        self.commands: list[verify.Command] = []
+        self.runner: verify.Runner | None = None  # while verification runs
+        self.last_results: list[verify.Result] = []
+        self.last_failure: verify.Result | None = None
+
+    @property
+    def process(self) -> AgentProcess | None:
+        """A verification command's process, while one runs."""
+        return self.runner.process if self.runner is not None else None
+
+    def choose(self) -> None:
+        """The commands in use and where they came from, said in the run's first lines."""
+        try:
+            self.commands = verify.commands(self.host.settings.verify_commands, self.host.work.root)
+        except ValueError as exc:
+            raise RunEnd(RunState.FAILED, str(exc)) from None
+        if self.host.settings.verify_when == "off":
+            self.host.log("verification is off (verifyWhen): success is every task checked")
+        elif not self.commands:
+            self.host.log(
+                "no verification command is set (verifyCommands) or defined by the project:"
+                " success will be every task checked, and nothing is verified",
+                "warning",
+            )
+        else:
+            used = "; ".join(f"{c.line} ({c.source})" for c in self.commands)
+            self.host.log(f"verification ({self.host.settings.verify_when}): {used}")
+
+    def enabled(self) -> bool:
+        return bool(self.commands) and self.host.settings.verify_when != "off"
+
+    def due_after(self, r: policy.IterationResult, failing: str | None) -> bool:
+        """Verification after an iteration: when every task is checked, after one that checked
+        a task (verifyWhen each), and after every iteration while it fails."""
+        if not self.enabled() or r.stopped or r.start_error or r.total == 0:
+            return False
+        if policy.rate_limit(r) is not None:
+            return False
+        each = self.host.settings.verify_when == "each" and r.checked > 0
+        return r.completed >= r.total or each or failing is not None
+
+    async def run(self) -> tuple[str | None, str | None]:
+        """Run the commands; (what passed, None) or (None, what failed)."""
+        listed = verify.summary(self.commands)
+        self.host.update(phase="verifying", reason=f"verifying: {listed}", transition=True)
+        env = dict(os.environ)
+        env.update(self.host.settings.env)
+        runner = verify.Runner(
+            self.host.work.root,
+            env,
+            bounded(self.host.settings.verify_timeout_seconds) or 0.0,
+            self.host.stop_event,
+            lambda lines, err: self.host.log("\n".join(lines), "warning" if err else "info"),
+            grace=bounded(self.host.settings.stop_grace_seconds) or 0.0,
+        )
+        self.runner = runner
+        try:
+            self.last_results = await runner.run(self.commands)
+        finally:
+            self.runner = None
+        self.host.update(phase=None)
+        self.last_failure = next((r for r in self.last_results if not r.passed), None)
+        if self.last_failure is not None:
+            return None, self.last_failure.describe()
+        if len(self.last_results) < len(self.commands):  # stopped before every command ran
+            return None, "verification was stopped"
+        return listed, None
