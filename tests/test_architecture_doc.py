@@ -50,7 +50,13 @@ def _is_code_name(span: str) -> bool:
     if re.search(r"[\s<>{}*|=,'\"]", span):
         return False
     body = span.removesuffix("()")
-    if "/" in body or re.search(r"\.(py|ts|md|json|sh)$", body):
+    if body.startswith("."):  # a folder of the user's project (`.ralph/`)
+        return False
+    if re.search(r"\.(ya?ml|toml|txt|lock|lua)$", body):  # a user's file, e.g. openspec/config.yaml
+        return False
+    if "/" in body:  # a file of this repository, or a module written as a path
+        return bool(re.search(r"\.(py|ts|md|json|sh)$|/$|/\w+\.[A-Za-z_]", body))
+    if re.search(r"\.(py|ts|md|json|sh)$", body):
         return True
     if not re.fullmatch(r"[A-Za-z_][\w.]*", body):
         return False
