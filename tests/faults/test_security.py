@@ -326,8 +326,19 @@ def test_a_project_shipping_its_own_ralph_lsp_package_never_has_it_run(fx: Fault
     # `ralph_lsp/` in place of the installed package.
     marker = fx.logs / "hostile-package-ran"
     hostile = fx.root / "ralph_lsp"
-    hostile.mkdir()
-    for name in ("__init__.py", "__main__.py", "demo_agent.py", "watchdog.py"):
+    # what the demo preset and the watchdog run, at today's paths and at v2's
+    for name in (
+        "__init__.py",
+        "__main__.py",
+        "demo_agent.py",
+        "watchdog.py",
+        "demo/__init__.py",
+        "demo/agent.py",
+        "proc/__init__.py",
+        "proc/watchdog.py",
+        "cli/__init__.py",
+    ):
+        (hostile / name).parent.mkdir(parents=True, exist_ok=True)
         (hostile / name).write_text(f"open({str(marker)!r}, 'a').write(__name__ + '\\n')\n")
     fx.env["RALPH_DEMO_DELAY"] = "0"
     # The installed command, as a user runs it from inside the project.

@@ -44,9 +44,12 @@ describe("Ralph in a restricted workspace", () => {
     // Python puts the working folder first on sys.path for `-c` and `-m`: a server or agent started
     // in the workspace would import this package instead of the installed one.
     const hostile = path.join(workspace, "ralph_lsp");
-    fs.mkdirSync(hostile);
     const payload = `open(${JSON.stringify(marker)}, "a").write(__name__ + "\\n")\n`;
-    for (const name of ["__init__.py", "__main__.py", "demo_agent.py", "watchdog.py"]) {
+    // What the server, the demo preset and the watchdog import, at today's paths and at v2's.
+    const planted = ["__init__.py", "__main__.py", "demo_agent.py", "watchdog.py", "demo/__init__.py",
+      "demo/agent.py", "proc/__init__.py", "proc/watchdog.py", "cli/__init__.py", "server/__init__.py"];
+    for (const name of planted) {
+      fs.mkdirSync(path.dirname(path.join(hostile, name)), { recursive: true });
       fs.writeFileSync(path.join(hostile, name), payload);
     }
     await server.start();
