@@ -79,7 +79,7 @@ def repo_notes(repo: Repo) -> list[str]:
     if (repo.top / ".gitmodules").exists():
         notes.append("submodules are recorded as their checked-out commit, not their files")
     if _uses_lfs(repo):
-        notes.append("LFS files are recorded through the LFS filter (as LFS pointers)")
+        notes.append("LFS files are recorded as they are on disk: no filter program is ever run")
     if repo.git("config", "--bool", "--get", "core.sparseCheckout", check=False) == "true":
         notes.append("sparse checkout: files outside the checkout are recorded as HEAD has them")
     return notes

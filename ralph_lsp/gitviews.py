@@ -13,7 +13,7 @@ from urllib.parse import quote
 
 from ralph_lsp import checkpoints as cp
 from ralph_lsp.checkpoints import Checkpoint, CheckpointError
-from ralph_lsp.gitcli import GitError, Repo, base_env, find_repo
+from ralph_lsp.gitcli import GitError, Repo, find_repo, git_command
 from ralph_lsp.history import load_records
 from ralph_lsp.policy import RunState
 from ralph_lsp.restore import RestoreResult, restore
@@ -67,11 +67,13 @@ def iteration_diff(
 
 def write_patch(root: Path, d: IterationDiff, fd: int, *, color: bool) -> None:
     """git's diff of one iteration straight to a file descriptor (no size limit in memory)."""
-    argv = ["git", "diff", "--no-ext-diff", "--color=always" if color else "--no-color"]
+    top = open_repo(root).top
+    args = ["diff", "--color=always" if color else "--no-color", d.before.commit, d.after.commit]
+    argv, env = git_command(top, args)
     subprocess.run(
-        [*argv, d.before.commit, d.after.commit],
-        cwd=open_repo(root).top,
-        env=base_env(),
+        argv,
+        cwd=top,
+        env=env,
         stdin=subprocess.DEVNULL,
         stdout=fd,
         check=False,

@@ -14,11 +14,15 @@ moment on a big repository), answer. A refusal is a ``RequestFailed`` whose mess
   restoring ``undo`` (as ``checkpoint``) undoes it.
 - ``ralph.fileAt`` ``{"root", "checkpoint", "path"}`` → ``{"text"}``; ``checkpoint`` is a
   ``refs/ralph/…`` ref or a commit id.
+
+All three are refused while the workspace is untrusted (git would run in a stranger's
+repository; even then gitcli runs none of the programs its config names).
 """
 
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 from typing import Any
 
 from ralph_lsp.checkpoints import CheckpointError
@@ -31,12 +35,21 @@ from ralph_lsp.workspace import resolve_change
 Obj = dict[str, Any]
 
 
+async def _refuse_untrusted(ls: RalphLanguageServer, root: Path, what: str) -> None:
+    """git runs in the workspace's repository, whose config may name programs: gitcli turns
+    them all off, and an untrusted workspace does not get git run at all (belt and braces)."""
+    await ls.pull_settings(root)  # may carry a change of trust
+    if not ls.config.trusted:
+        raise RequestFailed(f"this workspace is not trusted; {what} runs git in its repository")
+
+
 async def diff(ls: RalphLanguageServer, obj: Obj) -> Obj:
     cmd = "ralph.diff"
     name = args.required_string(cmd, obj, "change")
     root = ls.resolve_root(cmd, args.optional_string(cmd, obj, "root"))
     run_id = args.optional_string(cmd, obj, "runId")
     n = args.positive_int(cmd, obj, "iteration")
+    await _refuse_untrusted(ls, root, "showing a diff")
     try:
         d = await asyncio.to_thread(iteration_diff, root, name, run_id, n)
     except CheckpointError as exc:
@@ -72,6 +85,7 @@ async def file_at(ls: RalphLanguageServer, obj: Obj) -> Obj:
     root = ls.resolve_root(cmd, args.optional_string(cmd, obj, "root"))
     checkpoint = args.required_string(cmd, obj, "checkpoint")
     path = args.required_string(cmd, obj, "path")
+    await _refuse_untrusted(ls, root, "showing a file of a checkpoint")
     try:
         text = await asyncio.to_thread(text_at, root, checkpoint, path)
     except CheckpointError as exc:
