@@ -280,10 +280,15 @@ async def _verify(change: Change, settings: Settings, out: TextIO) -> int:
 # -- history -------------------------------------------------------------------------------
 def cmd_history(args: argparse.Namespace, out: TextIO) -> int:
     from ralph_lsp.history import load_records, with_file_uris
+    from ralph_lsp.record_schema import damaged_note
 
     root = _root(args.root)
     known = list_changes(root)
-    records = [with_file_uris(root, r) for r in load_records(root, args.change)]
+    damaged: list[str] = []
+    records = [with_file_uris(root, r) for r in load_records(root, args.change, damaged)]
+    note = damaged_note(damaged)
+    if note:
+        print(f"ralph-lsp: {note}", file=sys.stderr)
     if args.change not in known and not records:
         raise CliError(str(UnknownChangeError(args.change, known)))
     if args.json:

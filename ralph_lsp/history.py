@@ -29,6 +29,7 @@ from typing import IO, Any, TypedDict
 
 from ralph_lsp.agents.base import RefusalRecord
 from ralph_lsp.policy import RunState
+from ralph_lsp.record_schema import normalize_record
 from ralph_lsp.tasks import NotARegularFile, open_regular
 from ralph_lsp.verify import VerificationRecord
 
@@ -286,9 +287,12 @@ def read_small_file(path: Path, max_bytes: int = MAX_RECORD_BYTES) -> str:
     return data.decode("utf-8", errors="replace")
 
 
-def load_records(root: Path, change: str | None = None) -> list[dict[str, Any]]:
+def load_records(
+    root: Path, change: str | None = None, damaged: list[str] | None = None
+) -> list[dict[str, Any]]:
     """Every readable record under ``root``'s history, newest first; damaged files (and files
-    that are not regular files) are skipped."""
+    that are not regular files) are skipped, and a record with fields of the wrong type is
+    normalized (record_schema), noted in ``damaged`` as ``<runId>: <fields>``."""
     runs = history_root(root) / "runs"
     records: list[dict[str, Any]] = []
     try:
@@ -304,6 +308,9 @@ def load_records(root: Path, change: str | None = None) -> list[dict[str, Any]]:
             continue
         if change is not None and data.get("change") != change:
             continue
+        data, odd = normalize_record(data)
+        if odd and damaged is not None:
+            damaged.append(f"{data['runId']}: {', '.join(dict.fromkeys(odd))}")
         if data.get("state") == RunState.RUNNING and not _owner_alive(folder):
             data["state"] = "failed"
             data["reason"] = (
