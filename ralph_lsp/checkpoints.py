@@ -18,7 +18,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ralph_lsp.gitcli import GitError, Repo, find_repo, git_available, identity_env
+from ralph_lsp.gitcli import (
+    GitError,
+    Repo,
+    find_repo,
+    git_available,
+    identity_env,
+    read_capped,
+)
 
 REF_PREFIX = "refs/ralph"
 MAX_FILE_BYTES = 16 * 1024 * 1024  # ralph.fileAt: larger files are refused
@@ -378,8 +385,19 @@ def changed_files(repo: Repo, before: str, after: str) -> list[FileChange]:
 
 def patch(repo: Repo, before: str, after: str, *, color: bool = False) -> str:
     """git's own diff between two checkpoints."""
-    args = ["diff", "--no-ext-diff", "--color=always" if color else "--no-color", before, after]
-    return repo.run(*args).stdout.decode("utf-8", "replace")
+    return repo.run(*_patch_args(before, after, color)).stdout.decode("utf-8", "replace")
+
+
+def capped_patch(
+    repo: Repo, before: str, after: str, cap: int, *, color: bool = False
+) -> tuple[str, bool]:
+    """At most ``cap`` bytes of :func:`patch` (git is stopped there), and whether it was cut."""
+    data, cut = read_capped(repo.top, _patch_args(before, after, color), cap)
+    return data.decode("utf-8", "ignore" if cut else "replace"), cut
+
+
+def _patch_args(before: str, after: str, color: bool) -> list[str]:
+    return ["diff", "--no-ext-diff", "--color=always" if color else "--no-color", before, after]
 
 
 def file_at(repo: Repo, checkpoint: Checkpoint, path: str) -> bytes | None:

@@ -69,7 +69,13 @@ def cmd_diff(args: argparse.Namespace, out: TextIO) -> int:
         fd = None  # not a real file: the patch goes through Python
     try:
         d = iteration_diff(
-            root, args.change, args.run, args.iteration, color=color, with_patch=fd is None
+            root,
+            args.change,
+            args.run,
+            args.iteration,
+            color=color,
+            with_patch=fd is None,
+            cap=None,  # the whole patch: the CLI streams it
         )
     except CheckpointError as exc:
         raise _usage(exc) from exc

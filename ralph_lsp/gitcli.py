@@ -19,6 +19,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -204,6 +205,35 @@ def run_git(
         words = proc.stderr.decode("utf-8", "replace").strip() or f"exit {proc.returncode}"
         raise GitError(f"git {' '.join(args[:2])}: {words.splitlines()[-1]}")
     return proc
+
+
+def read_capped(cwd: Path, args: Sequence[str], cap: int) -> tuple[bytes, bool]:
+    """At most ``cap`` bytes of a git command's standard output, and whether there was more;
+    git is stopped (killed) once the cap is read, so memory never grows with its output."""
+    argv, env = git_command(cwd, args)
+    with tempfile.TemporaryFile() as err:
+        try:
+            proc = subprocess.Popen(
+                argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=err
+            )
+        except OSError as exc:
+            raise GitError(f"git {args[0] if args else ''} could not run: {exc}") from exc
+        assert proc.stdout is not None
+        chunks: list[bytes] = []
+        size = 0
+        with proc, proc.stdout:
+            while size <= cap and (chunk := os.read(proc.stdout.fileno(), 1 << 20)):
+                chunks.append(chunk)
+                size += len(chunk)
+            more = size > cap
+            if more:
+                proc.kill()  # the rest is not wanted: git stops now
+            code = proc.wait(TIMEOUT)
+        if code != 0 and not more:
+            err.seek(0)
+            words = err.read(4096).decode("utf-8", "replace").strip() or f"exit {code}"
+            raise GitError(f"git {' '.join(args[:2])}: {words.splitlines()[-1]}")
+    return b"".join(chunks)[:cap], more
 
 
 def out(cwd: Path, args: Sequence[str], **kw: object) -> str:

@@ -43,6 +43,7 @@ class IterationDiff:
     after: Checkpoint
     files: list[cp.FileChange]
     patch: str
+    patch_truncated: bool = False
 
 
 def iteration_diff(
@@ -53,16 +54,22 @@ def iteration_diff(
     *,
     color: bool = False,
     with_patch: bool = True,
+    cap: int | None = MAX_PATCH_CHARS,
 ) -> IterationDiff:
+    """One iteration's files and patch; the patch is cut at ``cap`` bytes (None: whole)."""
     repo = open_repo(root)
     try:
         run = choose_run(repo, root, change, run_id)
         n, before, after = cp.iteration_pair(repo, change, run, n)
         files = cp.changed_files(repo, before.commit, after.commit)
-        text = cp.patch(repo, before.commit, after.commit, color=color) if with_patch else ""
+        text, cut = "", False
+        if with_patch and cap is not None:
+            text, cut = cp.capped_patch(repo, before.commit, after.commit, cap, color=color)
+        elif with_patch:
+            text = cp.patch(repo, before.commit, after.commit, color=color)
     except GitError as exc:
         raise CheckpointError(str(exc)) from exc
-    return IterationDiff(run, n, before, after, files, text)
+    return IterationDiff(run, n, before, after, files, text, cut)
 
 
 def write_patch(root: Path, d: IterationDiff, fd: int, *, color: bool) -> None:
@@ -105,7 +112,7 @@ def diff_json(root: Path, d: IterationDiff) -> dict[str, Any]:
         "after": d.after.to_json(),
         "files": files,
         "patch": d.patch[:MAX_PATCH_CHARS],
-        "patchTruncated": len(d.patch) > MAX_PATCH_CHARS,
+        "patchTruncated": d.patch_truncated or len(d.patch) > MAX_PATCH_CHARS,
     }
 
 
