@@ -24,6 +24,7 @@ import time
 from pathlib import Path
 
 from ralph_lsp.git import checkpoints as cp
+from ralph_lsp.git import refs
 from ralph_lsp.git.command import find_repo
 from ralph_lsp.git.restore import restore
 
@@ -88,7 +89,7 @@ def measure(root: Path, iterations: int) -> dict[str, float]:
     repo = find_repo(root)
     assert repo is not None
     t0 = time.perf_counter()
-    _, before, after = cp.iteration_pair(repo, "bench", "r-1", 2)
+    _, before, after = refs.iteration_pair(repo, "bench", "r-1", 2)
     cp.patch(repo, before.commit, after.commit)
     diff_ms = (time.perf_counter() - t0) * 1000
     t0 = time.perf_counter()

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TextIO
 
 from ralph_lsp.cli.common import CliError, root_of
-from ralph_lsp.git.checkpoints import CheckpointError
+from ralph_lsp.git.refs import CheckpointError
 from ralph_lsp.settings import Settings
 
 AddRoot = Callable[[argparse.ArgumentParser], None]
@@ -71,7 +71,13 @@ def cmd_diff(args: argparse.Namespace, out: TextIO) -> int:
         fd = None  # not a real file: the patch goes through Python
     try:
         d = iteration_diff(
-            root, args.change, args.run, args.iteration, color=color, with_patch=fd is None
+            root,
+            args.change,
+            args.run,
+            args.iteration,
+            color=color,
+            with_patch=fd is None,
+            cap=None,  # the whole patch: the CLI streams it
         )
     except CheckpointError as exc:
         raise _usage(exc) from exc

@@ -83,10 +83,15 @@ def cmd_prompt(args: argparse.Namespace, out: TextIO) -> int:
 def cmd_history(args: argparse.Namespace, out: TextIO) -> int:
     from ralph_lsp.loop.costs import summarize
     from ralph_lsp.loop.history import load_records, with_file_uris
+    from ralph_lsp.loop.record_schema import damaged_note
 
     root = root_of(args.root)
     known = list_changes(root)
-    records = [with_file_uris(root, r) for r in load_records(root, args.change)]
+    damaged: list[str] = []
+    records = [with_file_uris(root, r) for r in load_records(root, args.change, damaged)]
+    note = damaged_note(damaged)
+    if note:
+        print(f"ralph-lsp: {note}", file=sys.stderr)
     if args.change not in known and not records:
         raise CliError(str(UnknownChangeError(args.change, known)))
     if args.json:

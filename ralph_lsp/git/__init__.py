@@ -8,8 +8,15 @@
   state so the restore can be undone (:class:`RestoreResult`);
 - ``worktrees``    a run's own ``git worktree`` on ``ralph/<change>`` (:class:`Worktree`).
 
-Invariant: only this package starts git (``git.command`` is reachable from nowhere else, which
-``make lint`` holds). It never touches the user's index, ``HEAD``, branches, stash or files except
-in ``restore``, and never merges, rebases or pushes. It knows nothing of runs' records, agents or
-LSP.
+Outside this package, the wrapper is reached only for its types (:class:`Repo`, :class:`GitError`,
+``find_repo``, exported here); nothing outside ``git/`` imports ``git.command`` or starts git.
+
+Invariant: only this package starts git (``make lint`` holds that ``git.command`` is imported
+from nowhere else, and ``tests/test_imports.py`` that no other module names git in an argv). It
+never touches the user's index, ``HEAD``, branches, stash or files except in ``restore``, and never
+merges, rebases or pushes. It knows nothing of runs' records, agents or LSP.
 """
+
+from ralph_lsp.git.command import GitError, Repo, find_repo
+
+__all__ = ["GitError", "Repo", "find_repo"]

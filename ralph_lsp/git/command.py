@@ -3,7 +3,15 @@
 Everything here leaves the user's repository as it was: commands that could write the user's
 index (``status`` refreshing stat data, ``add``) run with ``GIT_OPTIONAL_LOCKS=0`` or with a
 private ``GIT_INDEX_FILE``. The caller's environment never redirects git elsewhere
-(``GIT_DIR``, ``GIT_WORK_TREE``, ``GIT_INDEX_FILE`` … are dropped). No LSP imports.
+(``GIT_DIR``, ``GIT_WORK_TREE``, ``GIT_INDEX_FILE`` … are dropped).
+
+A repository may be a stranger's (an untrusted clone), and its ``.git/config`` can name programs
+that git runs by itself. Every git command of the product runs with all of them turned off
+(:func:`git_command`): no hooks, no fsmonitor, no filter drivers (clean/smudge/process: each one
+configured is emptied), no textconv or external diff, no pager, no credential helper or askpass,
+and no transport at all (``GIT_ALLOW_PROTOCOL`` empty: a partial clone's lazy fetch of a
+missing blob, which would run ``core.sshCommand``, is refused; ``GIT_NO_LAZY_FETCH`` too on
+git >= 2.44). No LSP imports.
 """
 
 from __future__ import annotations
@@ -11,6 +19,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,7 +36,61 @@ _REDIRECTS = (
     "GIT_NAMESPACE",
     "GIT_CEILING_DIRECTORIES",
     "GIT_PREFIX",
+    # Programs and configuration given through the environment: ours replace them.
+    "GIT_EXTERNAL_DIFF",
+    "GIT_PAGER",
+    "GIT_SSH",
+    "GIT_SSH_COMMAND",
+    "GIT_PROXY_COMMAND",
+    "GIT_ASKPASS",
+    "SSH_ASKPASS",
+    "GIT_EDITOR",
+    "GIT_SEQUENCE_EDITOR",
+    "GIT_CONFIG_PARAMETERS",
+    "GIT_CONFIG_COUNT",
 )
+# Configuration that turns off every program git could run by itself (git help config: each
+# key that names a program). Filters are per driver: see _filters_off.
+SAFE_CONFIG = (
+    "core.hooksPath=" + os.devnull,  # no hook (reference-transaction, post-index-change, …)
+    "core.fsmonitor=false",
+    "core.pager=cat",
+    "core.askPass=",
+    "credential.helper=",  # an empty value clears the list of helpers
+    "protocol.allow=never",  # also GIT_ALLOW_PROTOCOL below, which protocol.<x>.allow can't undo
+    "commit.gpgSign=false",
+    "tag.gpgSign=false",
+    "gc.auto=0",  # no automatic gc (and its pre-auto-gc hook)
+    "maintenance.auto=false",
+    "submodule.recurse=false",
+    "advice.addEmbeddedRepo=false",
+    "core.quotePath=false",
+)
+SAFE_ENV = {
+    "GIT_ALLOW_PROTOCOL": "",  # no protocol is allowed: nothing is ever fetched or pushed
+    "GIT_PROTOCOL_FROM_USER": "0",
+    "GIT_NO_LAZY_FETCH": "1",  # git >= 2.44: a missing object is an error, never a fetch
+    "GIT_TERMINAL_PROMPT": "0",
+    "GIT_ASKPASS": "",
+}
+# Commands that never read files of the work tree (so never run a filter driver); every other
+# command gets each configured filter emptied first (one `git config` more).
+_NO_FILTERS = frozenset(
+    [
+        "rev-parse",
+        "config",
+        "for-each-ref",
+        "update-ref",
+        "commit-tree",
+        "diff-tree",
+        "ls-tree",
+        "cat-file",
+        "symbolic-ref",
+        "rev-list",
+    ]
+)
+# Porcelain that shows patches: never through textconv or an external diff program.
+_PATCHING = frozenset({"diff", "log", "show"})
 FALLBACK_NAME = "ralph-lsp"
 FALLBACK_EMAIL = "ralph-lsp@localhost"
 _WHERE = ("rev-parse", "--is-inside-work-tree", "--show-toplevel", "--git-dir", "--git-common-dir")
@@ -43,17 +106,74 @@ def git_available() -> bool:
 
 
 def base_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k not in _REDIRECTS}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in _REDIRECTS and not k.startswith(("GIT_CONFIG_KEY_", "GIT_CONFIG_VALUE_"))
+    }
+    env.update(SAFE_ENV)
     env.update(
         {
             "GIT_OPTIONAL_LOCKS": "0",  # `status`/`diff` never refresh the user's index
-            "GIT_TERMINAL_PROMPT": "0",
             "LC_ALL": "C",
         }
     )
     if extra:
         env.update(extra)
     return env
+
+
+def _safe_argv(args: Sequence[str], extra_config: Sequence[str] = ()) -> list[str]:
+    argv = ["git", "--no-pager"]
+    for item in (*SAFE_CONFIG, *extra_config):
+        argv += ["-c", item]
+    words = list(args)
+    at = next((i for i, w in enumerate(words) if not w.startswith("-")), None)
+    if at is not None and words[at] in _PATCHING:
+        words[at + 1 : at + 1] = ["--no-ext-diff", "--no-textconv"]
+    return argv + words
+
+
+def _filters_off(cwd: Path, env: dict[str, str]) -> list[str]:
+    """``-c`` items emptying every filter driver configured (any level, includes followed);
+    a driver whose name holds '=' (``-c`` cannot name it) is emptied through ``env``."""
+    proc = subprocess.run(
+        [*_safe_argv(["config", "-z", "--name-only", "--get-regexp", r"^filter\."])],
+        cwd=cwd,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        timeout=TIMEOUT,
+        check=False,
+    )
+    names = {
+        key.split(".", 1)[1].rsplit(".", 1)[0]
+        for key in proc.stdout.decode("utf-8", "surrogateescape").split("\0")
+        if key.count(".") >= 2
+    }
+    items: list[str] = []
+    odd: list[tuple[str, str]] = []
+    for name in sorted(names):
+        for key, value in (("clean", ""), ("smudge", ""), ("process", ""), ("required", "false")):
+            if "=" in name:
+                odd.append((f"filter.{name}.{key}", value))
+            else:
+                items.append(f"filter.{name}.{key}={value}")
+    for i, (key, value) in enumerate(odd):  # git >= 2.31
+        env[f"GIT_CONFIG_KEY_{i}"], env[f"GIT_CONFIG_VALUE_{i}"] = key, value
+    if odd:
+        env["GIT_CONFIG_COUNT"] = str(len(odd))
+    return items
+
+
+def git_command(
+    cwd: Path, args: Sequence[str], env: Mapping[str, str] | None = None
+) -> tuple[list[str], dict[str, str]]:
+    """The argv and environment of ``git args…`` in ``cwd`` with every program turned off."""
+    full_env = base_env(env)
+    sub = next((a for a in args if not a.startswith("-")), "")
+    extra = [] if sub in _NO_FILTERS else _filters_off(cwd, full_env)
+    return _safe_argv(args, extra), full_env
 
 
 def run_git(
@@ -65,12 +185,12 @@ def run_git(
     check: bool = True,
 ) -> subprocess.CompletedProcess[bytes]:
     """``git -C cwd args…``; raises :class:`GitError` (with git's stderr) when it fails."""
-    argv = ["git", "-c", "advice.addEmbeddedRepo=false", "-c", "core.quotePath=false", *args]
     try:
+        argv, full_env = git_command(cwd, args, env)
         proc = subprocess.run(
             argv,
             cwd=cwd,
-            env=base_env(env),
+            env=full_env,
             input=stdin,
             stdin=None if stdin is not None else subprocess.DEVNULL,
             capture_output=True,
@@ -85,6 +205,35 @@ def run_git(
         words = proc.stderr.decode("utf-8", "replace").strip() or f"exit {proc.returncode}"
         raise GitError(f"git {' '.join(args[:2])}: {words.splitlines()[-1]}")
     return proc
+
+
+def read_capped(cwd: Path, args: Sequence[str], cap: int) -> tuple[bytes, bool]:
+    """At most ``cap`` bytes of a git command's standard output, and whether there was more;
+    git is stopped (killed) once the cap is read, so memory never grows with its output."""
+    argv, env = git_command(cwd, args)
+    with tempfile.TemporaryFile() as err:
+        try:
+            proc = subprocess.Popen(
+                argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=err
+            )
+        except OSError as exc:
+            raise GitError(f"git {args[0] if args else ''} could not run: {exc}") from exc
+        assert proc.stdout is not None
+        chunks: list[bytes] = []
+        size = 0
+        with proc, proc.stdout:
+            while size <= cap and (chunk := os.read(proc.stdout.fileno(), 1 << 20)):
+                chunks.append(chunk)
+                size += len(chunk)
+            more = size > cap
+            if more:
+                proc.kill()  # the rest is not wanted: git stops now
+            code = proc.wait(TIMEOUT)
+        if code != 0 and not more:
+            err.seek(0)
+            words = err.read(4096).decode("utf-8", "replace").strip() or f"exit {code}"
+            raise GitError(f"git {' '.join(args[:2])}: {words.splitlines()[-1]}")
+    return b"".join(chunks)[:cap], more
 
 
 def out(cwd: Path, args: Sequence[str], **kw: object) -> str:

@@ -19,14 +19,9 @@ import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ralph_lsp.git.checkpoints import (
-    Checkpoint,
-    set_ref,
-    snapshot,
-    temporary_index,
-    undo_prefix,
-)
+from ralph_lsp.git.checkpoints import set_ref, snapshot, temporary_index
 from ralph_lsp.git.command import Repo
+from ralph_lsp.git.refs import Checkpoint, undo_prefix
 
 GITLINK = "160000"
 
@@ -145,8 +140,10 @@ def restore(
             result.skipped.append((rel, "a submodule (restore it with git in the submodule)"))
         else:
             writes.append(rel)
+    absent = _absent(repo, target.commit, writes)
     for rel in writes:
-        why = _blocked(repo.top, rel, captured)
+        why = "its content is not in this clone (never fetched)" if rel in absent else None
+        why = why or _blocked(repo.top, rel, captured)
         if why is None:
             result.written.append(rel)
         else:
@@ -154,6 +151,26 @@ def restore(
     if result.written:
         _checkout(repo, target.commit, result.written)
     return result
+
+
+def _absent(repo: Repo, commit: str, paths: list[str]) -> set[str]:
+    """Paths whose blob a partial clone lacks: git would empty such a file and then fail, since
+    nothing is ever fetched (gitcli). Listed without fetching (``--missing=print``)."""
+    promisors = r"^(extensions\.partialclone|remote\..*\.promisor)$"
+    if not paths or not repo.git("config", "--get-regexp", promisors, check=False):
+        return set()
+    listing = repo.git("rev-list", "--objects", "--missing=print", commit)
+    missing = {line[1:] for line in listing.splitlines() if line.startswith("?")}
+    if not missing:
+        return set()
+    wanted = set(paths)
+    absent: set[str] = set()
+    for entry in repo.run("ls-tree", "-r", "-z", commit).stdout.split(b"\0"):
+        meta, _, raw = entry.partition(b"\t")
+        rel = raw.decode("utf-8", "surrogateescape")
+        if rel in wanted and meta.split()[2].decode() in missing:
+            absent.add(rel)
+    return absent
 
 
 def _checkout(repo: Repo, commit: str, paths: list[str]) -> None:

@@ -25,10 +25,8 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-from ralph_lsp.git.checkpoints import ref_component
 from ralph_lsp.git.command import GitError, Repo, find_repo
-
-NO_HOOKS = ("-c", "core.hooksPath=/dev/null")  # the user's hooks never run for our worktree
+from ralph_lsp.git.refs import ref_component
 
 
 class IsolationError(Exception):
@@ -102,7 +100,7 @@ def open_worktree(root: Path, change: str) -> Worktree:
             path.parent.mkdir(parents=True, exist_ok=True)
             args = ["worktree", "add", "-q"]
             args += ["-b", branch, str(path), head] if created else [str(path), branch]
-            repo.run(*NO_HOOKS, *args)
+            repo.run(*args)  # no hook runs: gitcli turns them off
     except GitError as exc:
         raise IsolationError(f"the worktree for {change!r} cannot be made: {exc}") from exc
     wt_repo = Repo(top=path, git_dir=_git_dir(path), common_dir=repo.common_dir)
@@ -172,7 +170,7 @@ def close_worktree(wt: Worktree) -> str | None:
     """Remove the worktree (the branch stays, unless this run made it and it got no commit);
     returns a note when something had to be kept."""
     try:
-        wt.main.run(*NO_HOOKS, "worktree", "remove", str(wt.repo.top))
+        wt.main.run("worktree", "remove", str(wt.repo.top))
     except GitError as exc:
         return f"the worktree {wt.repo.top} was kept ({exc}); remove it with `git worktree remove`"
     ref = f"refs/heads/{wt.branch}"

@@ -28,6 +28,7 @@ from typing import IO, Any, TypedDict
 from ralph_lsp.agents.base import RefusalRecord
 from ralph_lsp.loop.costs import TokensRecord
 from ralph_lsp.loop.policy import RunState
+from ralph_lsp.loop.record_schema import normalize_record
 from ralph_lsp.loop.verify import VerificationRecord
 from ralph_lsp.openspec.tasks import read_regular_text
 from ralph_lsp.proc import inspection
@@ -282,9 +283,12 @@ def read_small_file(path: Path, max_bytes: int = MAX_RECORD_BYTES) -> str:
     return read_regular_text(path, max_bytes, follow=False)  # only ralph-lsp writes these
 
 
-def load_records(root: Path, change: str | None = None) -> list[dict[str, Any]]:
+def load_records(
+    root: Path, change: str | None = None, damaged: list[str] | None = None
+) -> list[dict[str, Any]]:
     """Every readable record under ``root``'s history, newest first; damaged files (and files
-    that are not regular files) are skipped."""
+    that are not regular files) are skipped, and a record with fields of the wrong type is
+    normalized (record_schema), noted in ``damaged`` as ``<runId>: <fields>``."""
     runs = history_root(root) / "runs"
     records: list[dict[str, Any]] = []
     try:
@@ -300,6 +304,9 @@ def load_records(root: Path, change: str | None = None) -> list[dict[str, Any]]:
             continue
         if change is not None and data.get("change") != change:
             continue
+        data, odd = normalize_record(data)
+        if odd and damaged is not None:
+            damaged.append(f"{data['runId']}: {', '.join(dict.fromkeys(odd))}")
         if data.get("state") == RunState.RUNNING and not _owner_alive(folder):
             data["state"] = "failed"
             data["reason"] = (

@@ -5,15 +5,14 @@ No LSP imports. Errors are :class:`CheckpointError` s whose message says what ex
 
 from __future__ import annotations
 
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
+from ralph_lsp.git import GitError, Repo, find_repo, refs
 from ralph_lsp.git import checkpoints as cp
-from ralph_lsp.git.checkpoints import Checkpoint, CheckpointError
-from ralph_lsp.git.command import GitError, Repo, base_env, find_repo
+from ralph_lsp.git.refs import Checkpoint, CheckpointError
 from ralph_lsp.git.restore import RestoreResult, restore
 from ralph_lsp.loop.claims import active_runs
 from ralph_lsp.loop.history import load_records
@@ -33,7 +32,7 @@ def open_repo(root: Path) -> Repo:
 def choose_run(repo: Repo, root: Path, change: str, run_id: str | None) -> str:
     """``run_id``, or the newest run of ``change`` that has checkpoints."""
     newest_first = [str(r["runId"]) for r in load_records(root, change)]
-    return cp.pick_run(repo, change, run_id, newest_first, root)
+    return refs.pick_run(repo, change, run_id, newest_first, root)
 
 
 @dataclass(frozen=True)
@@ -44,6 +43,7 @@ class IterationDiff:
     after: Checkpoint
     files: list[cp.FileChange]
     patch: str
+    patch_truncated: bool = False
 
 
 def iteration_diff(
@@ -54,29 +54,27 @@ def iteration_diff(
     *,
     color: bool = False,
     with_patch: bool = True,
+    cap: int | None = MAX_PATCH_CHARS,
 ) -> IterationDiff:
+    """One iteration's files and patch; the patch is cut at ``cap`` bytes (None: whole)."""
     repo = open_repo(root)
     try:
         run = choose_run(repo, root, change, run_id)
-        n, before, after = cp.iteration_pair(repo, change, run, n, root)
+        n, before, after = refs.iteration_pair(repo, change, run, n, root)
         files = cp.changed_files(repo, before.commit, after.commit)
-        text = cp.patch(repo, before.commit, after.commit, color=color) if with_patch else ""
+        text, cut = "", False
+        if with_patch and cap is not None:
+            text, cut = cp.capped_patch(repo, before.commit, after.commit, cap, color=color)
+        elif with_patch:
+            text = cp.patch(repo, before.commit, after.commit, color=color)
     except GitError as exc:
         raise CheckpointError(str(exc)) from exc
-    return IterationDiff(run, n, before, after, files, text)
+    return IterationDiff(run, n, before, after, files, text, cut)
 
 
 def write_patch(root: Path, d: IterationDiff, fd: int, *, color: bool) -> None:
     """git's diff of one iteration straight to a file descriptor (no size limit in memory)."""
-    argv = ["git", "diff", "--no-ext-diff", "--color=always" if color else "--no-color"]
-    subprocess.run(
-        [*argv, d.before.commit, d.after.commit],
-        cwd=open_repo(root).top,
-        env=base_env(),
-        stdin=subprocess.DEVNULL,
-        stdout=fd,
-        check=False,
-    )
+    cp.write_patch(open_repo(root), d.before.commit, d.after.commit, fd, color=color)
 
 
 def file_uri(root: Path, checkpoint: Checkpoint, path: str) -> str:
@@ -104,7 +102,7 @@ def diff_json(root: Path, d: IterationDiff) -> dict[str, Any]:
         "after": d.after.to_json(),
         "files": files,
         "patch": d.patch[:MAX_PATCH_CHARS],
-        "patchTruncated": len(d.patch) > MAX_PATCH_CHARS,
+        "patchTruncated": d.patch_truncated or len(d.patch) > MAX_PATCH_CHARS,
     }
 
 
@@ -152,21 +150,21 @@ def restore_iteration(
     _refuse_while_running(repo, root, change)
     try:
         if checkpoint is not None:
-            target = cp.resolve_checkpoint(repo, checkpoint)
+            target = refs.resolve_checkpoint(repo, checkpoint)
             run = run_id or _run_of(target, root, change) or "restores"
         else:
             if n is None:
                 raise CheckpointError("say which iteration to restore (--iteration N)")
             run = choose_run(repo, root, change, run_id)
             _refuse_worktree_run(root, change, run)
-            _, _, target = cp.iteration_pair(repo, change, run, n, root)
+            _, _, target = refs.iteration_pair(repo, change, run, n, root)
         return run, restore(repo, change, run, target, root)
     except GitError as exc:
         raise CheckpointError(str(exc)) from exc
 
 
 def _run_of(target: Checkpoint, root: Path, change: str) -> str | None:
-    for prefix in (cp.change_prefix(root, change) + "/", cp.legacy_prefix(change) + "/"):
+    for prefix in (refs.change_prefix(root, change) + "/", refs.legacy_prefix(change) + "/"):
         if target.ref and target.ref.startswith(prefix):
             run = target.ref[len(prefix) :].split("/")[0]
             return None if run.startswith("@") else run
@@ -177,7 +175,7 @@ def text_at(root: Path, checkpoint: str, path: str) -> str:
     """The text of ``path`` in a checkpoint (bad bytes replaced); CheckpointError when absent."""
     repo = open_repo(root)
     try:
-        target = cp.resolve_checkpoint(repo, checkpoint)
+        target = refs.resolve_checkpoint(repo, checkpoint)
         data = cp.file_at(repo, target, path)
     except GitError as exc:
         raise CheckpointError(str(exc)) from exc

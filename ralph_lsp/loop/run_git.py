@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ralph_lsp.git import GitError, find_repo
 from ralph_lsp.git.checkpoints import Checkpointer, open_checkpointer, prune
-from ralph_lsp.git.command import GitError, find_repo
 from ralph_lsp.git.worktrees import (
     IsolationError,
     Worktree,

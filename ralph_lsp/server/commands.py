@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import Any
 
 from ralph_lsp.loop.engine import EngineError
 from ralph_lsp.loop.history import load_records, with_file_uris
+from ralph_lsp.loop.record_schema import damaged_note
 from ralph_lsp.openspec.workspace import (
     Change,
     UnknownChangeError,
@@ -116,15 +118,25 @@ async def status(ls: Host, obj: Obj) -> Obj:
     return {"runs": [s.to_json() for s in runs]}
 
 
+_SAID_DAMAGED: set[tuple[Path, str]] = set()
+
+
 async def history(ls: Host, obj: Obj) -> Obj:
     cmd = "ralph.history"
     name = args.required_string(cmd, obj, "change")
     root = ls.resolve_root(cmd, args.optional_string(cmd, obj, "root"))
 
+    damaged: list[str] = []
+
     def read() -> list[dict[str, Any]]:
-        return [with_file_uris(root, r) for r in load_records(root, name)]
+        return [with_file_uris(root, r) for r in load_records(root, name, damaged)]
 
     records = await asyncio.to_thread(read)
+    fresh = [d for d in damaged if (root, d) not in _SAID_DAMAGED]
+    _SAID_DAMAGED.update((root, d) for d in fresh)
+    note = damaged_note(fresh)
+    if note:  # once per damaged record and server, however often the page asks
+        ls.warn(f"ralph.history: {note}")
     if not records:
         resolve_change(root, name)  # nothing recorded: say so if the name is unknown
     return {"runs": records}

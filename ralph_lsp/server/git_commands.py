@@ -15,14 +15,18 @@ moment on a big repository), answer. A refusal is a ``RequestFailed`` whose mess
   tree (the domain checks ``.ralph/locks/``, this server's own runs included).
 - ``ralph.fileAt`` ``{"root", "checkpoint", "path"}`` → ``{"text"}``; ``checkpoint`` is a
   ``refs/ralph/…`` ref or a commit id.
+
+All three are refused while the workspace is untrusted (git would run in a stranger's
+repository; even then gitcli runs none of the programs its config names).
 """
 
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 from typing import Any
 
-from ralph_lsp.git.checkpoints import CheckpointError
+from ralph_lsp.git.refs import CheckpointError
 from ralph_lsp.loop.review import diff_json, iteration_diff, restore_iteration, text_at
 from ralph_lsp.openspec.workspace import resolve_change
 from ralph_lsp.server import args
@@ -32,12 +36,21 @@ from ralph_lsp.server.host import Host
 Obj = dict[str, Any]
 
 
+async def _refuse_untrusted(ls: Host, root: Path, what: str) -> None:
+    """git runs in the workspace's repository, whose config may name programs: gitcli turns
+    them all off, and an untrusted workspace does not get git run at all (belt and braces)."""
+    await ls.pull_settings(root)  # may carry a change of trust
+    if not ls.config.trusted:
+        raise RequestFailed(f"this workspace is not trusted; {what} runs git in its repository")
+
+
 async def diff(ls: Host, obj: Obj) -> Obj:
     cmd = "ralph.diff"
     name = args.required_string(cmd, obj, "change")
     root = ls.resolve_root(cmd, args.optional_string(cmd, obj, "root"))
     run_id = args.optional_string(cmd, obj, "runId")
     n = args.positive_int(cmd, obj, "iteration")
+    await _refuse_untrusted(ls, root, "showing a diff")
     try:
         d = await asyncio.to_thread(iteration_diff, root, name, run_id, n)
     except CheckpointError as exc:
@@ -73,6 +86,7 @@ async def file_at(ls: Host, obj: Obj) -> Obj:
     root = ls.resolve_root(cmd, args.optional_string(cmd, obj, "root"))
     checkpoint = args.required_string(cmd, obj, "checkpoint")
     path = args.required_string(cmd, obj, "path")
+    await _refuse_untrusted(ls, root, "showing a file of a checkpoint")
     try:
         text = await asyncio.to_thread(text_at, root, checkpoint, path)
     except CheckpointError as exc:

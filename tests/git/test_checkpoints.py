@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from ralph_lsp.git import checkpoints as cp
+from ralph_lsp.git import refs
 from ralph_lsp.git.command import find_repo
 from ralph_lsp.git.restore import restore
 from tests.git.conftest import NEEDS_GIT, fingerprint, git, init_repo
@@ -29,7 +30,7 @@ def test_checkpoints_leave_everything_of_the_user_as_it_was(project: Path) -> No
     c, warnings = recorder(project)
     zero, changed = c.record(0)
     # refs/ralph/@<rootId>/<change>/<runId>/<n>: each root's checkpoints apart (issue 25)
-    assert zero is not None and zero.ref == f"refs/ralph/{cp.root_id(project)}/{CHANGE}/r-1/0"
+    assert zero is not None and zero.ref == f"refs/ralph/{refs.root_id(project)}/{CHANGE}/r-1/0"
     # The user's staged and unstaged work is in the checkpoint, as the files are.
     assert git(project, "show", f"{zero.ref}:notes.txt") == "staged then edited\n"
     assert git(project, "show", f"{zero.ref}:scratch.txt") == "untracked\n"
@@ -86,7 +87,7 @@ def test_diff_of_an_iteration_and_the_file_at_a_checkpoint(project: Path) -> Non
     c.record(2)
     repo = find_repo(project)
     assert repo is not None
-    n, before, after = cp.iteration_pair(repo, CHANGE, "r-1", 2)
+    n, before, after = refs.iteration_pair(repo, CHANGE, "r-1", 2)
     assert n == 2 and before.ref and before.ref.endswith("/1")
     files = cp.changed_files(repo, before.commit, after.commit)
     assert [(f.path, f.status) for f in files] == [("README.md", "modified")]
@@ -94,13 +95,13 @@ def test_diff_of_an_iteration_and_the_file_at_a_checkpoint(project: Path) -> Non
     assert "+changed" in text and "cli.py" not in text
     assert cp.file_at(repo, after, "hello/cli.py") == b"print('one')\n"
     assert cp.file_at(repo, before, "nope.txt") is None
-    with pytest.raises(cp.CheckpointError):
+    with pytest.raises(refs.CheckpointError):
         cp.file_at(repo, after, "../etc/passwd")
-    with pytest.raises(cp.CheckpointError, match="iterations: 1, 2"):
-        cp.iteration_pair(repo, CHANGE, "r-1", 7)
-    assert cp.pick_run(repo, CHANGE, None, []) == "r-1"
-    with pytest.raises(cp.CheckpointError):
-        cp.resolve_checkpoint(repo, "HEAD~1")
+    with pytest.raises(refs.CheckpointError, match="iterations: 1, 2"):
+        refs.iteration_pair(repo, CHANGE, "r-1", 7)
+    assert refs.pick_run(repo, CHANGE, None, []) == "r-1"
+    with pytest.raises(refs.CheckpointError):
+        refs.resolve_checkpoint(repo, "HEAD~1")
 
 
 def test_restore_then_undo(project: Path) -> None:
@@ -127,11 +128,11 @@ def test_restore_then_undo(project: Path) -> None:
     assert (project / "debug.log").read_text() == "ignored\n"
     assert (project / ".git" / "index").read_bytes() == index_before
     assert git(project, "rev-parse", "HEAD") == head_before
-    assert result.undo.ref == f"refs/ralph/{cp.root_id(project)}/{CHANGE}/@undo/1"
+    assert result.undo.ref == f"refs/ralph/{refs.root_id(project)}/{CHANGE}/@undo/1"
     assert sorted(result.removed) == ["hello/extra/deep/new.py"]
     # Undo: back to exactly what was there before the restore.
     again = restore(repo, CHANGE, "r-1", result.undo)
-    assert again.undo.ref == f"refs/ralph/{cp.root_id(project)}/{CHANGE}/@undo/2"
+    assert again.undo.ref == f"refs/ralph/{refs.root_id(project)}/{CHANGE}/@undo/2"
     assert fingerprint(project) == state_before
 
 
@@ -159,9 +160,9 @@ def test_prune_removes_only_the_runs_named(project: Path) -> None:
         c.record(0)
         c.record(1)
     assert cp.prune(project, CHANGE, ["r-a", "r-b"]) == 4
-    refs = git(project, "for-each-ref", "--format=%(refname)", "refs/ralph/")
-    here = f"refs/ralph/{cp.root_id(project)}/{CHANGE}"
-    assert sorted(refs.split()) == [f"{here}/r-c/0", f"{here}/r-c/1"]
+    listed = git(project, "for-each-ref", "--format=%(refname)", "refs/ralph/")
+    here = f"refs/ralph/{refs.root_id(project)}/{CHANGE}"
+    assert sorted(listed.split()) == [f"{here}/r-c/0", f"{here}/r-c/1"]
 
 
 def test_outside_git_checkpoints_are_off_with_a_note(tmp_path: Path) -> None:
@@ -180,7 +181,7 @@ def test_ref_components_are_valid_for_any_change_name(project: Path) -> None:
     git(project, "check-ref-format", first.ref)
     repo = find_repo(project)
     assert repo is not None
-    assert cp.run_ids(repo, name) == ["r-1"]
+    assert refs.run_ids(repo, name) == ["r-1"]
 
 
 def test_without_git_installed_checkpoints_are_off_with_a_note(

@@ -111,6 +111,7 @@ def test_two_work_trees_of_one_repository_keep_their_own_checkpoints(
 
 def test_two_openspec_roots_of_one_repository_do_not_see_each_others_runs(project: Path) -> None:
     from ralph_lsp.git import checkpoints as cp
+    from ralph_lsp.git import refs
     from ralph_lsp.git.command import find_repo
 
     second = project / "sub"
@@ -123,9 +124,9 @@ def test_two_openspec_roots_of_one_repository_do_not_see_each_others_runs(projec
     b.record(0)
     repo = find_repo(project)
     assert repo is not None
-    assert cp.run_ids(repo, CHANGE, project) == ["r-a"]
-    assert cp.run_ids(repo, CHANGE, second) == ["r-b"]
-    for ref, _ in cp.list_refs(repo, cp.REF_PREFIX):
+    assert refs.run_ids(repo, CHANGE, project) == ["r-a"]
+    assert refs.run_ids(repo, CHANGE, second) == ["r-b"]
+    for ref, _ in refs.list_refs(repo, refs.REF_PREFIX):
         git(project, "check-ref-format", ref)
 
 

@@ -38,7 +38,7 @@ def cli(cwd: Path, *args: str, check: bool = True) -> subprocess.CompletedProces
 
 def here(root: Path) -> str:
     """Where the root's checkpoints of CHANGE are: refs/ralph/@<rootId>/<change>."""
-    from ralph_lsp.git.checkpoints import change_prefix
+    from ralph_lsp.git.refs import change_prefix
 
     return change_prefix(root, CHANGE)
 

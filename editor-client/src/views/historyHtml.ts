@@ -42,11 +42,62 @@ export interface ChartPoint {
   cost: number; // this iteration's reported cost
 }
 
+/** A finite number, or null: a record is a file of the workspace and may hold anything. */
+function num(v: unknown): number | null {
+  return typeof v === "number" && Number.isFinite(v) ? v : null;
+}
+
+function text(v: unknown): string | null {
+  return typeof v === "string" ? v : null;
+}
+
+/**
+ * A record as the page may use it, whatever was planted in record.json (the server coerces too):
+ * numbers are numbers, texts are texts, lists are lists; an iteration that is not an object with a
+ * number `n` is left out; anything but an object with a text `runId` is no record.
+ */
+export function cleanRecord(raw: unknown): HistoryRecord | null {
+  if (!raw || typeof raw !== "object" || Array.isArray(raw)) {
+    return null;
+  }
+  const r = raw as Record<string, unknown>;
+  const runId = text(r.runId);
+  if (runId === null) {
+    return null;
+  }
+  const iterations = (Array.isArray(r.iterations) ? r.iterations : [])
+    .filter((it): it is Record<string, unknown> => !!it && typeof it === "object" && !Array.isArray(it) && num((it as Record<string, unknown>).n) !== null)
+    .map((it) => ({
+      ...it,
+      n: num(it.n) as number,
+      startedAt: text(it.startedAt),
+      endedAt: text(it.endedAt),
+      exitCode: num(it.exitCode),
+      tasksChecked: num(it.tasksChecked),
+      costUsd: num(it.costUsd),
+      numTurns: num(it.numTurns),
+      outputUri: text(it.outputUri),
+      promptUri: text(it.promptUri),
+      checkpoint: typeof it.checkpoint === "string" || (it.checkpoint && typeof it.checkpoint === "object") ? it.checkpoint : null,
+      refusals: Array.isArray(it.refusals) ? it.refusals.filter((x) => x && typeof x === "object") : [],
+      verification: Array.isArray(it.verification) ? it.verification.filter((x) => x && typeof x === "object") : null,
+    })) as unknown as HistoryIteration[];
+  return {
+    ...(r as unknown as HistoryRecord),
+    runId,
+    state: text(r.state) ?? "?",
+    reason: text(r.reason),
+    startedAt: text(r.startedAt),
+    endedAt: text(r.endedAt),
+    iterations,
+  } as HistoryRecord;
+}
+
 export function chartPoints(iterations: HistoryIteration[]): ChartPoint[] {
   let sum = 0;
   return iterations.map((it) => {
-    sum += it.tasksChecked ?? 0;
-    return { n: it.n, checked: sum, cost: it.costUsd ?? 0 };
+    sum += num(it.tasksChecked) ?? 0;
+    return { n: num(it.n) ?? 0, checked: sum, cost: num(it.costUsd) ?? 0 };
   });
 }
 
@@ -70,20 +121,20 @@ export function chartSvg(points: ChartPoint[], total: number): string {
     ? points
         .map((p, i) => {
           const bh = (p.cost / maxCost) * ih;
-          return `<rect class="cost" x="${(x(i) - step * 0.3).toFixed(1)}" y="${(pad.t + ih - bh).toFixed(1)}" width="${(step * 0.6).toFixed(1)}" height="${bh.toFixed(1)}"><title>iteration ${p.n}: ${money(p.cost)}</title></rect>`;
+          return `<rect class="cost" x="${(x(i) - step * 0.3).toFixed(1)}" y="${(pad.t + ih - bh).toFixed(1)}" width="${(step * 0.6).toFixed(1)}" height="${bh.toFixed(1)}"><title>iteration ${escapeHtml(p.n)}: ${escapeHtml(money(p.cost))}</title></rect>`;
         })
         .join("")
     : "";
   const line = points.map((p, i) => `${x(i).toFixed(1)},${yTasks(p.checked).toFixed(1)}`).join(" ");
   const dots = points
-    .map((p, i) => `<circle class="point" cx="${x(i).toFixed(1)}" cy="${yTasks(p.checked).toFixed(1)}" r="4"><title>iteration ${p.n}: ${p.checked}/${total} tasks</title></circle>`)
+    .map((p, i) => `<circle class="point" cx="${x(i).toFixed(1)}" cy="${yTasks(p.checked).toFixed(1)}" r="4"><title>iteration ${escapeHtml(p.n)}: ${escapeHtml(p.checked)}/${escapeHtml(total)} tasks</title></circle>`)
     .join("");
-  const labels = points.map((p, i) => `<text class="axis" x="${x(i).toFixed(1)}" y="${h - 8}" text-anchor="middle">${p.n}</text>`).join("");
+  const labels = points.map((p, i) => `<text class="axis" x="${x(i).toFixed(1)}" y="${h - 8}" text-anchor="middle">${escapeHtml(p.n)}</text>`).join("");
   return [
     `<svg class="chart" viewBox="0 0 ${w} ${h}" role="img" aria-label="tasks checked and cost per iteration">`,
     `<line class="grid" x1="${pad.l}" y1="${pad.t + ih}" x2="${w - pad.r}" y2="${pad.t + ih}"/>`,
     `<line class="grid" x1="${pad.l}" y1="${yTasks(total)}" x2="${w - pad.r}" y2="${yTasks(total)}"/>`,
-    `<text class="axis" x="${pad.l - 6}" y="${yTasks(total) + 4}" text-anchor="end">${total}</text>`,
+    `<text class="axis" x="${pad.l - 6}" y="${yTasks(total) + 4}" text-anchor="end">${escapeHtml(total)}</text>`,
     `<text class="axis" x="${pad.l - 6}" y="${pad.t + ih + 4}" text-anchor="end">0</text>`,
     maxCost > 0 ? `<text class="axis cost-label" x="${w - pad.r + 4}" y="${pad.t + 10}">${escapeHtml(money(maxCost))}</text>` : "",
     bars,
@@ -117,7 +168,7 @@ function linksCell(record: HistoryRecord, it: HistoryIteration): string {
     links.push(`<a href="#" data-action="open" data-uri="${escapeHtml(it.promptUri)}">prompt</a>`);
   }
   if (it.checkpoint) {
-    links.push(`<a href="#" data-action="diff" data-run="${escapeHtml(record.runId)}" data-iteration="${it.n}">diff</a>`);
+    links.push(`<a href="#" data-action="diff" data-run="${escapeHtml(record.runId)}" data-iteration="${escapeHtml(it.n)}">diff</a>`);
   }
   return links.join(" · ") || "—";
 }
@@ -135,17 +186,17 @@ function runSection(record: HistoryRecord, total: number, locale?: string): stri
   const rows = its
     .map(
       (it) => `<tr class="iteration">
-<td>${it.n}</td><td>${escapeHtml(durationOf(it.startedAt, it.endedAt))}</td>
+<td>${escapeHtml(it.n)}</td><td>${escapeHtml(durationOf(it.startedAt, it.endedAt))}</td>
 <td>${escapeHtml(it.exitCode ?? "—")}</td><td>${escapeHtml(it.tasksChecked ?? "—")}</td>
 <td>${escapeHtml(it.numTurns ?? "—")}</td><td title="${escapeHtml(tokens(it.tokens))}">${escapeHtml(money(it.costUsd))}</td>
 <td>${verificationCell(it)}</td>
-<td>${it.refusals && it.refusals.length ? `<span class="bad" title="${escapeHtml(it.refusals.map((r) => r.rule).join(", "))}">${it.refusals.length} refused</span>` : "—"}</td>
+<td>${it.refusals && it.refusals.length ? `<span class="bad" title="${escapeHtml(it.refusals.map((r) => String(r.rule)).join(", "))}">${escapeHtml(it.refusals.length)} refused</span>` : "—"}</td>
 <td>${linksCell(record, it)}</td></tr>`,
     )
     .join("\n");
   return `<section class="run state-${escapeHtml(record.state)}" data-run="${escapeHtml(record.runId)}">
 <h2><span class="state">${escapeHtml(record.state)}</span> · ${escapeHtml(localTime(record.startedAt, locale))}
- · ${its.length} iteration${its.length === 1 ? "" : "s"} · ${escapeHtml(durationOf(record.startedAt, record.endedAt))} · ${escapeHtml(cost)}</h2>
+ · ${escapeHtml(its.length)} iteration${its.length === 1 ? "" : "s"} · ${escapeHtml(durationOf(record.startedAt, record.endedAt))} · ${escapeHtml(cost)}</h2>
 <p class="reason">${escapeHtml(record.reason ?? "")}</p>
 ${its.length ? chartSvg(chartPoints(its), total) : ""}
 <table><thead><tr><th>#</th><th>duration</th><th>exit</th><th>tasks</th><th>turns</th><th>cost</th><th>verification</th><th>refusals</th><th>files</th></tr></thead>
@@ -168,8 +219,10 @@ export interface HistoryPage {
 export function historyHtml(page: HistoryPage): string {
   const { nonce, cspSource } = page;
   const csp = `default-src 'none'; style-src ${cspSource} 'nonce-${nonce}'; script-src 'nonce-${nonce}'; img-src ${cspSource};`;
-  const body = page.runs.length
-    ? page.runs.map((r) => runSection(r, page.total, page.locale)).join("\n")
+  const runs = (Array.isArray(page.runs) ? page.runs : []).map(cleanRecord).filter((r): r is HistoryRecord => r !== null);
+  const total = num(page.total) ?? 0;
+  const body = runs.length
+    ? runs.map((r) => runSection(r, total, page.locale)).join("\n")
     : `<p class="empty">No run of ${escapeHtml(page.change)} yet.</p>`;
   return `<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
