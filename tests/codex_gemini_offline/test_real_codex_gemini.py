@@ -79,6 +79,34 @@ def test_gemini_shell_outside_the_rules_is_a_refusal(
     ), run.stdout[-3000:]
 
 
+def test_codex_sandbox_and_approval_refusals_are_recorded(
+    agent_clis: dict[str, Path], base: Path
+) -> None:
+    """What the real codex 0.169 does when its workspace-write sandbox or its approval policy
+    says no: a write outside the project, a patch outside it, an escalation request."""
+    project = make_project(base)
+    steps = [
+        Step("shell", command="echo x > /opt/ralph-refused.txt"),
+        Step("write", path="/opt/ralph-refused-patch.txt", new="hi\n"),
+        Step("shell", command="touch /opt/ralph-escalated.txt", text="escalate"),
+        Step("text", text="Done."),
+    ]
+    with ScriptedServer("codex", steps) as server:
+        run = ralph_run(
+            "codex", agent_clis["codex"], server.url, project, base,
+            extra=["--stuck-after", "1"],
+        )  # fmt: skip
+    rules = [r["rule"] for r in run.refusals()]
+    # The patch and the escalation: stderr lines only (no JSON event), always there.
+    assert rules[:2] == ["Edit", "Bash"], run.stdout[-3000:]
+    assert "⚠ refused: Edit" in run.stdout and "⚠ refused: Bash" in run.stdout
+    # The command the sandbox stopped: Codex 0.169 emitted its command_execution item in some
+    # runs and not in others (the command ran either way); when it is there, it is a refusal.
+    if "$ echo x > /opt/ralph-refused.txt" in run.stdout:
+        assert "Bash(echo x > /opt/ralph-refused.txt)" in rules, rules
+    assert not Path("/opt/ralph-refused-patch.txt").exists()
+
+
 @pytest.mark.parametrize("agent", AGENTS)
 def test_bad_key_fails_with_a_clean_reason(
     agent: str, agent_clis: dict[str, Path], base: Path
