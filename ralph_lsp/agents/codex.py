@@ -232,9 +232,9 @@ class CodexParser:
             code = get_int(item, "exit_code")
             status = get_str(item, "status")
             output = get_str(item, "aggregated_output") or ""
-            if status == "declined" or (  # the approval policy refused it, or the sandbox
-                status == "failed" and _SANDBOX_DENIED_RE.search(output[-4000:])
-            ):
+            # the approval policy refused it, or the sandbox stopped it
+            sandboxed = status == "failed" and _SANDBOX_DENIED_RE.search(output[-4000:])
+            if status == "declined" or sandboxed:
                 events.append(Refusal("Bash", _unwrap_command(item.get("command"))))
             if code not in (0, None):
                 events.append(log_line(f"  exit code {code}", "command"))

@@ -26,7 +26,7 @@ from typing import Any, Literal
 
 from ralph_lsp.agents import build_invocation, verify_rules
 from ralph_lsp.agents.user_config import user_config
-from ralph_lsp.loop import costs, policy, verify
+from ralph_lsp.loop import budget, costs, policy, verify
 from ralph_lsp.loop import run_git as rungit
 from ralph_lsp.loop.costs import tokens_of
 from ralph_lsp.loop.history import (
@@ -107,6 +107,7 @@ class RunStatus:
     updated_at: str
     cost_usd: float | None
     story: str | None = None
+    cost_estimated: bool = False  # cost_usd is (partly) estimated from tokens (loop/budget.py)
     # What the run is doing now, so that no client reads the English reason to know it.
     phase: Phase | None = None
     waiting: dict[str, Any] | None = None  # {"kind": "rateLimit" | "network", "until"?}
@@ -133,6 +134,7 @@ class RunStatus:
             "startedAt": self.started_at,
             "updatedAt": self.updated_at,
             "costUsd": self.cost_usd,
+            "costEstimated": self.cost_estimated,
             "story": self.story,
             "phase": self.phase,
             "waiting": dict(self.waiting) if self.waiting else None,
@@ -223,6 +225,7 @@ class _Run:
         self.work: Change = change
         self.git: rungit.RunGit | None = None
         self.pruned: list[str] = []  # runs retention removed as this one started
+        self.budget = budget.plan(settings, {**os.environ, **settings.env}, change.root)
 
     # -- events ------------------------------------------------------------------------------
     def log(self, text: str, level: Level = "info") -> None:
@@ -403,8 +406,9 @@ class _Run:
         if self.git is not None:
             await self.git.begin()
         counters = policy.Counters(backoff=_initial_backoff(), failing=failed)
+        s = self.settings
         limits = policy.Limits(
-            self.status.max_iterations, self.settings.stuck_after, self.settings.max_cost_usd
+            self.status.max_iterations, s.stuck_after, s.max_cost_usd, s.max_tokens
         )
         while True:
             if self.stop_event.is_set():
@@ -482,7 +486,7 @@ class _Run:
             after = self.read_doc()
         except _RunEnd as exc:
             read_error = exc
-        result = _facts(outcome, doc.completed, after, stopped=self.stop_event.is_set())
+        result = _facts(outcome, doc.completed, after, self.budget, self.stop_event.is_set())
         checks: list[verify.Result] = []
         if read_error is None and self._verifies_after(result, counters.failing):
             self.update(completed=after.completed, total=after.total)
@@ -503,6 +507,7 @@ class _Run:
             made = await self.git.after_iteration(n, after.completed, after.total)
             self.iterations[-1]["checkpoint"] = made["checkpoint"]
             self.iterations[-1]["filesChanged"] = made["filesChanged"]
+        self.status.cost_estimated = self.status.cost_estimated or result.cost_estimated
         cost = policy.add_cost(counters.cost_usd, result.cost_usd)
         self.update(completed=after.completed, total=after.total, cost_usd=cost)
         self._summarize(n, outcome, result, after, elapsed)
@@ -611,7 +616,8 @@ class _Run:
             "startedAt": started,
             "endedAt": now_iso(),
             "exitCode": outcome.exit_code,
-            "costUsd": res.cost_usd if res else None,
+            "costUsd": result.cost_usd,
+            "costEstimated": result.cost_estimated,
             "numTurns": res.num_turns if res else None,
             "usage": res.usage if res else None,
             "tokens": tokens_of(res.usage) if res else None,
@@ -646,8 +652,10 @@ class _Run:
         )
         if res and res.num_turns is not None:
             summary += f" · {res.num_turns} turns"
-        if res and res.cost_usd is not None:
-            summary += f" · ${res.cost_usd:.4f}"
+        if result.cost_usd is not None:
+            summary += f" · ${result.cost_usd:.4f}" + (
+                " (estimate)" if result.cost_estimated else ""
+            )
         if outcome.timed_out:
             summary += f" · timed out after {self.settings.iteration_timeout_seconds:g}s"
         self.log(summary)
@@ -748,10 +756,15 @@ def _blocked_json(doc: TasksDoc) -> list[BlockedRecord]:
 
 
 def _facts(
-    out: IterationOutcome, completed_before: int, after: TasksDoc, *, stopped: bool
+    out: IterationOutcome,
+    completed_before: int,
+    after: TasksDoc,
+    plan: budget.Budget,
+    stopped: bool,
 ) -> policy.IterationResult:
-    """The facts of one spawn, as the run policy reads them."""
+    """The facts of one spawn, as the run policy reads them (its cost priced by ``plan``)."""
     res = out.result
+    cost, estimated = plan.spawn_cost(res)
     return policy.IterationResult(
         completed_before=completed_before,
         completed=after.completed,
@@ -764,7 +777,9 @@ def _facts(
         stopped=out.stopped or stopped,
         problems=tuple(out.problems),
         last_error=out.last_error,
-        cost_usd=res.cost_usd if res else None,
+        cost_usd=cost,
+        cost_estimated=estimated,
+        tokens=plan.counted_tokens(res),
     )
 
 
@@ -822,6 +837,7 @@ class Engine:
         if story is not None:
             _check_story(resolved, story)
         refusal = await rungit.refusal(resolved.root, settings)
+        refusal = refusal or budget.refusal_at(settings, resolved.root)
         if refusal is not None:
             raise EngineError(refusal)
         run_id = new_run_id()

@@ -78,8 +78,14 @@ def test_codex_recorded_sandbox_and_approval_refusals() -> None:
 
 
 def test_codex_ordinary_failed_command_is_no_refusal() -> None:
-    item = {"id": "i", "type": "command_execution", "command": "/bin/bash -lc 'make test'",
-            "aggregated_output": "make: *** [test] Error 2\n", "exit_code": 2, "status": "failed"}
+    item = {
+        "id": "i",
+        "type": "command_execution",
+        "command": "/bin/bash -lc 'make test'",
+        "aggregated_output": "make: *** [test] Error 2\n",
+        "exit_code": 2,
+        "status": "failed",
+    }
     events = run_parser(CodexParser(), stdout=jl({"type": "item.completed", "item": item}))
     assert not any(isinstance(e, Refusal) for e in events)
 

@@ -159,3 +159,40 @@ def test_a_model_that_never_checks_a_box_is_stuck(
         )
     assert run.last_line == "stuck: no task checked in 2 iterations", run.stdout[-3000:]
     assert "- [ ]" in (project.root / TASKS_PATH).read_text()
+
+
+def test_codex_max_cost_stops_on_the_estimate(agent_clis: dict[str, Path], base: Path) -> None:
+    """Codex reports tokens, no cost: `--max-cost 0.01` is enforced on the estimate from the
+    model's list price (gpt-5.5, the harness's model: $5 in / $30 out per million tokens), and
+    every place that shows it says it is an estimate."""
+    project = make_project(base)
+    steps = [Step("shell", command="make test"), Step("text", text="I looked around.")]
+    with ScriptedServer("codex", steps) as server:
+        run = ralph_run(
+            "codex", agent_clis["codex"], server.url, project, base,
+            extra=["--stuck-after", "9", "--max-cost", "0.01"],
+        )  # fmt: skip
+    # 2 model turns a spawn, 1000 input + 100 output tokens each: $0.016 estimated a spawn
+    assert run.last_line.startswith(
+        "exhausted: the estimated cost $0.0160 (from tokens at list prices) reached maxCostUsd"
+        " $0.0100"
+    ), run.stdout[-3000:]
+    assert run.last_line.endswith("(estimate)"), run.last_line
+    (it,) = run.record["iterations"]
+    assert it["costEstimated"] is True and it["costUsd"] == pytest.approx(0.016)
+    assert "$0.0160 (estimate)" in run.stdout  # the status line and the iteration's summary
+
+
+def test_max_cost_with_an_unpriced_model_is_refused_at_start(
+    agent_clis: dict[str, Path], base: Path
+) -> None:
+    project = make_project(base)
+    with ScriptedServer("codex", []) as server:
+        run = ralph_run(
+            "codex", agent_clis["codex"], server.url, project, base,
+            extra=["--max-cost", "1", "--agent-args", "-m mystery-model"],
+        )  # fmt: skip
+    assert run.returncode == 2, (run.stdout, run.stderr)
+    assert "maxCostUsd cannot be enforced" in run.stderr and "mystery-model" in run.stderr
+    assert "ralph.modelPrices" in run.stderr
+    assert server.requests == []  # nothing was spawned
