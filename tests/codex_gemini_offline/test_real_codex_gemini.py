@@ -38,9 +38,12 @@ def test_normal_session_succeeds_with_verification(
     project = make_project(base)
     with ScriptedServer(agent, normal_steps(agent)) as server:
         run = ralph_run(agent, agent_clis[agent], server.url, project, base)
-    assert run.last_line == (
-        "succeeded: every task is checked (2/2); verification passed (make test)"
-    ), run.stdout[-3000:]
+    # then the estimated spend: " · $0.0… · … (estimate)"
+    state, spent = run.last_line.split(" · ", 1)
+    assert state == "succeeded: every task is checked (2/2); verification passed (make test)", (
+        run.stdout[-3000:]
+    )
+    assert spent.endswith("(estimate)"), spent
     assert "$ make test" in run.stdout
     assert 'version = "0.2.0"' in (project.root / "pyproject.toml").read_text()
     assert run.refusals() == []
@@ -98,7 +101,7 @@ def test_codex_sandbox_and_approval_refusals_are_recorded(
         )  # fmt: skip
     rules = [r["rule"] for r in run.refusals()]
     # The patch and the escalation: stderr lines only (no JSON event), always there.
-    assert rules[:2] == ["Edit", "Bash"], run.stdout[-3000:]
+    assert "Edit" in rules and "Bash" in rules, run.stdout[-3000:]
     assert "⚠ refused: Edit" in run.stdout and "⚠ refused: Bash" in run.stdout
     # The command the sandbox stopped: Codex 0.169 emitted its command_execution item in some
     # runs and not in others (the command ran either way); when it is there, it is a refusal.
@@ -157,7 +160,9 @@ def test_a_model_that_never_checks_a_box_is_stuck(
         run = ralph_run(
             agent, agent_clis[agent], server.url, project, base, extra=["--stuck-after", "2"]
         )
-    assert run.last_line == "stuck: no task checked in 2 iterations", run.stdout[-3000:]
+    assert run.last_line.split(" · ")[0] == "stuck: no task checked in 2 iterations", run.stdout[
+        -3000:
+    ]
     assert "- [ ]" in (project.root / TASKS_PATH).read_text()
 
 
