@@ -58,6 +58,12 @@ class Settings:
     # commands (which every preset allows by itself), e.g. "Bash(npm run build:*)".
     allowed_tools: tuple[str, ...] = ()
     agent_user_config: str = "isolate"
+    # A budget of input + output tokens summed over the run's iterations (see loop/budget.py).
+    max_tokens: int | None = None
+    # model → {"input", "output", "cachedInput"?} in USD per million tokens: prices that replace
+    # or add to the dated table in loop/budget.py, for estimating the cost of agents that report
+    # only tokens (Codex, Gemini).
+    model_prices: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
 
     def replace(self, **changes: Any) -> Settings:
         return dataclasses.replace(self, **changes)
@@ -132,6 +138,42 @@ def _env(v: Any) -> dict[str, str]:
     return dict(v)
 
 
+def _optional_positive_int(v: Any) -> int | None:
+    if v is None:
+        return None
+    try:
+        return positive_int(v)
+    except ValueError:
+        raise ValueError("a whole number of at least 1, or null") from None
+
+
+PRICE_KEYS = ("input", "output", "cachedInput")
+
+
+def _model_prices(v: Any) -> dict[str, dict[str, float]]:
+    """``{"<model>": {"input": USD, "output": USD, "cachedInput"?: USD}}``, per million tokens."""
+    shape = (
+        'an object of model name → {"input": N, "output": N, "cachedInput"?: N}'
+        " (USD per million tokens)"
+    )
+    if not isinstance(v, Mapping):
+        raise ValueError(shape)
+    out: dict[str, dict[str, float]] = {}
+    for model, price in v.items():
+        if not isinstance(model, str) or not model.strip() or not isinstance(price, Mapping):
+            raise ValueError(f"{shape}; {_show(model)} is not one")
+        missing = [k for k in ("input", "output") if k not in price]
+        unknown = [k for k in price if k not in PRICE_KEYS]
+        if missing or unknown:
+            what = f"lacks {', '.join(missing)}" if missing else f"has {', '.join(unknown)}"
+            raise ValueError(f"{shape}; {model!r} {what}")
+        try:
+            out[model] = {k: _non_negative_number(x) for k, x in price.items()}
+        except ValueError:
+            raise ValueError(f"{shape}; {model!r} holds a price that is no number ≥ 0") from None
+    return out
+
+
 _FIELDS: dict[str, tuple[str, Callable[[Any], Any]]] = {
     "agent": ("agent", _choice(PRESETS)),
     "agentCommand": ("agent_command", _optional_argv),
@@ -152,6 +194,8 @@ _FIELDS: dict[str, tuple[str, Callable[[Any], Any]]] = {
     "isolation": ("isolation", _choice(ISOLATIONS)),
     "allowedTools": ("allowed_tools", _str_list),
     "agentUserConfig": ("agent_user_config", _choice(USER_CONFIGS)),
+    "maxTokens": ("max_tokens", _optional_positive_int),
+    "modelPrices": ("model_prices", _model_prices),
 }
 SETTING_NAMES = tuple(_FIELDS)
 
@@ -172,9 +216,9 @@ def settings_from_dict(
     """Build Settings from a ``ralph`` settings object; return it with one warning per bad value.
 
     ``None`` (an absent setting) keeps the default, except where null is a meaningful value
-    (``maxCostUsd``, ``iterationTimeoutSeconds``, ``agentCommand``). Unknown keys are ignored
-    (the client may send its own, like ``server``). When ``trusted`` is false, settings that
-    name a program are not read.
+    (``maxCostUsd``, ``iterationTimeoutSeconds``, ``agentCommand``, ``maxTokens``). Unknown keys
+    are ignored (the client may send its own, like ``server``). When ``trusted`` is false,
+    settings that name a program are not read.
     """
     settings = base or Settings()
     warnings: list[str] = []
@@ -183,7 +227,7 @@ def settings_from_dict(
     if not isinstance(raw, Mapping):
         return settings, [f"ralph settings: expected an object, got {_show(raw)}; using defaults"]
     changes: dict[str, Any] = {}
-    nullable = {"maxCostUsd", "iterationTimeoutSeconds", "agentCommand"}
+    nullable = {"maxCostUsd", "iterationTimeoutSeconds", "agentCommand", "maxTokens"}
     for key, (name, convert) in _FIELDS.items():
         if key not in raw:
             continue

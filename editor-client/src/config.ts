@@ -12,6 +12,8 @@ export const SERVER_SETTING_KEYS = [
   "agentArgs",
   "maxIterations",
   "maxCostUsd",
+  "maxTokens",
+  "modelPrices",
   "stuckAfter",
   "iterationScope",
   "verifyCommands",

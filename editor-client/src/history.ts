@@ -50,7 +50,7 @@ export function formatHistory(change: string, runs: readonly HistoryRecord[]): s
   out.push("| run | state | reason | started | ended | iterations | cost |", "|---|---|---|---|---|---|---|");
   for (const r of runs) {
     out.push(
-      `| ${cell(r.runId)} | ${cell(r.state)} | ${cell(r.reason)} | ${cell(when(r.startedAt))} | ${cell(when(r.endedAt))} | ${r.iterations.length} | ${money(totalCost(r))} |`,
+      `| ${cell(r.runId)} | ${cell(r.state)} | ${cell(r.reason)} | ${cell(when(r.startedAt))} | ${cell(when(r.endedAt))} | ${r.iterations.length} | ${money(totalCost(r))}${r.iterations.some((i) => i.costEstimated) ? " (estimate)" : ""} |`,
     );
   }
   for (const r of runs) {
@@ -63,7 +63,7 @@ export function formatHistory(change: string, runs: readonly HistoryRecord[]): s
       out.push("", "| # | started | duration | exit code | tasks checked | turns | cost |", "|---|---|---|---|---|---|---|");
       for (const it of r.iterations) {
         out.push(
-          `| ${it.n} | ${cell(when(it.startedAt))} | ${duration(it.startedAt, it.endedAt)} | ${cell(it.exitCode)} | ${cell(it.tasksChecked)} | ${cell(it.numTurns)} | ${money(it.costUsd)} |`,
+          `| ${it.n} | ${cell(when(it.startedAt))} | ${duration(it.startedAt, it.endedAt)} | ${cell(it.exitCode)} | ${cell(it.tasksChecked)} | ${cell(it.numTurns)} | ${money(it.costUsd)}${it.costEstimated ? " (estimate)" : ""} |`,
         );
       }
     }

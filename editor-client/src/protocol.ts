@@ -26,6 +26,8 @@ export interface RunStatus {
   startedAt: string;
   updatedAt: string;
   costUsd: number | null;
+  /** v3: `costUsd` is (partly) estimated from tokens at list prices (Codex, Gemini). */
+  costEstimated?: boolean;
   /** The story the agent works on (story scope), or null. */
   story?: string | null;
   /** What a running run does now (v2): the agent works, the checks run, or it waits. */
@@ -78,6 +80,8 @@ export interface HistoryIteration {
   exitCode: number | null;
   tasksChecked: number | null;
   costUsd: number | null;
+  /** v3: `costUsd` is an estimate from the tokens at a list price. */
+  costEstimated?: boolean;
   numTurns: number | null;
   usage: Record<string, unknown> | null;
   /** Input, output and cache tokens, the same names whichever agent reported them. */

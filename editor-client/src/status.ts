@@ -22,7 +22,7 @@ function progress(status: RunStatus): string {
 }
 
 function cost(status: RunStatus): string {
-  return typeof status.costUsd === "number" && status.costUsd > 0 ? ` · $${status.costUsd.toFixed(2)}` : "";
+  return typeof status.costUsd === "number" && status.costUsd > 0 ? ` · $${status.costUsd.toFixed(2)}${status.costEstimated ? " (estimate)" : ""}` : "";
 }
 
 /** One status as the status bar shows it, e.g. `$(sync~spin) Ralph: add-x · it 2 · 3/10`. */

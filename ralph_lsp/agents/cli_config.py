@@ -141,3 +141,71 @@ def gemini_files(
 
 def merged_env(env: Mapping[str, str] | None) -> Mapping[str, str]:
     return env if env is not None else os.environ
+
+
+# -- the model a spawn will use, for pricing its tokens (loop/budget.py) ------------------------
+
+#: What codex 0.169 uses with no model set (``codex debug models``: priority 1).
+CODEX_DEFAULT_MODEL = "gpt-6.1-sol"
+#: What gemini 0.61 uses with no model set: its router picks a model per request.
+GEMINI_DEFAULT_MODEL = "auto"
+_TOML_MODEL_RE = re.compile(r"""^\s*model\s*=\s*(?:"([^"]*)"|'([^']*)')""")
+
+
+def _arg_model(args: Sequence[str], config_flag: bool) -> str | None:
+    """``-m X``, ``--model X`` or ``--model=X`` (and, for Codex, ``-c model=X``); the last wins."""
+    found: str | None = None
+    for i, arg in enumerate(args):
+        nxt = args[i + 1] if i + 1 < len(args) else None
+        if arg in ("-m", "--model") and nxt is not None:
+            found = nxt
+        elif arg.startswith("--model="):
+            found = arg.split("=", 1)[1]
+        elif config_flag and arg in ("-c", "--config") and nxt and nxt.startswith("model="):
+            found = nxt.split("=", 1)[1].strip().strip("\"'")
+    return found or None
+
+
+def codex_model(args: Sequence[str], env: Mapping[str, str]) -> str:
+    """The model of a ``codex exec`` with these arguments: ``-m``/``--model``/``-c model=``,
+    else ``model`` at the top of ``$CODEX_HOME/config.toml``, else Codex's default. (A
+    ``--profile``'s model is not read.)"""
+    found = _arg_model(args, config_flag=True)
+    if found:
+        return found
+    home = codex_user_home(env)
+    if home is not None:
+        try:
+            text = (home / "config.toml").read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            text = ""
+        for line in text.splitlines():
+            if line.strip().startswith("["):
+                break  # only the top-level table names the model
+            m = _TOML_MODEL_RE.match(line)
+            if m:
+                return m.group(1) if m.group(1) is not None else m.group(2)
+    return CODEX_DEFAULT_MODEL
+
+
+def gemini_model(args: Sequence[str], env: Mapping[str, str], cwd: Path | None) -> str:
+    """The model of a ``gemini`` with these arguments: ``-m``/``--model``, else
+    ``GEMINI_MODEL``, else ``model.name`` of the project's, then the user's ``settings.json``,
+    else Gemini's default (``auto``)."""
+    found = _arg_model(args, config_flag=False) or env.get("GEMINI_MODEL")
+    if found:
+        return found
+    home = env.get("GEMINI_CLI_HOME") or env.get("HOME")
+    places = [cwd / ".gemini" if cwd else None, Path(home) / ".gemini" if home else None]
+    for folder in places:
+        if folder is None:
+            continue
+        try:
+            data = json.loads((folder / "settings.json").read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        model = data.get("model") if isinstance(data, dict) else None
+        name = model.get("name") if isinstance(model, dict) else None
+        if isinstance(name, str) and name.strip():
+            return name
+    return GEMINI_DEFAULT_MODEL

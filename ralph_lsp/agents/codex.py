@@ -13,6 +13,13 @@
 - ``turn.failed {error}`` → a ``stderr`` line and an error :class:`ResultInfo`; a top-level
   ``error {message}`` → an ``info`` line when it is ``Reconnecting...``, else ``stderr``.
 
+Refusals (SPEC §4 v2), as :class:`Refusal` events: a ``command_execution`` whose status is
+``declined``, or ``failed`` with "Read-only file system" in its output (the workspace-write
+sandbox stopped a write outside the project) → ``Bash(<command>)``; Codex's stderr lines
+``codex_core::tools::router: error=patch rejected…`` → ``Edit`` and ``…reject command…`` (an
+escalation the approval policy refuses) → ``Bash``: Codex 0.169 emits no JSON event for those
+two, and their text names neither the file nor the command.
+
 Failures (in error messages and on stderr; never in the agent's own messages): 401 /
 unauthorized / not logged in / a bad API key → ``auth``; usage limit, rate limit, 429, too many
 requests, quota, ``try again at …`` → ``rate_limit`` (with the reset time when named). While Codex
@@ -76,6 +83,17 @@ UNTRUSTED_HINT = (
     " 'codex exec --json --sandbox workspace-write --skip-git-repo-check {prompt}')"
 )
 _SHELL_WRAPPER = re.compile(r"^(?:/\S*/)?(?:ba|z|)sh$")
+# Codex 0.169 refuses a patch or an escalation with no JSON event, only a stderr line:
+# ``<time> ERROR codex_core::tools::router: error=patch rejected: writing outside of the
+# project; …`` / ``error=approval policy is Never; reject command — …``. Neither names the file
+# or the command.
+_ROUTER_REFUSAL_RE = re.compile(
+    r"codex_core::tools::router: error=(?:(patch rejected)|(?:approval policy is \w+; )?"
+    r"(reject command))",
+    re.IGNORECASE,
+)
+# A command the sandbox stopped writing outside the workspace: it ran, and failed with this.
+_SANDBOX_DENIED_RE = re.compile(r"Read-only file system", re.IGNORECASE)
 
 
 def _unwrap_command(command: Any) -> str:
@@ -144,6 +162,9 @@ class CodexParser:
 
     def feed_stderr(self, line: str) -> list[AgentEvent]:
         # Codex logs its own retries on stderr: only what does not pass by retrying counts.
+        refused = _ROUTER_REFUSAL_RE.search(line[:4000])
+        if refused:
+            return [log_line(line, "stderr"), Refusal("Edit" if refused.group(1) else "Bash")]
         return [log_line(line, "stderr"), *self._classify(line, reconnecting=True)]
 
     def feed_stdout(self, line: str) -> list[AgentEvent]:
@@ -210,7 +231,10 @@ class CodexParser:
                 events += [Activity(), self._command_line(item)]
             code = get_int(item, "exit_code")
             status = get_str(item, "status")
-            if status == "declined":  # the approval policy refused it
+            output = get_str(item, "aggregated_output") or ""
+            # the approval policy refused it, or the sandbox stopped it
+            sandboxed = status == "failed" and _SANDBOX_DENIED_RE.search(output[-4000:])
+            if status == "declined" or sandboxed:
                 events.append(Refusal("Bash", _unwrap_command(item.get("command"))))
             if code not in (0, None):
                 events.append(log_line(f"  exit code {code}", "command"))

@@ -4,6 +4,7 @@ flag)."""
 from __future__ import annotations
 
 import argparse
+import json
 from typing import Any
 
 from ralph_lsp.cli.common import CliError
@@ -38,6 +39,12 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
         value = getattr(args, attr, None)
         if value is not None:
             raw[key] = _checked(attr, key, value)
+    if getattr(args, "model_prices", None) is not None:
+        try:
+            prices = json.loads(args.model_prices)
+        except ValueError as exc:
+            raise CliError(f"--model-prices: not JSON ({exc})") from None
+        raw["modelPrices"] = _checked("model_prices", "modelPrices", prices)
     if getattr(args, "verify", None):
         raw["verifyCommands"] = args.verify
     if getattr(args, "allow_tool", None):
@@ -63,6 +70,7 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
 _FLAG_SETTINGS = (
     ("max_iterations", "maxIterations"),
     ("max_cost", "maxCostUsd"),
+    ("max_tokens", "maxTokens"),
     ("stuck_after", "stuckAfter"),
     ("scope", "iterationScope"),
     ("iteration_timeout", "iterationTimeoutSeconds"),

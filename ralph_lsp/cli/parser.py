@@ -64,7 +64,24 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sp.add_argument("--max-iterations", type=int, metavar="N", help="default 20")
     sp.add_argument(
-        "--max-cost", type=float, metavar="USD", help="stop when reported cost reaches this"
+        "--max-cost",
+        type=float,
+        metavar="USD",
+        help="stop when the cost reaches this: as the agent reports it (claude), else estimated"
+        " from its tokens at the model's list price (codex, gemini); refused when neither can be",
+    )
+    sp.add_argument(
+        "--max-tokens",
+        type=int,
+        metavar="N",
+        help="stop when input + output tokens (cached input included), summed over iterations,"
+        " reach N",
+    )
+    sp.add_argument(
+        "--model-prices",
+        metavar="JSON",
+        help='prices for estimating cost, USD per million tokens: \'{"MODEL": {"input": N,'
+        ' "output": N, "cachedInput": N}}\' (added to the built-in list prices)',
     )
     sp.add_argument(
         "--stuck-after", type=int, metavar="N", help="iterations without progress (default 3)"

@@ -45,7 +45,7 @@ def status_text(st: Any, elapsed: bool = True) -> str:
     if elapsed:
         text += f" · {seconds // 60}m{seconds % 60:02d}s" if seconds >= 60 else f" · {seconds}s"
     if st.cost_usd:
-        text += f" · ${st.cost_usd:.4f}"
+        text += f" · ${st.cost_usd:.4f}" + (" (estimate)" if st.cost_estimated else "")
     return text
 
 

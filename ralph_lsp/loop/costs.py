@@ -56,10 +56,12 @@ class CostSummary:
     per_task: float | None  # None: no cost, or no task checked
     no_progress: float  # spent on iterations that checked no task
     no_progress_iterations: int
+    estimated: bool = False  # some cost was estimated from tokens at list prices
 
     def text(self) -> str:
-        """``$0.0067 · $0.0022 per task · $0.0000 on 0 iterations without progress``; "" when
-        nothing was spent (no cost reported, or a free agent such as the demo)."""
+        """``$0.0067 · $0.0022 per task · $0.0000 on 0 iterations without progress``, and
+        `` (estimate)`` after it when a cost was estimated; "" when nothing was spent (no cost
+        reported, or a free agent such as the demo)."""
         if not self.total:
             return ""
         parts = [f"${self.total:.4f}"]
@@ -69,7 +71,7 @@ class CostSummary:
         parts.append(
             f"${self.no_progress:.4f} on {n} iteration{'' if n == 1 else 's'} without progress"
         )
-        return " · ".join(parts)
+        return " · ".join(parts) + (" (estimate)" if self.estimated else "")
 
 
 def _number(v: Any) -> float | None:
@@ -82,6 +84,7 @@ def summarize(iterations: Iterable[Any]) -> CostSummary:
     tasks = 0
     wasted = 0.0
     wasted_n = 0
+    estimated = False
     for it in iterations:
         if not isinstance(it, Mapping):
             continue
@@ -90,8 +93,9 @@ def summarize(iterations: Iterable[Any]) -> CostSummary:
         tasks += max(0, checked)
         if cost is not None:
             total = (total or 0.0) + cost
+            estimated = estimated or it.get("costEstimated") is True
         if checked <= 0:
             wasted_n += 1
             wasted += cost or 0.0
     per_task = total / tasks if total is not None and tasks > 0 else None
-    return CostSummary(total, tasks, per_task, wasted, wasted_n)
+    return CostSummary(total, tasks, per_task, wasted, wasted_n, estimated)

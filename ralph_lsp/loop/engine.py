@@ -16,6 +16,7 @@ import logging
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from ralph_lsp.loop import budget
 from ralph_lsp.loop import run_git as rungit
 from ralph_lsp.loop.claims import ChangeBusy, ChangeClaim
 from ralph_lsp.loop.history import new_run_id, prune_runs
@@ -90,6 +91,7 @@ class Engine:
         if story is not None:
             _check_story(resolved, story)
         refusal = await rungit.refusal(resolved.root, settings)
+        refusal = refusal or budget.refusal_at(settings, resolved.root)
         if refusal is not None:
             raise EngineError(refusal)
         run_id = new_run_id()

@@ -52,6 +52,7 @@ class SpawnRecord(TypedDict):
     endedAt: str
     exitCode: int | None
     costUsd: float | None
+    costEstimated: bool  # costUsd is an estimate from the tokens at a list price
     numTurns: int | None
     usage: dict[str, Any] | None
     tokens: TokensRecord | None  # input, output and cache tokens, whichever agent

@@ -51,6 +51,7 @@ class Limits:
     max_iterations: int
     stuck_after: int
     max_cost_usd: float | None = None
+    max_tokens: int | None = None
 
 
 @dataclass(frozen=True)
@@ -60,7 +61,9 @@ class Counters:
     counted: int = 0  # iterations that count toward maxIterations
     no_progress: int = 0  # counted iterations in a row that checked no task
     last_startup_error: str | None = None
-    cost_usd: float | None = None  # the agent's reported cost, summed
+    cost_usd: float | None = None  # the agent's reported (or estimated) cost, summed
+    cost_estimated: bool = False  # some of it was estimated from tokens (loop/budget.py)
+    tokens: int = 0  # what maxTokens counts, summed
     backoff: float = DEFAULT_BACKOFF_SECONDS  # the next wait for a limit with no reset time
     failing: str | None = None  # the failing verification, e.g. "make test exited 2"
 
@@ -81,6 +84,8 @@ class IterationResult:
     problems: tuple[AgentProblem, ...] = ()
     last_error: str = ""
     cost_usd: float | None = None
+    cost_estimated: bool = False  # cost_usd is an estimate from the tokens at a list price
+    tokens: int | None = None  # what maxTokens counts of this spawn (None: none reported)
     # Verification after this iteration: None when it did not run, else what passed or failed
     # ("make test" / "make test exited 2"), and whether it turned a failure into a pass.
     verified: str | None = None
@@ -161,10 +166,21 @@ def before_spawn(counters: Counters, limits: Limits, completed: int, total: int)
         )
     cost = counters.cost_usd
     if limits.max_cost_usd is not None and cost is not None and cost >= limits.max_cost_usd:
+        spent = (
+            f"the estimated cost ${cost:.4f} (from tokens at list prices)"
+            if counters.cost_estimated
+            else f"the agent's reported cost ${cost:.4f}"
+        )
         return End(
             RunState.EXHAUSTED,
-            f"the agent's reported cost ${cost:.2f} reached maxCostUsd"
-            f" ${limits.max_cost_usd:.2f}; {total - completed} tasks remain",
+            f"{spent} reached maxCostUsd ${limits.max_cost_usd:.4f};"
+            f" {total - completed} tasks remain",
+        )
+    if limits.max_tokens is not None and counters.tokens >= limits.max_tokens:
+        return End(
+            RunState.EXHAUSTED,
+            f"{counters.tokens:,} tokens (input + output) reached maxTokens"
+            f" {limits.max_tokens:,}; {total - completed} tasks remain",
         )
     return None
 
@@ -202,7 +218,13 @@ def after_iteration(r: IterationResult, counters: Counters, limits: Limits, now:
     failing = (
         counters.failing if r.verified is None and r.verify_failed is None else r.verify_failed
     )
-    counters = replace(counters, cost_usd=add_cost(counters.cost_usd, r.cost_usd), failing=failing)
+    counters = replace(
+        counters,
+        cost_usd=add_cost(counters.cost_usd, r.cost_usd),
+        cost_estimated=counters.cost_estimated or (r.cost_estimated and r.cost_usd is not None),
+        tokens=counters.tokens + (r.tokens or 0),
+        failing=failing,
+    )
     if end is not None:
         return end
     limited = rate_limit(r)

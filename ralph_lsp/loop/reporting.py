@@ -143,7 +143,8 @@ class RunReporting:
             "startedAt": started,
             "endedAt": now_iso(),
             "exitCode": outcome.exit_code,
-            "costUsd": res.cost_usd if res else None,
+            "costUsd": result.cost_usd,
+            "costEstimated": result.cost_estimated,
             "numTurns": res.num_turns if res else None,
             "usage": res.usage if res else None,
             "tokens": tokens_of(res.usage) if res else None,
@@ -178,8 +179,10 @@ class RunReporting:
         )
         if res and res.num_turns is not None:
             summary += f" · {res.num_turns} turns"
-        if res and res.cost_usd is not None:
-            summary += f" · ${res.cost_usd:.4f}"
+        if result.cost_usd is not None:
+            summary += f" · ${result.cost_usd:.4f}" + (
+                " (estimate)" if result.cost_estimated else ""
+            )
         if outcome.timed_out:
             summary += f" · timed out after {self.settings.iteration_timeout_seconds:g}s"
         self.log(summary)

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 
 from ralph_lsp.agents import build_invocation, verify_rules
 from ralph_lsp.agents.user_config import user_config
-from ralph_lsp.loop import costs, policy, verify
+from ralph_lsp.loop import budget, costs, policy, verify
 from ralph_lsp.loop import run_git as rungit
 from ralph_lsp.loop.claims import ChangeClaim
 from ralph_lsp.loop.history import IterationRecord, RateLimitedRecord, RunHistory, TransitionRecord
@@ -117,6 +117,7 @@ class Run(RunReporting):
         self.work: Change = change
         self.git: rungit.RunGit | None = None
         self.pruned: list[str] = []  # runs retention removed as this one started
+        self.budget = budget.plan(settings, {**os.environ, **settings.env}, change.root)
 
     def read_doc(self) -> TasksDoc:
         """Parse tasks.md; raises RunEnd('failed') when it vanished or cannot be read."""
@@ -247,8 +248,9 @@ class Run(RunReporting):
         if self.git is not None:
             await self.git.begin()
         counters = policy.Counters(backoff=_initial_backoff(), failing=failed)
+        s = self.settings
         limits = policy.Limits(
-            self.status.max_iterations, self.settings.stuck_after, self.settings.max_cost_usd
+            self.status.max_iterations, s.stuck_after, s.max_cost_usd, s.max_tokens
         )
         while True:
             if self.stop_event.is_set():
@@ -326,7 +328,7 @@ class Run(RunReporting):
             after = self.read_doc()
         except RunEnd as exc:
             read_error = exc
-        result = _facts(outcome, doc.completed, after, stopped=self.stop_event.is_set())
+        result = _facts(outcome, doc.completed, after, self.budget, self.stop_event.is_set())
         checks: list[verify.Result] = []
         if read_error is None and self.verification.due_after(result, counters.failing):
             self.update(completed=after.completed, total=after.total)
@@ -347,6 +349,7 @@ class Run(RunReporting):
             made = await self.git.after_iteration(n, after.completed, after.total)
             self.iterations[-1]["checkpoint"] = made["checkpoint"]
             self.iterations[-1]["filesChanged"] = made["filesChanged"]
+        self.status.cost_estimated = self.status.cost_estimated or result.cost_estimated
         cost = policy.add_cost(counters.cost_usd, result.cost_usd)
         self.update(completed=after.completed, total=after.total, cost_usd=cost)
         self._summarize(n, outcome, result, after, elapsed)
@@ -456,10 +459,15 @@ def _blocked_end(doc: TasksDoc) -> policy.End | None:
 
 
 def _facts(
-    out: IterationOutcome, completed_before: int, after: TasksDoc, *, stopped: bool
+    out: IterationOutcome,
+    completed_before: int,
+    after: TasksDoc,
+    plan: budget.Budget,
+    stopped: bool,
 ) -> policy.IterationResult:
-    """The facts of one spawn, as the run policy reads them."""
+    """The facts of one spawn, as the run policy reads them (its cost priced by ``plan``)."""
     res = out.result
+    cost, estimated = plan.spawn_cost(res)
     return policy.IterationResult(
         completed_before=completed_before,
         completed=after.completed,
@@ -472,5 +480,7 @@ def _facts(
         stopped=out.stopped or stopped,
         problems=tuple(out.problems),
         last_error=out.last_error,
-        cost_usd=res.cost_usd if res else None,
+        cost_usd=cost,
+        cost_estimated=estimated,
+        tokens=plan.counted_tokens(res),
     )

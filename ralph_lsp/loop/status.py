@@ -56,6 +56,7 @@ class RunStatus:
     updated_at: str
     cost_usd: float | None
     story: str | None = None
+    cost_estimated: bool = False  # cost_usd is (partly) estimated from tokens (loop/budget.py)
     # What the run is doing now, so that no client reads the English reason to know it.
     phase: Phase | None = None
     waiting: dict[str, Any] | None = None  # {"kind": "rateLimit" | "network", "until"?}
@@ -82,6 +83,7 @@ class RunStatus:
             "startedAt": self.started_at,
             "updatedAt": self.updated_at,
             "costUsd": self.cost_usd,
+            "costEstimated": self.cost_estimated,
             "story": self.story,
             "phase": self.phase,
             "waiting": dict(self.waiting) if self.waiting else None,

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from ralph_lsp.agents.base import Activity, LogLine
+from ralph_lsp.agents.base import Activity, LogLine, Refusal
 from ralph_lsp.agents.codex import CodexParser
 from ralph_lsp.agents.gemini import GeminiParser
 from ralph_lsp.agents.plain import PlainParser
@@ -54,6 +54,40 @@ def test_codex_recorded_outside_a_git_repository_is_fatal_with_the_way_out() -> 
     assert problem.kind == "fatal"
     assert "git repository" in problem.message and "git init" in problem.message
     assert "--skip-git-repo-check" in problem.message and "ralph.agentCommand" in problem.message
+
+
+def test_codex_recorded_sandbox_and_approval_refusals() -> None:
+    """Real codex 0.169 output (workspace-write): a command the sandbox stops (stdout JSON, the
+    command's own "Read-only file system"), a patch outside the project and an escalation the
+    approval policy rejects (stderr only: Codex emits no JSON event for those two)."""
+    folder = Path(__file__).resolve().parents[1] / "fixtures/codex_real"
+    events = run_parser(
+        CodexParser(),
+        stdout=lines_of(folder / "refusals.stdout"),
+        stderr=lines_of(folder / "refusals.stderr"),
+        exit_code=0,
+    )
+    refused = [e for e in events if isinstance(e, Refusal)]
+    assert [r.to_json() for r in refused] == [
+        {"tool": "Edit", "input": "", "rule": "Edit"},  # stderr is fed first here
+        {"tool": "Bash", "input": "", "rule": "Bash"},
+        {"tool": "Bash", "input": "echo x > /opt/ralph-probe.txt",
+         "rule": "Bash(echo x > /opt/ralph-probe.txt)"},
+    ]  # fmt: skip
+    assert problems(events) == []  # a refusal is no failure of the agent
+
+
+def test_codex_ordinary_failed_command_is_no_refusal() -> None:
+    item = {
+        "id": "i",
+        "type": "command_execution",
+        "command": "/bin/bash -lc 'make test'",
+        "aggregated_output": "make: *** [test] Error 2\n",
+        "exit_code": 2,
+        "status": "failed",
+    }
+    events = run_parser(CodexParser(), stdout=jl({"type": "item.completed", "item": item}))
+    assert not any(isinstance(e, Refusal) for e in events)
 
 
 def test_codex_successful_turn() -> None:

@@ -24,7 +24,7 @@ class Step:
     command: str = ""  # shell
     old: str = ""  # edit
     new: str = ""  # edit; write: the whole content
-    text: str = "Done."
+    text: str = "Done."  # text; shell (Codex): "escalate" asks to leave the sandbox
 
 
 @dataclass
@@ -166,7 +166,10 @@ class _CodexHandler(_Handler):
 def _codex_item(step: Step, turn: int) -> dict[str, Any]:
     call_id = f"call_{turn}"
     if step.kind == "shell":
-        args = json.dumps({"cmd": step.command, "yield_time_ms": 10000})
+        fields: dict[str, Any] = {"cmd": step.command, "yield_time_ms": 10000}
+        if step.text == "escalate":  # ask to run outside the sandbox
+            fields.update(sandbox_permissions="require_escalated", justification="needed")
+        args = json.dumps(fields)
         return {"type": "function_call", "id": f"fc_{turn}", "call_id": call_id,
                 "name": "exec_command", "arguments": args, "status": "completed"}  # fmt: skip
     if step.kind in ("write", "edit"):

@@ -38,9 +38,12 @@ def test_normal_session_succeeds_with_verification(
     project = make_project(base)
     with ScriptedServer(agent, normal_steps(agent)) as server:
         run = ralph_run(agent, agent_clis[agent], server.url, project, base)
-    assert run.last_line == (
-        "succeeded: every task is checked (2/2); verification passed (make test)"
-    ), run.stdout[-3000:]
+    # then the estimated spend: " · $0.0… · … (estimate)"
+    state, spent = run.last_line.split(" · ", 1)
+    assert state == "succeeded: every task is checked (2/2); verification passed (make test)", (
+        run.stdout[-3000:]
+    )
+    assert spent.endswith("(estimate)"), spent
     assert "$ make test" in run.stdout
     assert 'version = "0.2.0"' in (project.root / "pyproject.toml").read_text()
     assert run.refusals() == []
@@ -77,6 +80,34 @@ def test_gemini_shell_outside_the_rules_is_a_refusal(
     assert {"tool": "Bash", "input": "rm -rf build", "rule": "Bash(rm -rf build)"} in (
         run.refusals()
     ), run.stdout[-3000:]
+
+
+def test_codex_sandbox_and_approval_refusals_are_recorded(
+    agent_clis: dict[str, Path], base: Path
+) -> None:
+    """What the real codex 0.169 does when its workspace-write sandbox or its approval policy
+    says no: a write outside the project, a patch outside it, an escalation request."""
+    project = make_project(base)
+    steps = [
+        Step("shell", command="echo x > /opt/ralph-refused.txt"),
+        Step("write", path="/opt/ralph-refused-patch.txt", new="hi\n"),
+        Step("shell", command="touch /opt/ralph-escalated.txt", text="escalate"),
+        Step("text", text="Done."),
+    ]
+    with ScriptedServer("codex", steps) as server:
+        run = ralph_run(
+            "codex", agent_clis["codex"], server.url, project, base,
+            extra=["--stuck-after", "1"],
+        )  # fmt: skip
+    rules = [r["rule"] for r in run.refusals()]
+    # The patch and the escalation: stderr lines only (no JSON event), always there.
+    assert "Edit" in rules and "Bash" in rules, run.stdout[-3000:]
+    assert "⚠ refused: Edit" in run.stdout and "⚠ refused: Bash" in run.stdout
+    # The command the sandbox stopped: Codex 0.169 emitted its command_execution item in some
+    # runs and not in others (the command ran either way); when it is there, it is a refusal.
+    if "$ echo x > /opt/ralph-refused.txt" in run.stdout:
+        assert "Bash(echo x > /opt/ralph-refused.txt)" in rules, rules
+    assert not Path("/opt/ralph-refused-patch.txt").exists()
 
 
 @pytest.mark.parametrize("agent", AGENTS)
@@ -129,5 +160,44 @@ def test_a_model_that_never_checks_a_box_is_stuck(
         run = ralph_run(
             agent, agent_clis[agent], server.url, project, base, extra=["--stuck-after", "2"]
         )
-    assert run.last_line == "stuck: no task checked in 2 iterations", run.stdout[-3000:]
+    assert run.last_line.split(" · ")[0] == "stuck: no task checked in 2 iterations", run.stdout[
+        -3000:
+    ]
     assert "- [ ]" in (project.root / TASKS_PATH).read_text()
+
+
+def test_codex_max_cost_stops_on_the_estimate(agent_clis: dict[str, Path], base: Path) -> None:
+    """Codex reports tokens, no cost: `--max-cost 0.01` is enforced on the estimate from the
+    model's list price (gpt-5.5, the harness's model: $5 in / $30 out per million tokens), and
+    every place that shows it says it is an estimate."""
+    project = make_project(base)
+    steps = [Step("shell", command="make test"), Step("text", text="I looked around.")]
+    with ScriptedServer("codex", steps) as server:
+        run = ralph_run(
+            "codex", agent_clis["codex"], server.url, project, base,
+            extra=["--stuck-after", "9", "--max-cost", "0.01"],
+        )  # fmt: skip
+    # 2 model turns a spawn, 1000 input + 100 output tokens each: $0.016 estimated a spawn
+    assert run.last_line.startswith(
+        "exhausted: the estimated cost $0.0160 (from tokens at list prices) reached maxCostUsd"
+        " $0.0100"
+    ), run.stdout[-3000:]
+    assert run.last_line.endswith("(estimate)"), run.last_line
+    (it,) = run.record["iterations"]
+    assert it["costEstimated"] is True and it["costUsd"] == pytest.approx(0.016)
+    assert "$0.0160 (estimate)" in run.stdout  # the status line and the iteration's summary
+
+
+def test_max_cost_with_an_unpriced_model_is_refused_at_start(
+    agent_clis: dict[str, Path], base: Path
+) -> None:
+    project = make_project(base)
+    with ScriptedServer("codex", []) as server:
+        run = ralph_run(
+            "codex", agent_clis["codex"], server.url, project, base,
+            extra=["--max-cost", "1", "--agent-args", "-m mystery-model"],
+        )  # fmt: skip
+    assert run.returncode == 2, (run.stdout, run.stderr)
+    assert "maxCostUsd cannot be enforced" in run.stderr and "mystery-model" in run.stderr
+    assert "ralph.modelPrices" in run.stderr
+    assert server.requests == []  # nothing was spawned

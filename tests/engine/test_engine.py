@@ -376,8 +376,10 @@ async def test_history_record_is_valid_json_with_spec_fields(project: Path) -> N
         "exitCode",
         "tasksChecked",
         "costUsd",
+        "costEstimated",  # costUsd estimated from tokens at a list price (Codex, Gemini)
         "numTurns",
         "usage",
+        "tokens",  # input, output, cacheRead, cacheWrite, whichever agent
         "verification",  # null when it did not run after this iteration (SPEC §3)
         "refusals",  # tool calls the agent was refused (SPEC §4 v2)
     }

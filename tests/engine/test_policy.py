@@ -82,7 +82,25 @@ def test_before_start(
             Limits(20, 3, 1.0),
             End(
                 RunState.EXHAUSTED,
-                "the agent's reported cost $1.25 reached maxCostUsd $1.00; 3 tasks remain",
+                "the agent's reported cost $1.2500 reached maxCostUsd $1.0000; 3 tasks remain",
+            ),
+        ),
+        (
+            Counters(cost_usd=0.016, cost_estimated=True),
+            Limits(20, 3, 0.01),
+            End(
+                RunState.EXHAUSTED,
+                "the estimated cost $0.0160 (from tokens at list prices) reached maxCostUsd"
+                " $0.0100; 3 tasks remain",
+            ),
+        ),
+        (Counters(tokens=9_999), Limits(20, 3, None, 10_000), None),
+        (
+            Counters(tokens=12_000),
+            Limits(20, 3, None, 10_000),
+            End(
+                RunState.EXHAUSTED,
+                "12,000 tokens (input + output) reached maxTokens 10,000; 3 tasks remain",
             ),
         ),
         (Counters(cost_usd=None), Limits(20, 3, 0.0), None),  # no cost reported: no limit hit
@@ -256,6 +274,12 @@ ROWS: list[tuple[str, IterationResult, Counters, object]] = [
         it(completed=3, cost_usd=0.25),
         Counters(cost_usd=0.5),
         Continue(Counters(counted=1, cost_usd=0.75)),
+    ),
+    (
+        "an estimated cost adds up and stays marked as an estimate; tokens add up",
+        it(completed=3, cost_usd=0.25, cost_estimated=True, tokens=1100),
+        Counters(cost_usd=0.5, tokens=900),
+        Continue(Counters(counted=1, cost_usd=0.75, cost_estimated=True, tokens=2000)),
     ),
 ]
 

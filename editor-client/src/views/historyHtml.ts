@@ -180,7 +180,7 @@ function runSection(record: HistoryRecord, total: number, locale?: string): stri
   const tasks = its.reduce((a, i) => a + Math.max(0, i.tasksChecked ?? 0), 0);
   const idle = its.filter((i) => (i.tasksChecked ?? 0) <= 0);
   const cost = costs.length
-    ? `${money(spent)}${tasks ? ` · ${money(spent / tasks)} per task` : ""} · ${money(idle.reduce((a, i) => a + (i.costUsd ?? 0), 0))} on ${idle.length} without progress`
+    ? `${money(spent)}${tasks ? ` · ${money(spent / tasks)} per task` : ""} · ${money(idle.reduce((a, i) => a + (i.costUsd ?? 0), 0))} on ${idle.length} without progress${its.some((i) => i.costEstimated) ? " (estimate)" : ""}`
     : "—";
   const tokens = (t: HistoryIteration["tokens"]) => (t ? `tokens in ${t.input ?? "—"}, out ${t.output ?? "—"}, cache read ${t.cacheRead ?? "—"}, cache write ${t.cacheWrite ?? "—"}` : "");
   const rows = its
@@ -188,7 +188,7 @@ function runSection(record: HistoryRecord, total: number, locale?: string): stri
       (it) => `<tr class="iteration">
 <td>${escapeHtml(it.n)}</td><td>${escapeHtml(durationOf(it.startedAt, it.endedAt))}</td>
 <td>${escapeHtml(it.exitCode ?? "—")}</td><td>${escapeHtml(it.tasksChecked ?? "—")}</td>
-<td>${escapeHtml(it.numTurns ?? "—")}</td><td title="${escapeHtml(tokens(it.tokens))}">${escapeHtml(money(it.costUsd))}</td>
+<td>${escapeHtml(it.numTurns ?? "—")}</td><td title="${escapeHtml(tokens(it.tokens))}">${escapeHtml(money(it.costUsd) + (it.costEstimated ? " (estimate)" : ""))}</td>
 <td>${verificationCell(it)}</td>
 <td>${it.refusals && it.refusals.length ? `<span class="bad" title="${escapeHtml(it.refusals.map((r) => String(r.rule)).join(", "))}">${escapeHtml(it.refusals.length)} refused</span>` : "—"}</td>
 <td>${linksCell(record, it)}</td></tr>`,

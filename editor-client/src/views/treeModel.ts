@@ -18,7 +18,7 @@ export function changeDescription(info: ChangeInfo, status: RunStatus | undefine
             ? "rate limited"
             : "waiting for network"
           : `iteration ${status.iteration}`;
-    return `${progress} · ${phase}${money(status.costUsd)}`;
+    return `${progress} · ${phase}${money(status.costUsd)}${status.costEstimated && money(status.costUsd) ? " (estimate)" : ""}`;
   }
   if (info.total > 0 && info.completed === info.total) {
     return `${progress} · done`;
@@ -30,7 +30,7 @@ export function changeDescription(info: ChangeInfo, status: RunStatus | undefine
 export function runLabel(r: HistoryRecord, locale?: string): string {
   const its = r.iterations.length;
   const costs = r.iterations.map((i) => i.costUsd).filter((c): c is number => typeof c === "number");
-  const cost = costs.length ? money(costs.reduce((a, b) => a + b, 0)) : "";
+  const cost = costs.length ? money(costs.reduce((a, b) => a + b, 0)) + (r.iterations.some((i) => i.costEstimated) ? " (estimate)" : "") : "";
   const duration = r.endedAt ? ` · ${durationOf(r.startedAt, r.endedAt)}` : "";
   return `${r.state} · ${its} it${cost}${duration} · ${localTime(r.startedAt, locale)}`;
 }

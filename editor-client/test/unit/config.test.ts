@@ -31,6 +31,8 @@ describe("serverSettings", () => {
       agentArgs: ["--permission-mode", "acceptEdits"],
       maxIterations: 20,
       maxCostUsd: null,
+      maxTokens: null,
+      modelPrices: {},
       stuckAfter: 3,
       iterationScope: "story",
       verifyCommands: [],

@@ -38,6 +38,16 @@ function record(over: Partial<HistoryRecord> = {}): HistoryRecord {
 }
 
 describe("the history page", () => {
+  it("labels an estimated cost as an estimate, in the summary and the iteration's cell", () => {
+    const base = record();
+    const its = base.iterations.map((i) => ({ ...i, costEstimated: true }));
+    const html = historyHtml({ change: "add-x", runs: [{ ...base, iterations: its }], total: 8, nonce: "n", cspSource: "s" });
+    assert.match(html, /without progress \(estimate\)/);
+    assert.match(html, /\$0\.1000 \(estimate\)<\/td>/);
+    assert.doesNotMatch(historyHtml({ change: "add-x", runs: [base], total: 8, nonce: "n", cspSource: "s" }), /estimate/);
+    assert.match(runLabel({ ...base, iterations: its }), /\$0\.40 \(estimate\)/);
+  });
+
   it("charts one point per iteration, tasks checked cumulatively", () => {
     const points = chartPoints(record().iterations);
     assert.deepEqual(points.map((p) => p.checked), [3, 5, 8]);
@@ -82,6 +92,7 @@ describe("the Ralph view's rows", () => {
     const info = change("add-x", { completed: 3, total: 8 });
     assert.equal(changeDescription(info, undefined), "3/8");
     assert.equal(changeDescription(info, status({ costUsd: 0.42 })), "3/8 · iteration 2 · $0.42");
+    assert.equal(changeDescription(info, status({ costUsd: 0.42, costEstimated: true })), "3/8 · iteration 2 · $0.42 (estimate)");
     assert.equal(changeDescription(info, status({ phase: "verifying" })), "3/8 · verifying");
     assert.equal(changeDescription(info, status({ phase: "waiting", waiting: { kind: "rateLimit" } })), "3/8 · rate limited");
     assert.equal(changeDescription(change("d", { completed: 8, total: 8 }), status({ state: "succeeded" })), "8/8 · done");

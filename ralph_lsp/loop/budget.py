@@ -1,0 +1,165 @@
+"""Budgets every agent can honour (SPEC §3 limits): ``maxCostUsd`` and ``maxTokens``.
+
+- Claude Code (and the demo agent) report a cost: it is used as reported.
+- Codex and Gemini CLI report tokens and no cost: the cost is **estimated** from the tokens at a
+  model's list price (:data:`LIST_PRICES`, overridable in ``ralph.modelPrices``), and every place
+  that shows it says "estimate".
+- A custom ``agentCommand`` (plain output) reports neither.
+
+A budget that cannot be enforced (a cost budget for an agent that reports no cost and whose model
+has no price, or any budget for an agent that reports nothing) is refused before the run starts,
+never ignored (:func:`refusal`).
+
+Tokens counted by ``maxTokens`` (:func:`counted_tokens`): every input token the model read, cached
+or not, plus its output tokens, summed over the run's iterations. Codex and Gemini already count
+cached input in their input tokens; Claude reports cache reads and writes apart, so they are added.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ralph_lsp.agents import cli_config
+from ralph_lsp.agents.base import ResultInfo
+from ralph_lsp.loop.costs import TokensRecord, tokens_of
+from ralph_lsp.settings import Settings
+
+#: List prices in USD per million tokens (standard tier, short context: up to 272K input tokens
+#: for OpenAI, 200K for Gemini Pro), as published on 2026-11-26 by OpenAI
+#: (developers.openai.com/api/docs/pricing, and /api/docs/models/gpt-6.1-sol) and Google
+#: (ai.google.dev/gemini-api/docs/pricing). Longer prompts, priority tiers and batch are priced
+#: differently: this is an estimate, and ``ralph.modelPrices`` replaces or adds entries.
+LIST_PRICES_DATE = "2026-11-26"
+LIST_PRICES: dict[str, dict[str, float]] = {
+    # codex 0.169: its default model, and the one with plain tools (README, Codex presets)
+    "gpt-6.1-sol": {"input": 2.00, "cachedInput": 0.10, "output": 10.00},
+    "gpt-5.5": {"input": 5.00, "cachedInput": 0.50, "output": 30.00},
+    # gemini 0.61: the models its default ("auto") routes to, and its fixed-model defaults
+    "gemini-3.1-pro-preview": {"input": 2.00, "cachedInput": 0.20, "output": 12.00},
+    "gemini-3-flash-preview": {"input": 0.50, "cachedInput": 0.05, "output": 3.00},
+    "gemini-2.5-pro": {"input": 1.25, "cachedInput": 0.125, "output": 10.00},
+    "gemini-2.5-flash": {"input": 0.30, "cachedInput": 0.03, "output": 2.50},
+}
+#: Gemini's router names: priced as the dearest model each may pick (an estimate that errs high).
+AUTO_MODELS = {
+    "auto": "gemini-3.1-pro-preview",
+    "auto-gemini-3": "gemini-3.1-pro-preview",
+    "auto-gemini-2.5": "gemini-2.5-pro",
+}
+#: Agents whose output carries their cost, and those whose output carries only tokens.
+REPORTS_COST = ("claude", "demo")
+REPORTS_TOKENS = ("claude", "demo", "codex", "gemini")
+
+
+def _agent_args(settings: Settings) -> list[str]:
+    return list(settings.agent_command or settings.agent_args)
+
+
+def preset_model(settings: Settings, env: Mapping[str, str], cwd: Path | None) -> str | None:
+    """The model a Codex or Gemini spawn will use (None for the others)."""
+    if settings.agent == "codex":
+        return cli_config.codex_model(_agent_args(settings), env)
+    if settings.agent == "gemini":
+        return cli_config.gemini_model(_agent_args(settings), env, cwd)
+    return None
+
+
+@dataclass(frozen=True)
+class Budget:
+    """How one run prices and counts what its agent reports."""
+
+    agent: str
+    model: str | None = None  # Codex/Gemini: the model their tokens are priced at
+    prices: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
+
+    def price(self, model: str | None) -> Mapping[str, float] | None:
+        name = AUTO_MODELS.get(model or "", model or "")
+        return self.prices.get(model or "") or self.prices.get(name)
+
+    def spawn_cost(self, res: ResultInfo | None) -> tuple[float | None, bool]:
+        """(cost, estimated) of one spawn: the agent's own cost, else an estimate from its
+        tokens, else (None, False)."""
+        if res is None:
+            return None, False
+        if res.cost_usd is not None:
+            return res.cost_usd, False
+        if self.agent not in ("codex", "gemini") or not isinstance(res.usage, Mapping):
+            return None, False
+        per_model = _tokens_per_model(res.usage, self.model)
+        total: float | None = None
+        for model, tokens in per_model.items():
+            price = self.price(model) or self.price(self.model)
+            if price is None:
+                continue
+            total = (total or 0.0) + estimate(tokens, price)
+        return total, total is not None
+
+    def counted_tokens(self, res: ResultInfo | None) -> int | None:
+        return counted_tokens(self.agent, tokens_of(res.usage) if res else None)
+
+
+def _tokens_per_model(usage: Mapping[str, Any], model: str | None) -> dict[str, TokensRecord]:
+    """Gemini's ``stats.models`` gives each model's tokens (the router's own call included);
+    otherwise all the tokens are the configured model's."""
+    models = usage.get("models")
+    if isinstance(models, Mapping):
+        found = {str(m): t for m, u in models.items() if (t := tokens_of(u)) is not None}
+        if found:
+            return found
+    tokens = tokens_of(usage)
+    return {model or "": tokens} if tokens is not None else {}
+
+
+def estimate(tokens: TokensRecord, price: Mapping[str, float]) -> float:
+    """USD for ``tokens`` whose input counts its cached part (Codex's and Gemini's way): the
+    cached part at ``cachedInput`` (the input price when there is none)."""
+    cached = tokens["cacheRead"] or 0
+    fresh = max(0, (tokens["input"] or 0) - cached)
+    cached_price = price.get("cachedInput", price["input"])
+    usd = fresh * price["input"] + cached * cached_price + (tokens["output"] or 0) * price["output"]
+    return usd / 1_000_000
+
+
+def counted_tokens(agent: str, tokens: TokensRecord | None) -> int | None:
+    """What ``maxTokens`` counts of one spawn (see the module's docstring)."""
+    if tokens is None or (tokens["input"] is None and tokens["output"] is None):
+        return None
+    total = (tokens["input"] or 0) + (tokens["output"] or 0)
+    if agent not in ("codex", "gemini"):  # Claude: cache reads and writes are apart
+        total += (tokens["cacheRead"] or 0) + (tokens["cacheWrite"] or 0)
+    return total
+
+
+def plan(settings: Settings, env: Mapping[str, str], cwd: Path | None) -> Budget:
+    prices = {**LIST_PRICES, **settings.model_prices}
+    return Budget(settings.agent, preset_model(settings, env, cwd), prices)
+
+
+def refusal(settings: Settings, env: Mapping[str, str], cwd: Path | None) -> str | None:
+    """Why a budget of ``settings`` cannot be enforced, or None when each can."""
+    agent = settings.agent
+    reports = "reports neither a cost nor tokens (its output is read as plain text)"
+    if settings.max_tokens is not None and agent not in REPORTS_TOKENS:
+        return f"maxTokens cannot be enforced: the {agent} agent {reports}; remove the budget"
+    if settings.max_cost_usd is None or agent in REPORTS_COST:
+        return None
+    if agent not in REPORTS_TOKENS:
+        return f"maxCostUsd cannot be enforced: the {agent} agent {reports}; remove the budget"
+    budget = plan(settings, env, cwd)
+    if budget.price(budget.model) is None:
+        return (
+            f"maxCostUsd cannot be enforced: {agent} reports no cost, only tokens, and its model"
+            f" {budget.model!r} has no price to estimate the cost from. Give its price in"
+            f' ralph.modelPrices (CLI: --model-prices \'{{"{budget.model}": {{"input": 2.0,'
+            ' "output": 10.0}}\', USD per million tokens), or use maxTokens instead'
+        )
+    return None
+
+
+def refusal_at(settings: Settings, root: Path) -> str | None:
+    """:func:`refusal` for a run in ``root``, with the agent's environment."""
+    return refusal(settings, {**os.environ, **settings.env}, root)
