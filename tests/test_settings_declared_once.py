@@ -14,6 +14,7 @@ import pytest
 
 from ralph_lsp import cli
 from ralph_lsp.cli import flags as cli_flags
+from ralph_lsp.cli import parser as cli_parser
 from ralph_lsp.settings import (
     ISOLATIONS,
     PRESETS,
@@ -85,7 +86,7 @@ def test_program_settings_are_restricted_in_untrusted_workspaces() -> None:
 
 
 def run_flags() -> dict[str, argparse.Action]:
-    parser = cli.build_parser()
+    parser = cli_parser.build_parser()
     sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
     return {a.dest: a for a in sub.choices["run"]._actions}
 
