@@ -194,10 +194,8 @@ export interface ServerCommands {
   "ralph.history": { params: ChangeRef; result: { runs: HistoryRecord[] } };
   "ralph.diff": { params: ChangeRef & { runId?: string; iteration?: number }; result: IterationDiff };
   "ralph.fileAt": { params: { root?: string; checkpoint: string; path: string }; result: { text: string } };
-  "ralph.restore": {
-    params: ChangeRef & ({ runId?: string; iteration: number } | { checkpoint: string });
-    result: RestoreResult;
-  };
+  /** `iteration` (of `runId`, default the newest run) or `checkpoint` (e.g. an undo). */
+  "ralph.restore": { params: ChangeRef & { runId?: string; iteration?: number; checkpoint?: string }; result: RestoreResult };
 }
 export type ServerCommand = keyof ServerCommands;
 
