@@ -81,9 +81,11 @@ describe("Restore to here, from the history page", () => {
     assert.equal(runs.length, 1, `one run: ${runs.join(", ")}`);
     const record = JSON.parse(fs.readFileSync(path.join(workspace, ".ralph", "runs", runs[0] as string, "record.json"), "utf8"));
     assert.ok(record.iterations.length > 1, `more than one iteration, so that restoring iteration 1 shows: ${record.iterations.length}`);
+    // The record holds the checkpoint's commit (docs/lsp-extensions.md shows {ref, commit}: both read).
     const first = record.iterations[0].checkpoint;
-    assert.ok(first?.ref, `iteration 1 has a checkpoint: ${JSON.stringify(record.iterations[0])}`);
-    const expected = git("show", `${first.ref}:openspec/changes/${change}/tasks.md`);
+    const commit: unknown = typeof first === "string" ? first : first?.commit;
+    assert.ok(typeof commit === "string" && commit, `iteration 1 has a checkpoint: ${JSON.stringify(record.iterations[0])}`);
+    const expected = git("show", `${commit}:openspec/changes/${change}/tasks.md`);
     const done1 = countTasks(expected).done;
     assert.ok(done1 > 0 && done1 < total, `iteration 1 checked some tasks, not all: ${done1}/${total}`);
 

@@ -23,18 +23,19 @@ function buttons(html: string): string[][] {
 }
 
 describe("the history page's Restore to here", () => {
-  it("has a button for each iteration with a checkpoint, and none for the others", () => {
+  it("has a button for each iteration with a checkpoint (a commit as records hold it, or {ref, commit}), and none for the others", () => {
     const html = page([
       {
         runId: "r-2",
         state: "succeeded",
-        iterations: [iteration(1, { ref: "refs/ralph/@a/add-x/r-2/1", commit: "c1" }), iteration(2, null), iteration(3, { ref: "refs/ralph/@a/add-x/r-2/3", commit: "c3" })],
+        iterations: [iteration(1, { ref: "refs/ralph/@a/add-x/r-2/1", commit: "c1" }), iteration(2, null), iteration(3, "0123abcd"), iteration(4, { ref: "refs/ralph/@a/add-x/r-2/4", commit: "c4" })],
       },
       { runId: "r-1", state: "failed", iterations: [iteration(1, null)] },
     ]);
     assert.deepEqual(buttons(html), [
       ["r-2", "1"],
       ["r-2", "3"],
+      ["r-2", "4"],
     ]);
     // The page's script posts a click on any [data-action] element, buttons included.
     assert.match(html, /closest\("\[data-action\]"\)/);
