@@ -113,6 +113,22 @@ export interface IterationDiff {
   patch: string;
 }
 
+/** A checkpoint: a `refs/ralph/…` ref (null when only the commit is known) and its commit. */
+export interface CheckpointRef {
+  ref: string | null;
+  commit: string;
+}
+
+/** `ralph.restore`'s result (v2): restoring `undo` (as `checkpoint`) undoes it. */
+export interface RestoreResult {
+  runId: string;
+  restored: CheckpointRef;
+  undo: CheckpointRef;
+  written: string[];
+  removed: string[];
+  skipped: { path: string; reason: string }[];
+}
+
 export interface HistoryGuidance {
   text: string;
   at: string;
@@ -182,6 +198,8 @@ export interface ServerCommands {
   "ralph.history": { params: ChangeRef; result: { runs: HistoryRecord[] } };
   "ralph.diff": { params: ChangeRef & { runId?: string; iteration?: number }; result: IterationDiff };
   "ralph.fileAt": { params: { root?: string; checkpoint: string; path: string }; result: { text: string } };
+  /** `iteration` (of `runId`, default the newest run) or `checkpoint` (e.g. an undo). */
+  "ralph.restore": { params: ChangeRef & { runId?: string; iteration?: number; checkpoint?: string }; result: RestoreResult };
 }
 export type ServerCommand = keyof ServerCommands;
 

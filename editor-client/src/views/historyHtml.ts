@@ -173,6 +173,15 @@ function linksCell(record: HistoryRecord, it: HistoryIteration): string {
   return links.join(" · ") || "—";
 }
 
+/** "Restore to here": only where the iteration has a checkpoint to go back to (SPEC §8). */
+function restoreCell(record: HistoryRecord, it: HistoryIteration): string {
+  if (!it.checkpoint) {
+    return "";
+  }
+  const title = `Put the work tree's files back as after iteration ${it.n} of this run (asks first; undoable)`;
+  return `<button type="button" class="restore" data-action="restore" data-run="${escapeHtml(record.runId)}" data-iteration="${escapeHtml(it.n)}" title="${escapeHtml(title)}">Restore to here</button>`;
+}
+
 function runSection(record: HistoryRecord, total: number, locale?: string): string {
   const its = record.iterations;
   const costs = its.map((i) => i.costUsd).filter((c): c is number => typeof c === "number");
@@ -191,7 +200,7 @@ function runSection(record: HistoryRecord, total: number, locale?: string): stri
 <td>${escapeHtml(it.numTurns ?? "—")}</td><td title="${escapeHtml(tokens(it.tokens))}">${escapeHtml(money(it.costUsd) + (it.costEstimated ? " (estimate)" : ""))}</td>
 <td>${verificationCell(it)}</td>
 <td>${it.refusals && it.refusals.length ? `<span class="bad" title="${escapeHtml(it.refusals.map((r) => String(r.rule)).join(", "))}">${escapeHtml(it.refusals.length)} refused</span>` : "—"}</td>
-<td>${linksCell(record, it)}</td></tr>`,
+<td>${linksCell(record, it)}</td><td>${restoreCell(record, it)}</td></tr>`,
     )
     .join("\n");
   return `<section class="run state-${escapeHtml(record.state)}" data-run="${escapeHtml(record.runId)}">
@@ -199,7 +208,7 @@ function runSection(record: HistoryRecord, total: number, locale?: string): stri
  · ${escapeHtml(its.length)} iteration${its.length === 1 ? "" : "s"} · ${escapeHtml(durationOf(record.startedAt, record.endedAt))} · ${escapeHtml(cost)}</h2>
 <p class="reason">${escapeHtml(record.reason ?? "")}</p>
 ${its.length ? chartSvg(chartPoints(its), total) : ""}
-<table><thead><tr><th>#</th><th>duration</th><th>exit</th><th>tasks</th><th>turns</th><th>cost</th><th>verification</th><th>refusals</th><th>files</th></tr></thead>
+<table><thead><tr><th>#</th><th>duration</th><th>exit</th><th>tasks</th><th>turns</th><th>cost</th><th>verification</th><th>refusals</th><th>files</th><th><span class="hidden">restore</span></th></tr></thead>
 <tbody>
 ${rows}
 </tbody></table>
@@ -250,6 +259,10 @@ th { color: var(--vscode-descriptionForeground); font-weight: normal; }
 .bad { color: var(--vscode-errorForeground, var(--vscode-charts-red)); }
 a { color: var(--vscode-textLink-foreground); }
 a:focus { outline: 1px solid var(--vscode-focusBorder); }
+button.restore { color: var(--vscode-button-secondaryForeground); background: var(--vscode-button-secondaryBackground); border: 1px solid var(--vscode-button-border, transparent); border-radius: 2px; padding: 1px 8px; font: inherit; cursor: pointer; white-space: nowrap; }
+button.restore:hover { background: var(--vscode-button-secondaryHoverBackground); }
+button.restore:focus { outline: 1px solid var(--vscode-focusBorder); outline-offset: 1px; }
+.hidden { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); }
 </style></head>
 <body>
 <h1>Ralph: ${escapeHtml(page.change)}</h1>
@@ -257,7 +270,7 @@ ${body}
 <script nonce="${nonce}">
 const vscode = acquireVsCodeApi();
 document.addEventListener("click", (e) => {
-  const a = e.target.closest("a[data-action]");
+  const a = e.target.closest("[data-action]");
   if (!a) { return; }
   e.preventDefault();
   vscode.postMessage({ action: a.dataset.action, uri: a.dataset.uri, runId: a.dataset.run, iteration: Number(a.dataset.iteration) });

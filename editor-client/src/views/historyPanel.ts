@@ -1,11 +1,13 @@
 // The run history of a change in a webview panel (one per change, reused), refreshed when one of
 // its runs reports a status. Links open the iteration's raw output and prompt, and its diff in
-// VS Code's diff editor through the server's ralph.diff / ralph.fileAt.
+// VS Code's diff editor through the server's ralph.diff / ralph.fileAt; "Restore to here" asks in a
+// modal, then calls ralph.restore and offers to undo it (restore.ts decides, this shows).
 import { randomBytes } from "node:crypto";
 import * as vscode from "vscode";
 import type { Ctx } from "../ctx";
 import type { ChangeRef } from "../protocol";
 import { historyHtml } from "./historyHtml";
+import { COPY_ACTION, TRUST_ACTION, UNDO_ACTION, planRestore, planUndo, restoreOutcome, type RestoreParams } from "./restore";
 import { REFRESH_MS, coalesced } from "./soon";
 
 export const CHECKPOINT_SCHEME = "ralph-checkpoint";
@@ -75,9 +77,52 @@ export class HistoryPanels implements vscode.Disposable {
         await vscode.window.showTextDocument(doc, { preview: true, viewColumn: vscode.ViewColumn.Beside });
       } else if (m.action === "diff" && typeof m.iteration === "number") {
         await this.diff(ref, m.runId, m.iteration);
+      } else if (m.action === "restore") {
+        await this.restore(ref, m);
       }
     } catch (err) {
-      await this.ctx.showError(err, "ralph.history");
+      await this.ctx.showError(err, m.action === "restore" ? "ralph.restore" : "ralph.history");
+    }
+  }
+
+  /** "Restore to here": refused while untrusted, asked in a modal, then done with its undo named. */
+  private async restore(ref: ChangeRef, m: Message): Promise<void> {
+    const plan = planRestore(ref, m, vscode.workspace.isTrusted);
+    if (plan.kind === "ignore") {
+      return;
+    }
+    if (plan.kind === "refuse") {
+      await this.refuse(plan.message);
+      return;
+    }
+    const choice = await vscode.window.showWarningMessage(plan.message, { modal: true, detail: plan.detail }, plan.confirm);
+    if (choice === plan.confirm) {
+      await this.restoreTo(ref, plan.params, plan.what);
+    }
+  }
+
+  private async restoreTo(ref: ChangeRef, params: RestoreParams, what: string): Promise<void> {
+    const result = await this.ctx.execute("ralph.restore", params);
+    const out = restoreOutcome(ref, result, what);
+    this.ctx.output.info(out.message);
+    const show = out.severity === "warning" ? vscode.window.showWarningMessage : vscode.window.showInformationMessage;
+    const choice = await show(out.message, ...out.actions);
+    if (choice === COPY_ACTION) {
+      await vscode.env.clipboard.writeText(out.undo);
+    } else if (choice === UNDO_ACTION) {
+      const undo = planUndo(ref, out.undo, vscode.workspace.isTrusted);
+      if (undo.kind === "refuse") {
+        await this.refuse(undo.message);
+      } else {
+        await this.restoreTo(ref, undo.params, undo.what);
+      }
+    }
+  }
+
+  private async refuse(message: string): Promise<void> {
+    this.ctx.output.warn(message);
+    if ((await vscode.window.showErrorMessage(message, TRUST_ACTION)) === TRUST_ACTION) {
+      await vscode.commands.executeCommand("workbench.trust.manage");
     }
   }
 
