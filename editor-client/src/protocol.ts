@@ -90,8 +90,9 @@ export interface HistoryIteration {
   verification?: VerificationResult[] | null;
   /** v2: tool calls the agent was refused. */
   refusals?: { tool: string; input: string; rule: string }[];
-  /** v2: git checkpoint after the iteration, where the project is a git work tree. */
-  checkpoint?: { ref: string; commit: string } | null;
+  /** v2: the commit id of the git checkpoint after the iteration, where the project is a git
+   * work tree (records of an early v2 build held `{ref, commit}`: the history page takes both). */
+  checkpoint?: string | { ref: string; commit: string } | null;
   filesChanged?: string[] | null;
   /** v2: file URIs of the iteration's raw output and prompt (null once removed). */
   outputUri?: string | null;
