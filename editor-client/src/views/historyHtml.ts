@@ -182,14 +182,30 @@ function restoreCell(record: HistoryRecord, it: HistoryIteration): string {
   return `<button type="button" class="restore" data-action="restore" data-run="${escapeHtml(record.runId)}" data-iteration="${escapeHtml(it.n)}" title="${escapeHtml(title)}">Restore to here</button>`;
 }
 
+/** `` · $x per verified task``: tasks checked up to the last iteration whose verification passed
+ * (as ralph_lsp/loop/costs.py counts them); per task checked, said so, when nothing was verified. */
+export function perTask(its: HistoryIteration[], spent: number): string {
+  let tasks = 0;
+  let verified: number | null = null;
+  for (const it of its) {
+    tasks += Math.max(0, it.tasksChecked ?? 0);
+    const checks = it.verification;
+    if (Array.isArray(checks) && checks.length) {
+      verified = checks.every((c) => c.exitCode === 0) ? tasks : (verified ?? 0);
+    }
+  }
+  if (verified) return ` · ${money(spent / verified)} per verified task`;
+  if (verified === 0) return " · no task verified";
+  return tasks ? ` · ${money(spent / tasks)} per task, unverified` : "";
+}
+
 function runSection(record: HistoryRecord, total: number, locale?: string): string {
   const its = record.iterations;
   const costs = its.map((i) => i.costUsd).filter((c): c is number => typeof c === "number");
   const spent = costs.reduce((a, b) => a + b, 0);
-  const tasks = its.reduce((a, i) => a + Math.max(0, i.tasksChecked ?? 0), 0);
   const idle = its.filter((i) => (i.tasksChecked ?? 0) <= 0);
   const cost = costs.length
-    ? `${money(spent)}${tasks ? ` · ${money(spent / tasks)} per task` : ""} · ${money(idle.reduce((a, i) => a + (i.costUsd ?? 0), 0))} on ${idle.length} without progress${its.some((i) => i.costEstimated) ? " (estimate)" : ""}`
+    ? `${money(spent)}${perTask(its, spent)} · ${money(idle.reduce((a, i) => a + (i.costUsd ?? 0), 0))} on ${idle.length} without progress${its.some((i) => i.costEstimated) ? " (estimate)" : ""}`
     : "—";
   const tokens = (t: HistoryIteration["tokens"]) => (t ? `tokens in ${t.input ?? "—"}, out ${t.output ?? "—"}, cache read ${t.cacheRead ?? "—"}, cache write ${t.cacheWrite ?? "—"}` : "");
   const rows = its

@@ -1,7 +1,8 @@
 import assert from "node:assert/strict";
-import { describe, it } from "node:test";
+import { describe, it, test } from "node:test";
 import { cell, formatHistory, totalCost } from "../../src/history";
-import type { HistoryRecord } from "../../src/protocol";
+import type { HistoryIteration, HistoryRecord } from "../../src/protocol";
+import { perTask } from "../../src/views/historyHtml";
 
 const record: HistoryRecord = {
   runId: "r-7",
@@ -45,4 +46,17 @@ describe("formatHistory", () => {
     assert.equal(cell("a|b\nc *d*"), "a\\|b c \\*d\\*");
     assert.equal(cell(null), "—");
   });
+});
+
+test("the history page's cost is per verified task, counted as the CLI counts it", () => {
+  const ok = [{ command: "make test", exitCode: 0, durationMs: 1, outputTail: "" }];
+  const bad = [{ command: "make test", exitCode: 2, durationMs: 1, outputTail: "" }];
+  const its = [
+    { n: 1, tasksChecked: 2, costUsd: 0.3, verification: ok },
+    { n: 2, tasksChecked: 2, costUsd: 0.3, verification: bad },
+    { n: 3, tasksChecked: 1, costUsd: 0.3 },
+  ] as HistoryIteration[];
+  assert.equal(perTask(its, 0.9), " · $0.4500 per verified task");
+  assert.equal(perTask([{ n: 1, tasksChecked: 3, verification: bad }] as HistoryIteration[], 0.2), " · no task verified");
+  assert.equal(perTask([{ n: 1, tasksChecked: 4 }] as HistoryIteration[], 1), " · $0.2500 per task, unverified");
 });
