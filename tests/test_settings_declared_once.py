@@ -16,6 +16,7 @@ from ralph_lsp import cli
 from ralph_lsp.cli import flags as cli_flags
 from ralph_lsp.settings import (
     ISOLATIONS,
+    MACHINE_SETTINGS,
     PRESETS,
     PROGRAM_SETTINGS,
     SCOPES,
@@ -72,6 +73,9 @@ def test_scopes_follow_vscodes_conventions() -> None:
     assert scopes.pop("server.pythonPath") == "machine-overridable"
     assert scopes.pop("trace.server") == "window"
     assert scopes.pop("server.importStrategy") == "resource"
+    # A command run on the machine when a run ends (SPEC §9): the user's, never a workspace's.
+    for key in MACHINE_SETTINGS:
+        assert scopes.pop(key) == "machine", key
     assert set(scopes.values()) == {"resource"}, scopes
 
 
@@ -85,7 +89,9 @@ def test_program_settings_are_restricted_in_untrusted_workspaces() -> None:
 
 
 def run_flags() -> dict[str, argparse.Action]:
-    parser = cli.build_parser()
+    from ralph_lsp.cli.parser import build_parser
+
+    parser = build_parser()
     sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
     return {a.dest: a for a in sub.choices["run"]._actions}
 

@@ -38,6 +38,8 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
         value = getattr(args, attr, None)
         if value is not None:
             raw[key] = _checked(attr, key, value)
+    if getattr(args, "on_end", None) is not None:
+        raw["onRunEnd"] = _checked("on_end", "onRunEnd", args.on_end)
     if getattr(args, "verify", None):
         raw["verifyCommands"] = args.verify
     if getattr(args, "allow_tool", None):
@@ -72,6 +74,7 @@ _FLAG_SETTINGS = (
     ("agent_user_config", "agentUserConfig"),
     ("verify_when", "verifyWhen"),
     ("verify_timeout", "verifyTimeoutSeconds"),
+    ("parallel", "queueParallel"),
 )
 
 
