@@ -209,8 +209,15 @@ def build_parser() -> argparse.ArgumentParser:
         "--env", action="append", metavar="NAME=VALUE", help="extra environment (repeatable)"
     )
 
-    sp = sub.add_parser("history", help="the operator's record of CHANGE's runs")
-    sp.add_argument("change", metavar="CHANGE")
+    sp = sub.add_parser(
+        "history", help="the operator's record of CHANGE's runs; without CHANGE, the queues'"
+    )
+    sp.add_argument(
+        "change",
+        metavar="CHANGE",
+        nargs="?",
+        help="the change whose runs to show; left out: the recent queues and their changes",
+    )
     with_root(sp)
     sp.add_argument("--json", action="store_true", help="print the ralph.history object")
     git_commands.add_parsers(sub, with_root)

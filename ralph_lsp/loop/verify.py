@@ -292,7 +292,7 @@ class Runner:
         """The command's exit code, and whether its timeout stopped it."""
 
         async def pump() -> None:
-            async for stream, lines in proc.batches():
+            async for _stream, lines in proc.batches():
                 tail.add(lines)
                 self.on_lines([f"verify │ {line}" for line in lines], False)
 

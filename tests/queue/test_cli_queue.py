@@ -177,3 +177,18 @@ def test_run_all_parallel_2_done_when(toolbox_git: Path) -> None:
     items = record["items"]
     assert record["parallel"] == 2
     assert items[1]["startedAt"] < items[0]["endedAt"]
+
+
+def test_history_shows_queues(toolbox: Path) -> None:
+    empty = ralph("history", "--root", str(toolbox))
+    assert empty.returncode == 0 and "no queues yet" in empty.stdout
+    out = ralph("run", *CHANGES[:2], "--root", str(toolbox), "--agent", "demo", timeout=TIMEOUT)
+    assert out.returncode == 0, out.stdout + out.stderr
+    listing = ralph("history", "--root", str(toolbox)).stdout.splitlines()
+    assert listing[0].startswith("q-") and "done" in listing[0] and "2/2 succeeded" in listing[0]
+    assert listing[1].startswith(f"    {CHANGES[0]}: succeeded  r-")
+    data = json.loads(ralph("history", "--json", "--root", str(toolbox)).stdout)
+    (queue,) = data["queues"]
+    run_ids = [i["runId"] for i in queue["items"]]
+    runs = json.loads(ralph("history", CHANGES[1], "--json", "--root", str(toolbox)).stdout)
+    assert [r["runId"] for r in runs["runs"]] == run_ids[1:]
