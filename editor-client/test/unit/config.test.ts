@@ -45,6 +45,9 @@ describe("serverSettings", () => {
       checkpoints: null,
       isolation: "none",
       agentUserConfig: "isolate",
+      queueParallel: 1,
+      queueMaxCostUsd: null,
+      onRunEnd: "",
     });
   });
 
