@@ -219,9 +219,9 @@ export function changeRefFromTasksPath(fsPath: string): ChangeRef | undefined {
 /** Each server command (`workspace/executeCommand`): its one argument and its result. */
 export interface ServerCommands {
   "ralph.changes": { params: { root?: string }; result: { changes: ChangeInfo[] } };
+  /** One run's result is `{runId, change, state}`; a queue's, its QueueStatus. */
   "ralph.run": {
     params: RunParams;
-    /** One run: `{runId, change, state}`; a queue: its QueueStatus. */
     result: { runId: string; change: string; state: string; queueId?: string; total?: number };
   };
   "ralph.stopQueue": { params: { queue?: string; root?: string }; result: QueueStatus & { stopped: string[]; dropped: string[] } };
