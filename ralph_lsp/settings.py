@@ -32,7 +32,13 @@ PROGRAM_SETTINGS = (
     "verifyCommands",
     "allowedTools",
     "agentUserConfig",
+    "onRunEnd",
 )
+
+# Settings a workspace's own settings may not set at all (SPEC §9: machine- or user-scoped):
+# the client contributes them with scope "machine" and the server reads them only from the
+# user's settings, never from a workspace folder's.
+MACHINE_SETTINGS = ("onRunEnd",)
 
 
 @dataclass(frozen=True)
@@ -64,6 +70,12 @@ class Settings:
     # or add to the dated table in loop/budget.py, for estimating the cost of agents that report
     # only tokens (Codex, Gemini).
     model_prices: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
+    # A queue (SPEC §9): how many changes run at once (each in its own worktree when more than
+    # one), and the budget of the whole queue.
+    queue_parallel: int = 1
+    queue_max_cost_usd: float | None = None
+    # A command run when a run or a queue ends, its end event as JSON on stdin (SPEC §9).
+    on_run_end: tuple[str, ...] | None = None
 
     def replace(self, **changes: Any) -> Settings:
         return dataclasses.replace(self, **changes)
@@ -126,6 +138,21 @@ def _optional_bool(v: Any) -> bool | None:
     if v is not None and not isinstance(v, bool):
         raise ValueError("true, false or null")
     return v
+
+
+def _command_line(v: Any) -> tuple[str, ...] | None:
+    """A command line split like a shell would split it (never run by one); "" or null: none."""
+    import shlex
+
+    if v is None or v == "":
+        return None
+    if not isinstance(v, str) or "\x00" in v:
+        raise ValueError("a command line (text), or null")
+    try:
+        argv = tuple(shlex.split(v))
+    except ValueError as exc:
+        raise ValueError(f"a command line that splits like a shell line ({exc})") from None
+    return argv or None
 
 
 def _env(v: Any) -> dict[str, str]:
@@ -196,6 +223,9 @@ _FIELDS: dict[str, tuple[str, Callable[[Any], Any]]] = {
     "agentUserConfig": ("agent_user_config", _choice(USER_CONFIGS)),
     "maxTokens": ("max_tokens", _optional_positive_int),
     "modelPrices": ("model_prices", _model_prices),
+    "queueParallel": ("queue_parallel", positive_int),
+    "queueMaxCostUsd": ("queue_max_cost_usd", _optional_positive_number),
+    "onRunEnd": ("on_run_end", _command_line),
 }
 SETTING_NAMES = tuple(_FIELDS)
 
@@ -227,7 +257,13 @@ def settings_from_dict(
     if not isinstance(raw, Mapping):
         return settings, [f"ralph settings: expected an object, got {_show(raw)}; using defaults"]
     changes: dict[str, Any] = {}
-    nullable = {"maxCostUsd", "iterationTimeoutSeconds", "agentCommand", "maxTokens"}
+    nullable = {
+        "maxCostUsd",
+        "iterationTimeoutSeconds",
+        "agentCommand",
+        "maxTokens",
+        "queueMaxCostUsd",
+    }
     for key, (name, convert) in _FIELDS.items():
         if key not in raw:
             continue

@@ -8,6 +8,7 @@ import re
 from pathlib import Path
 
 from ralph_lsp.server import create_server
+from ralph_lsp.server.queues import QUEUE_STATUS
 from ralph_lsp.server.runs import RUN_STATUS
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -31,5 +32,5 @@ def test_every_custom_notification_is_documented() -> None:
     sent = set()
     for path in (ROOT / "ralph_lsp").rglob("*.py"):
         sent.update(re.findall(r'"(ralph/\w+)"', path.read_text()))
-    assert sent == {RUN_STATUS}
+    assert sent == {RUN_STATUS, QUEUE_STATUS}
     assert sent <= documented()

@@ -17,6 +17,7 @@ from ralph_lsp.cli import flags as cli_flags
 from ralph_lsp.cli import parser as cli_parser
 from ralph_lsp.settings import (
     ISOLATIONS,
+    MACHINE_SETTINGS,
     PRESETS,
     PROGRAM_SETTINGS,
     SCOPES,
@@ -73,6 +74,9 @@ def test_scopes_follow_vscodes_conventions() -> None:
     assert scopes.pop("server.pythonPath") == "machine-overridable"
     assert scopes.pop("trace.server") == "window"
     assert scopes.pop("server.importStrategy") == "resource"
+    # A command run on the machine when a run ends (SPEC §9): the user's, never a workspace's.
+    for key in MACHINE_SETTINGS:
+        assert scopes.pop(key) == "machine", key
     assert set(scopes.values()) == {"resource"}, scopes
 
 

@@ -110,6 +110,106 @@ async function changeTarget(ctx: Ctx, arg: unknown, title: string): Promise<Chan
   return change ? { change: change.name, root: change.root } : undefined;
 }
 
+async function needTrust(ctx: Ctx): Promise<boolean> {
+  if (ctx.trusted) {
+    return true;
+  }
+  const choice = await vscode.window.showWarningMessage(
+    "Ralph: running a change spawns a coding agent, so it needs a trusted workspace.",
+    "Manage Workspace Trust",
+  );
+  if (choice) {
+    await vscode.commands.executeCommand("workbench.trust.manage");
+  }
+  return false;
+}
+
+async function startQueue(ctx: Ctx, changes: string[], root: string | undefined): Promise<void> {
+  const result = await ctx.execute("ralph.run", root ? { changes, root } : { changes });
+  ctx.output.info(`Queue ${result.queueId ?? ""} started: ${changes.join(", ")}.`);
+}
+
+/** The order to run `names` in: the picked order, changed by moving one up until "Run". */
+async function pickOrder(names: string[]): Promise<string[] | undefined> {
+  const order = [...names];
+  for (;;) {
+    type Item = vscode.QuickPickItem & { move?: number };
+    const items: Item[] = [
+      { label: "$(run-all) Run in this order", description: order.join(" → ") },
+      ...order.slice(1).map((name, i) => ({ label: `$(arrow-up) Move ${name} up`, description: `now ${i + 2} of ${order.length}`, move: i + 1 })),
+    ];
+    const item = await vscode.window.showQuickPick(items, { title: "Ralph: Run changes — order", placeHolder: "Run them, or move one up" });
+    if (!item) {
+      return undefined;
+    }
+    if (item.move === undefined) {
+      return order;
+    }
+    const [moved] = order.splice(item.move, 1);
+    order.splice(item.move - 1, 0, moved as string);
+  }
+}
+
+/** Ralph: Run changes… — several changes as a queue; `{changes, root?}` skips the picks. */
+function runChanges(ctx: Ctx): Handler {
+  return async (arg) => {
+    if (!(await needTrust(ctx))) {
+      return;
+    }
+    const given = arg as { changes?: unknown; root?: unknown } | undefined;
+    if (given && Array.isArray(given.changes) && given.changes.every((c) => typeof c === "string")) {
+      await startQueue(ctx, given.changes as string[], typeof given.root === "string" ? given.root : undefined);
+      return;
+    }
+    const { changes } = await ctx.execute("ralph.changes", {});
+    if (changes.length === 0) {
+      void vscode.window.showInformationMessage("Ralph: this workspace has no active OpenSpec change.");
+      return;
+    }
+    const picked = await vscode.window.showQuickPick(
+      changes.map((c) => ({ label: c.name, description: `${c.completed}/${c.total}`, picked: c.completed < c.total, change: c })),
+      { canPickMany: true, title: "Ralph: Run changes", placeHolder: "Pick the changes to run, in this order" },
+    );
+    if (!picked || picked.length === 0) {
+      return;
+    }
+    const roots = new Set(picked.map((p) => p.change.root));
+    if (roots.size > 1) {
+      throw new UserFacingError("a queue runs the changes of one OpenSpec root; pick changes of one root");
+    }
+    const order = picked.length > 1 ? await pickOrder(picked.map((p) => p.change.name)) : [picked[0]!.change.name];
+    if (order) {
+      await startQueue(ctx, order, picked[0]!.change.root);
+    }
+  };
+}
+
+/** Run all (the Ralph view): every active change with an unchecked task, in name order. */
+function runAll(ctx: Ctx): Handler {
+  return async () => {
+    if (!(await needTrust(ctx))) {
+      return;
+    }
+    const { changes } = await ctx.execute("ralph.changes", {});
+    const open = changes.filter((c) => c.completed < c.total);
+    if (open.length === 0) {
+      void vscode.window.showInformationMessage("Ralph: every active change has its tasks checked.");
+      return;
+    }
+    const root = open[0]!.root;
+    const names = open.filter((c) => c.root === root).map((c) => c.name).sort();
+    await startQueue(ctx, names, root);
+  };
+}
+
+function stopChanges(ctx: Ctx): Handler {
+  return async () => {
+    const stopped = await ctx.execute("ralph.stopQueue", {});
+    const dropped = stopped.dropped.length ? `; dropped ${stopped.dropped.join(", ")}` : "";
+    void vscode.window.showInformationMessage(`Ralph: queue stopped (${stopped.stopped.join(", ") || "nothing running"})${dropped}.`);
+  };
+}
+
 function runChange(ctx: Ctx, withGuidance = false): Handler {
   return async (arg) => {
     if (!ctx.trusted) {
@@ -240,6 +340,9 @@ export function registerCommands(ctx: Ctx): vscode.Disposable[] {
   const table: Record<string, Handler> = {
     "ralph.runChange": runChange(ctx),
     "ralph.runChangeWithGuidance": runChange(ctx, true),
+    "ralph.runChanges": runChanges(ctx),
+    "ralph.runAll": runAll(ctx),
+    "ralph.stopChanges": stopChanges(ctx),
     "ralph.stopRun": stopRun(ctx),
     "ralph.sendGuidance": sendGuidance(ctx),
     "ralph.showOutput": showOutput(ctx),

@@ -28,6 +28,9 @@ export const SERVER_SETTING_KEYS = [
   "isolation",
   "allowedTools",
   "agentUserConfig",
+  "queueParallel",
+  "queueMaxCostUsd",
+  "onRunEnd",
 ] as const;
 export type ServerSettingKey = (typeof SERVER_SETTING_KEYS)[number];
 

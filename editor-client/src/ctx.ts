@@ -24,8 +24,18 @@ import {
   type ImportCheck,
   type Interpreter,
 } from "./interpreter";
-import { RUN_STATUS_NOTIFICATION, changeRefFromTasksPath, isRunStatus, type RunStatus, type ServerCommand, type ServerCommands } from "./protocol";
-import { RunEndNotifier, type RunEndNote } from "./notify";
+import {
+  QUEUE_STATUS_NOTIFICATION,
+  RUN_STATUS_NOTIFICATION,
+  changeRefFromTasksPath,
+  isQueueStatus,
+  isRunStatus,
+  type QueueStatus,
+  type RunStatus,
+  type ServerCommand,
+  type ServerCommands,
+} from "./protocol";
+import { QueueEndNotifier, RunEndNotifier, type RunEndNote } from "./notify";
 import { RestartPolicy } from "./restarts";
 import { StatusBoard, type StatusView } from "./status";
 
@@ -43,6 +53,12 @@ export class Ctx implements vscode.Disposable {
   private strategy: "useBundled" | "fromEnvironment" | undefined;
   private activeRunning: boolean | undefined;
   private readonly ends = new RunEndNotifier();
+  private readonly queueEnds = new QueueEndNotifier();
+  /** The latest status of each queue this window has heard of (v3). */
+  private readonly queueBoard = new Map<string, QueueStatus>();
+  private readonly queueEmitter = new vscode.EventEmitter<QueueStatus>();
+  /** Every queue status the server sends. */
+  readonly onDidQueueStatus = this.queueEmitter.event;
   private readonly statusEmitter = new vscode.EventEmitter<RunStatus>();
   /** Every run status the server sends (the views refresh from it; nothing polls). */
   readonly onDidRunStatus = this.statusEmitter.event;
@@ -191,6 +207,13 @@ export class Ctx implements vscode.Disposable {
           this.onRunStatus(status);
         } else {
           this.output.warn(`Ignored a malformed ${RUN_STATUS_NOTIFICATION}: ${JSON.stringify(status)}`);
+        }
+      }),
+      client.onNotification(QUEUE_STATUS_NOTIFICATION, (queue: unknown) => {
+        if (isQueueStatus(queue)) {
+          this.onQueueStatus(queue);
+        } else {
+          this.output.warn(`Ignored a malformed ${QUEUE_STATUS_NOTIFICATION}: ${JSON.stringify(queue)}`);
         }
       }),
       client.onDidChangeState((e) => {
@@ -412,6 +435,24 @@ export class Ctx implements vscode.Disposable {
       this.renderStatus();
       void vscode.commands.executeCommand("setContext", "ralph.running", this.board.running().length > 0);
       this.updateActiveContext();
+    }
+  }
+
+  /** The queues this window has heard of, newest first. */
+  queueStatuses(): QueueStatus[] {
+    return [...this.queueBoard.values()].reverse();
+  }
+
+  onQueueStatus(queue: QueueStatus): void {
+    this.queueBoard.delete(queue.queueId);
+    this.queueBoard.set(queue.queueId, queue);
+    this.queueEmitter.fire(queue);
+    const live = [...this.queueBoard.values()].some((q) => !q.endedAt);
+    void vscode.commands.executeCommand("setContext", "ralph.queueRunning", live);
+    const note = this.queueEnds.observe(queue);
+    if (note) {
+      this.output.info(note.message);
+      void this.tellRunEnded(note);
     }
   }
 

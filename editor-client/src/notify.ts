@@ -1,5 +1,5 @@
 // When a run ends, say so once (SPEC §6 v2). Pure: no `vscode` import; ctx.ts shows what it returns.
-import { isFinalState, type RunStatus } from "./protocol";
+import { isFinalState, type QueueStatus, type RunStatus } from "./protocol";
 
 export interface RunEndNote {
   severity: "information" | "warning";
@@ -19,6 +19,9 @@ export class RunEndNotifier {
   private readonly told = new Set<string>();
 
   observe(status: RunStatus): RunEndNote | undefined {
+    if (status.queue) {
+      return undefined; // a run of a queue: the queue's end is told once, for all (QueueEndNotifier)
+    }
     if (status.state === "running") {
       this.seenRunning.add(status.runId);
       return undefined;
@@ -34,6 +37,31 @@ export class RunEndNotifier {
       message: `Ralph: ${status.change} ${status.state} (${status.completed}/${status.total} tasks)${reason}`,
       change: status.change,
       root: status.root,
+    };
+  }
+}
+
+/**
+ * One note when a queue ends (SPEC §9): how many changes succeeded (verified), which did not and
+ * why. Never a second one for the same queue.
+ */
+export class QueueEndNotifier {
+  private readonly told = new Set<string>();
+
+  observe(queue: QueueStatus): RunEndNote | undefined {
+    if (!queue.endedAt || this.told.has(queue.queueId)) {
+      return undefined;
+    }
+    this.told.add(queue.queueId);
+    const ok = queue.items.filter((i) => i.state === "succeeded").length;
+    const others = queue.items.filter((i) => i.state !== "succeeded");
+    const why = others.map((i) => `${i.change} ${i.state}${i.reason ? `: ${i.reason}` : ""}`);
+    const stopped = queue.state === "stopped" ? " (stopped)" : "";
+    return {
+      severity: others.length === 0 ? "information" : "warning",
+      message: [`Ralph: queue ended${stopped} · ${ok}/${queue.total} succeeded (verified)`, ...why].join(" · "),
+      change: (others[0] ?? queue.items[0])?.change ?? "",
+      root: queue.root,
     };
   }
 }

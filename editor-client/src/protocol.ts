@@ -38,6 +38,57 @@ export interface RunStatus {
   worktree?: { branch: string; root: string; tasksUri: string } | null;
   /** The permission rules the agent was refused in this run (v2). */
   refusals?: string[];
+  /** A run of a queue (v3): which queue, and the change's place in it. */
+  queue?: { id: string; position: number; total: number } | null;
+}
+
+/** One change of a queue (v3) and what became of it. */
+export interface QueueItem {
+  change: string;
+  /** "pending", "running", a run's final state, "skipped" (budget) or "dropped" (stopped). */
+  state: string;
+  reason: string | null;
+  runId: string | null;
+  iterations: number;
+  completed: number;
+  total: number;
+  costUsd: number | null;
+  startedAt: string | null;
+  endedAt: string | null;
+  durationS: number | null;
+  branch: string | null;
+}
+
+/** A queue's status (v3): the `ralph/queueStatus` payload and the element of `ralph.queues`. */
+export interface QueueStatus {
+  queueId: string;
+  root: string;
+  /** "running", then "done" or "stopped". */
+  state: string;
+  reason: string | null;
+  startedAt: string;
+  endedAt: string | null;
+  parallel: number;
+  stopOnFailure: boolean;
+  maxCostUsd: number | null;
+  costUsd: number | null;
+  /** How many changes have started (or were passed over): k of k/n. */
+  position: number;
+  total: number;
+  items: QueueItem[];
+}
+
+/** `ralph.run`'s argument: one change, or (v3) `changes`, a queue. */
+export interface RunParams {
+  change?: string;
+  root?: string;
+  maxIterations?: number;
+  iterationScope?: "story" | "change";
+  guidance?: string;
+  story?: string;
+  changes?: string[];
+  parallel?: number;
+  stopOnFailure?: boolean;
 }
 
 export const RUN_PHASES = ["agent", "verifying", "waiting"] as const;
@@ -189,10 +240,13 @@ export function changeRefFromTasksPath(fsPath: string): ChangeRef | undefined {
 /** Each server command (`workspace/executeCommand`): its one argument and its result. */
 export interface ServerCommands {
   "ralph.changes": { params: { root?: string }; result: { changes: ChangeInfo[] } };
+  /** One run's result is `{runId, change, state}`; a queue's, its QueueStatus. */
   "ralph.run": {
-    params: ChangeRef & { maxIterations?: number; iterationScope?: "story" | "change"; guidance?: string; story?: string };
-    result: { runId: string; change: string; state: "running" };
+    params: RunParams;
+    result: { runId: string; change: string; state: string; queueId?: string; total?: number };
   };
+  "ralph.stopQueue": { params: { queue?: string; root?: string }; result: QueueStatus & { stopped: string[]; dropped: string[] } };
+  "ralph.queues": { params: { root?: string }; result: { queues: QueueStatus[] } };
   "ralph.stop": { params: ChangeRef; result: RunStatus };
   "ralph.guide": { params: ChangeRef & { text: string }; result: { queued: boolean } };
   "ralph.status": { params: { change?: string; root?: string }; result: { runs: RunStatus[] } };
@@ -206,6 +260,17 @@ export type ServerCommand = keyof ServerCommands;
 
 /** The custom notification carrying a run's status on every change of it. */
 export const RUN_STATUS_NOTIFICATION = "ralph/runStatus";
+
+/** The custom notification carrying a queue's status on every change of one of its changes (v3). */
+export const QUEUE_STATUS_NOTIFICATION = "ralph/queueStatus";
+
+export function isQueueStatus(value: unknown): value is QueueStatus {
+  if (typeof value !== "object" || value === null) {
+    return false;
+  }
+  const v = value as Record<string, unknown>;
+  return typeof v.queueId === "string" && typeof v.root === "string" && Array.isArray(v.items) && typeof v.total === "number";
+}
 
 /** Loose check of an incoming status (the server is another program: trust, but verify). */
 export function isRunStatus(value: unknown): value is RunStatus {

@@ -27,6 +27,11 @@ function cost(status: RunStatus): string {
 
 /** One status as the status bar shows it, e.g. `$(sync~spin) Ralph: add-x · it 2 · 3/10`. */
 export function formatStatusText(status: RunStatus): string {
+  if (status.state === "running" && status.queue) {
+    // A run of a queue: its place in the queue (2/5) before the change.
+    const at = `${status.queue.position}/${status.queue.total} `;
+    return formatStatusText({ ...status, queue: null }).replace("Ralph: ", `Ralph: ${at}`);
+  }
   if (status.state === "running") {
     // Read from the status's fields, never from its English reason.
     if (status.phase === "waiting" && status.waiting?.kind === "rateLimit") {

@@ -45,6 +45,8 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
         except ValueError as exc:
             raise CliError(f"--model-prices: not JSON ({exc})") from None
         raw["modelPrices"] = _checked("model_prices", "modelPrices", prices)
+    if getattr(args, "on_end", None) is not None:
+        raw["onRunEnd"] = _checked("on_end", "onRunEnd", args.on_end)
     if getattr(args, "verify", None):
         raw["verifyCommands"] = args.verify
     if getattr(args, "allow_tool", None):
@@ -80,6 +82,7 @@ _FLAG_SETTINGS = (
     ("agent_user_config", "agentUserConfig"),
     ("verify_when", "verifyWhen"),
     ("verify_timeout", "verifyTimeoutSeconds"),
+    ("parallel", "queueParallel"),
 )
 
 

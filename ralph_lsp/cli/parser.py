@@ -46,9 +46,43 @@ def build_parser() -> argparse.ArgumentParser:
     with_root(sp)
     sp.add_argument("--json", action="store_true", help="print the ralph.changes object")
 
-    sp = sub.add_parser("run", help="run the loop over CHANGE until its tasks are checked")
-    sp.add_argument("change", metavar="CHANGE")
+    sp = sub.add_parser(
+        "run",
+        help="run the loop over CHANGE until its tasks are checked; several changes (or --all)"
+        " run as a queue",
+    )
+    sp.add_argument(
+        "change",
+        metavar="CHANGE",
+        nargs="*",
+        help="the change to run; several run one after another (a queue)",
+    )
     with_root(sp)
+    sp.add_argument(
+        "--all",
+        action="store_true",
+        help="queue every active change with an unchecked task, in name order",
+    )
+    sp.add_argument(
+        "--parallel",
+        type=int,
+        metavar="N",
+        help="a queue runs up to N changes at once, each in a git worktree of its own on"
+        " branch ralph/CHANGE (needs git; default 1: one after another in your work tree)",
+    )
+    sp.add_argument(
+        "--stop-on-failure",
+        action="store_true",
+        help="a queue stops (dropping the changes not started) when a change does not succeed;"
+        " by default it goes on with the next",
+    )
+    sp.add_argument(
+        "--on-end",
+        metavar="CMD",
+        help="a command run when the run (and a queue) ends, its end event as JSON on stdin;"
+        " split like a shell line but never run by one, stopped after 30 s; its failure"
+        " changes nothing (ralph.onRunEnd)",
+    )
     sp.add_argument("--agent", choices=PRESETS, help="agent preset (default: claude)")
     sp.add_argument(
         "--agent-command",
@@ -68,7 +102,9 @@ def build_parser() -> argparse.ArgumentParser:
         type=float,
         metavar="USD",
         help="stop when the cost reaches this: as the agent reports it (claude), else estimated"
-        " from its tokens at the model's list price (codex, gemini); refused when neither can be",
+        " from its tokens at the model's list price (codex, gemini); refused when neither can be."
+        " With several changes, the whole queue's budget: a change does not start once it is"
+        " spent",
     )
     sp.add_argument(
         "--max-tokens",
@@ -188,8 +224,15 @@ def build_parser() -> argparse.ArgumentParser:
         "--env", action="append", metavar="NAME=VALUE", help="extra environment (repeatable)"
     )
 
-    sp = sub.add_parser("history", help="the operator's record of CHANGE's runs")
-    sp.add_argument("change", metavar="CHANGE")
+    sp = sub.add_parser(
+        "history", help="the operator's record of CHANGE's runs; without CHANGE, the queues'"
+    )
+    sp.add_argument(
+        "change",
+        metavar="CHANGE",
+        nargs="?",
+        help="the change whose runs to show; left out: the recent queues and their changes",
+    )
     with_root(sp)
     sp.add_argument("--json", action="store_true", help="print the ralph.history object")
     git_commands.add_parsers(sub, with_root)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from pathlib import Path
 from typing import TextIO
 
 from ralph_lsp.cli.common import CliError, change_of, root_of
@@ -86,6 +87,8 @@ def cmd_history(args: argparse.Namespace, out: TextIO) -> int:
     from ralph_lsp.loop.record_schema import damaged_note
 
     root = root_of(args.root)
+    if args.change is None:
+        return _queue_history(root, args.json, out)
     known = list_changes(root)
     damaged: list[str] = []
     records = [with_file_uris(root, r) for r in load_records(root, args.change, damaged)]
@@ -111,4 +114,29 @@ def cmd_history(args: argparse.Namespace, out: TextIO) -> int:
             file=out,
         )
         print(f"    {r.get('reason')}", file=out)
+    return 0
+
+
+def _queue_history(root: Path, as_json: bool, out: TextIO) -> int:
+    """``ralph-lsp history`` without a change: the recent queues (SPEC §9), newest first."""
+    from ralph_lsp.loop.queue import load_queues
+
+    queues = load_queues(root)
+    if as_json:
+        json.dump({"queues": queues}, out, indent=2)
+        out.write("\n")
+        return 0
+    if not queues:
+        print("no queues yet (ralph-lsp history CHANGE shows a change's runs)", file=out)
+        return 0
+    for q in queues:
+        print(
+            f"{q.get('queueId')}  {q.get('state') or '?':<7}  {q.get('startedAt')} → "
+            f"{q.get('endedAt') or '(running)'}  {q.get('reason') or ''}",
+            file=out,
+        )
+        for item in q.get("items") or []:
+            if isinstance(item, dict):
+                run = f"  {item.get('runId')}" if item.get("runId") else ""
+                print(f"    {item.get('change')}: {item.get('state')}{run}", file=out)
     return 0

@@ -10,6 +10,7 @@ from typing import TextIO
 
 from ralph_lsp.cli import git_commands
 from ralph_lsp.cli.common import EXIT_CODES, CliError, change_of, root_of
+from ralph_lsp.cli.ending import is_end_line, on_end
 from ralph_lsp.cli.flags import settings_from_args
 from ralph_lsp.cli.terminal import Renderer
 from ralph_lsp.openspec.workspace import (
@@ -23,9 +24,16 @@ from ralph_lsp.settings import (
 def cmd_run(args: argparse.Namespace, out: TextIO) -> int:
     import asyncio  # only `run` needs it: `changes` and the others start faster without
 
+    from ralph_lsp.cli import queue  # imported here: `run CHANGE` needs none of it
+
     root = root_of(args.root)
-    change = change_of(root, args.change)
+    names = queue.names_of(root, args)
     settings = settings_from_args(args)
+    if len(names) > 1:  # a queue (SPEC §9): --max-cost is the whole queue's budget
+        settings = settings.replace(queue_max_cost_usd=settings.max_cost_usd, max_cost_usd=None)
+        _preflight(settings, root)
+        return queue.run_queue(root, names, settings, args, out)
+    change = change_of(root, names[0])
     _preflight(settings, root)
     git_commands.check_run(root, settings)
     return asyncio.run(_run(change, settings, args.guidance or [], out, args.story))
@@ -68,11 +76,15 @@ async def _run(
             stopping.append(loop.create_task(engine.shutdown("standard output was closed")))
 
     renderer = Renderer(out, stop_quietly)
+    ended: list[str] = []
 
     def on_event(event: EngineEvent) -> None:
         if isinstance(event, LogEvent):
-            renderer.line(event.text)
+            if not is_end_line(event.text, ended):
+                renderer.line(event.text)
         elif isinstance(event, StatusEvent):
+            if event.status.final:
+                ended.append(str(event.status.state))
             renderer.status(event.status)
 
     engine = Engine(on_event)
@@ -104,6 +116,9 @@ async def _run(
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.remove_signal_handler(sig)
     renderer.done(f"{status.state}: {status.reason}" + _spent(change.root, status.run_id))
+    from ralph_lsp.loop.on_end import run_end_event
+
+    await on_end(settings, run_end_event(status), change.root)
     return EXIT_CODES.get(status.state, 1)
 
 

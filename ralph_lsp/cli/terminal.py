@@ -63,6 +63,7 @@ class Renderer:
         self.closed = False
         self._on_closed = on_closed
         self._last: Any = None
+        self._prefix = ""
 
     def _write(self, text: str) -> None:
         if self.closed:
@@ -97,12 +98,14 @@ class Renderer:
     def line(self, text: str) -> None:
         self._redraw(text + "\n")
 
-    def status(self, st: Any) -> None:
+    def status(self, st: Any, prefix: str = "") -> None:
+        """``prefix``: what names the run among several (a queue's ``change 2/3 · ``)."""
         from ralph_lsp.loop.engine import RunStatus
 
         assert isinstance(st, RunStatus)
         self._last = st
-        text = status_text(st, elapsed=self.tty)  # plain lines: only when something changed
+        self._prefix = prefix
+        text = prefix + status_text(st, elapsed=self.tty)  # plain lines: only on a change
         if self.tty:
             self.status_line = self._fit(text, st.state)
             self._redraw("")
@@ -113,7 +116,7 @@ class Renderer:
     def tick(self) -> None:
         """Redraw the status line (its elapsed time) on a terminal."""
         if self.tty and self._last is not None and self.status_line:
-            self.status(self._last)
+            self.status(self._last, self._prefix)
 
     def _fit(self, text: str, state: str) -> str:
         """The status line cut to the terminal's width (a wrapped line leaves stale copies

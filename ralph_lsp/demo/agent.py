@@ -333,7 +333,7 @@ def run(prompt: str, out: Output, delay: float, limit: int | None) -> int:
                 time.sleep(delay)
             tool_id = f"toolu_demo_{checked + 1}_{uuid.uuid4().hex[:8]}"
             if demo_work.applies(Path.cwd(), path.parent):
-                for rel in demo_work.write(Path.cwd(), task.id):
+                for rel in demo_work.write(Path.cwd(), task.id, path.parent.name):
                     out.say(f"Wrote {rel}")
             done = tick(path, task, story_id)
             if done is None:

@@ -1,5 +1,7 @@
 """What the demo agent (not an AI) writes for each task of ``examples/hello``'s change
-``add-greeting-cli``, so that a demo run does the work and the example's verification passes.
+``add-greeting-cli`` and of ``examples/toolbox``'s three changes (``add-slugify``,
+``add-title-case``, ``add-word-count``: independent, so a queue can run them side by side), so
+that a demo run does the work and the example's verification passes.
 
 The files are fixed text, keyed by task id; nothing is generated. In any other project the demo
 agent writes no code (it only checks boxes), and a verified run of it then cannot succeed.
@@ -106,20 +108,75 @@ def _work() -> dict[str, list[tuple[str, str, bool]]]:
     }
 
 
+_TOOLBOX = {  # change → (module, function, its code, a test body, a note)
+    "add-slugify": (
+        "slug",
+        "slugify",
+        "import re\n\n\ndef slugify(text: str) -> str:\n"
+        '    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")\n',
+        'self.assertEqual(slugify("Hello, World!"), "hello-world")',
+        "`slugify(text)`: lower case, runs of other characters become one `-`.",
+    ),
+    "add-title-case": (
+        "title",
+        "title_case",
+        'SMALL = {"a", "an", "and", "of", "the", "to", "in", "on"}\n\n\n'
+        "def title_case(text: str) -> str:\n"
+        "    words = text.split()\n"
+        '    return " ".join(\n'
+        "        w.lower() if i and w.lower() in SMALL else w.capitalize()"
+        " for i, w in enumerate(words)\n    )\n",
+        'self.assertEqual(title_case("the art of war"), "The Art of War")',
+        "`title_case(text)`: every word capitalized but short joining words after the first.",
+    ),
+    "add-word-count": (
+        "words",
+        "word_count",
+        "def word_count(text: str) -> int:\n    return len(text.split())\n",
+        'self.assertEqual(word_count("one  two\\nthree"), 3)',
+        "`word_count(text)`: the number of runs of non-space characters.",
+    ),
+}
+
+
+def _toolbox(change: str) -> dict[str, list[tuple[str, str, bool]]]:
+    """Task id → files of one of examples/toolbox's changes (none for another name)."""
+    found = next((v for k, v in _TOOLBOX.items() if change == k or change.endswith("-" + k)), None)
+    if found is None:
+        return {}
+    mod, fn, code, check, note = found
+    test = (
+        f"import unittest\n\nfrom toolbox.{mod} import {fn}\n\n\n"
+        f"class Test{fn.title().replace('_', '')}(unittest.TestCase):\n"
+        f"    def test_example(self) -> None:\n        {check}\n"
+    )
+    return {
+        "1.1": [(f"toolbox/{mod}.py", f'"""{note}"""\n\n{code}', False)],
+        "1.2": [(f"tests/test_{mod}.py", test, False)],
+        "1.3": [(f"docs/{mod}.md", f"# `toolbox.{mod}`\n\n{note}\n", False)],
+    }
+
+
 def applies(root: Path, change_folder: Path) -> bool:
     """Whether ``root`` is (a copy of) examples/hello, whose changes are add-greeting-cli or a
-    copy of it."""
-    return (root / "hello" / "__init__.py").is_file() and (change_folder / "tasks.md").is_file()
+    copy of it, or of examples/toolbox."""
+    if not (change_folder / "tasks.md").is_file():
+        return False
+    return (root / "hello" / "__init__.py").is_file() or (root / "toolbox").is_dir()
 
 
-def files_for(task_id: str | None) -> list[tuple[str, str, bool]]:
+def files_for(
+    task_id: str | None, change: str = "", root: Path | None = None
+) -> list[tuple[str, str, bool]]:
+    if root is not None and (root / "toolbox").is_dir() and not (root / "hello").is_dir():
+        return _toolbox(change).get(task_id or "", [])
     return _work().get(task_id or "", [])
 
 
-def write(root: Path, task_id: str | None) -> list[str]:
-    """Write the files of ``task_id``; the paths written."""
+def write(root: Path, task_id: str | None, change: str = "") -> list[str]:
+    """Write the files of ``task_id`` (of ``change``); the paths written."""
     written = []
-    for rel, text, append in files_for(task_id):
+    for rel, text, append in files_for(task_id, change, root):
         path = root / rel
         path.parent.mkdir(parents=True, exist_ok=True)
         if append:

@@ -15,6 +15,7 @@ import contextlib
 import logging
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 from ralph_lsp.loop import budget
 from ralph_lsp.loop import run_git as rungit
@@ -70,6 +71,7 @@ class Engine:
         scope: str | None = None,
         guidance: Sequence[str] = (),
         story: str | None = None,
+        queue: dict[str, Any] | None = None,
     ) -> RunStatus:
         resolved = resolve_change(root, change)  # UnknownChangeError for unknown names
         key = (resolved.root, resolved.name)
@@ -113,6 +115,7 @@ class Engine:
         )
         run.claim = claim
         run.pruned = pruned  # their checkpoints go too, once the run's git side is ready
+        run.status.queue = queue  # a run of a queue says which, and where in it
         self._active[key] = run
         run.update(transition=True)
         if claim.warning:

@@ -64,6 +64,8 @@ class RunStatus:
     worktree: dict[str, Any] | None = None
     # The permission rules the agent was refused in this run, first seen first (SPEC §4 v2).
     refusals: tuple[str, ...] = ()
+    # A run of a queue (SPEC §9): {"id", "position", "total"}; None for a run of its own.
+    queue: dict[str, Any] | None = None
 
     @property
     def final(self) -> bool:
@@ -89,6 +91,7 @@ class RunStatus:
             "waiting": dict(self.waiting) if self.waiting else None,
             "worktree": dict(self.worktree) if self.worktree else None,
             "refusals": list(self.refusals),
+            "queue": dict(self.queue) if self.queue else None,
         }
 
     def copy(self) -> RunStatus:

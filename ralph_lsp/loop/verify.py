@@ -246,7 +246,9 @@ class Runner:
         # verifyTimeoutSeconds: 0 means no limit (a 0 s limit would fail every check at once).
         self.timeout: float | None = timeout if timeout > 0 else None
         self.stop = stop
-        self.on_lines = on_lines  # (lines prefixed "verify", stderr?) → the log
+        # (lines prefixed "verify", a warning?) → the log. A command's own output, stderr
+        # included, is no warning (unittest reports on stderr); its failure is.
+        self.on_lines = on_lines
         self.grace = grace
         self.process: AgentProcess | None = None
 
@@ -281,7 +283,8 @@ class Runner:
         result = Result(cmd.line, code, _ms(started), tail.text(), limit)
         mark = "✓" if result.passed else "✗"
         self.on_lines(
-            [f"verify {mark} {result.describe()} ({result.duration_ms / 1000:.1f}s)"], False
+            [f"verify {mark} {result.describe()} ({result.duration_ms / 1000:.1f}s)"],
+            not result.passed,
         )
         return result
 
@@ -289,9 +292,9 @@ class Runner:
         """The command's exit code, and whether its timeout stopped it."""
 
         async def pump() -> None:
-            async for stream, lines in proc.batches():
+            async for _stream, lines in proc.batches():
                 tail.add(lines)
-                self.on_lines([f"verify │ {line}" for line in lines], stream == "stderr")
+                self.on_lines([f"verify │ {line}" for line in lines], False)
 
         reader = asyncio.ensure_future(pump())
         stopped = asyncio.ensure_future(self.stop.wait())

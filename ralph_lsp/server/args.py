@@ -17,7 +17,18 @@ from ralph_lsp.server.errors import InvalidArguments
 # The fields each command accepts; anything else is refused so that a typo is not ignored.
 FIELDS: dict[str, tuple[str, ...]] = {
     "ralph.changes": ("root",),
-    "ralph.run": ("change", "root", "maxIterations", "iterationScope", "guidance", "story"),
+    "ralph.run": (
+        "change",
+        "root",
+        "maxIterations",
+        "iterationScope",
+        "guidance",
+        "story",
+        # v3: a queue of changes (SPEC §9) instead of "change"
+        "changes",
+        "parallel",
+        "stopOnFailure",
+    ),
     "ralph.stop": ("change", "root"),
     "ralph.guide": ("change", "text", "root"),
     "ralph.status": ("change", "root"),
@@ -25,6 +36,8 @@ FIELDS: dict[str, tuple[str, ...]] = {
     "ralph.diff": ("change", "root", "runId", "iteration"),
     "ralph.restore": ("change", "root", "runId", "iteration", "checkpoint"),
     "ralph.fileAt": ("root", "checkpoint", "path"),
+    "ralph.stopQueue": ("queue", "root"),
+    "ralph.queues": ("root",),
 }
 
 

@@ -21,7 +21,7 @@ from ralph_lsp.openspec.workspace import (
     list_changes,
     resolve_change,
 )
-from ralph_lsp.server import args, git_commands
+from ralph_lsp.server import args, git_commands, queues
 from ralph_lsp.server.errors import InvalidArguments, RequestFailed
 from ralph_lsp.server.host import Host
 from ralph_lsp.settings import SCOPES
@@ -50,6 +50,15 @@ async def changes(ls: Host, obj: Obj) -> Obj:
 
 async def run(ls: Host, obj: Obj) -> Obj:
     cmd = "ralph.run"
+    names = queues.changes_of(obj)
+    if names is not None:  # a queue (SPEC §9)
+        root = ls.resolve_root(cmd, args.optional_string(cmd, obj, "root"))
+        for each in names:
+            resolve_change(root, each)
+        settings = await ls.pull_settings(root)
+        if not ls.config.trusted:
+            raise RequestFailed(UNTRUSTED)
+        return await ls.queues.start(root, names, obj, settings)
     name = args.required_string(cmd, obj, "change")
     root = ls.resolve_root(cmd, args.optional_string(cmd, obj, "root"))
     max_iterations = args.positive_int(cmd, obj, "maxIterations")
@@ -65,6 +74,7 @@ async def run(ls: Host, obj: Obj) -> Obj:
     settings = await ls.pull_settings(root)  # may carry a change of trust too
     if not ls.config.trusted:
         raise RequestFailed(UNTRUSTED)
+    ls.queues.end_commands[(root, name)] = settings.on_run_end
     status = await ls.engine.start(
         root,
         name,
@@ -152,4 +162,6 @@ COMMANDS: dict[str, Handler] = {
     "ralph.diff": git_commands.diff,
     "ralph.restore": git_commands.restore,
     "ralph.fileAt": git_commands.file_at,
+    "ralph.stopQueue": lambda ls, obj: ls.queues.stop(obj),
+    "ralph.queues": lambda ls, obj: ls.queues.listing(obj),
 }

@@ -62,6 +62,8 @@ class RunFeed:
             self._reporters[status.run_id] = reporter
             ls.run_task(self._report(reporter), f"report {status.run_id}")
         reporter.push(status)
+        if status.final:
+            ls.queues.run_ended(status)
         ls.publisher.publish(Change(status.root, status.change).tasks_path)
         ls.publisher.refresh_lenses()
 

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from ralph_lsp.server.feed import RunFeed
     from ralph_lsp.server.logs import LogBatcher
     from ralph_lsp.server.publishing import Publisher
+    from ralph_lsp.server.queues import Queues
     from ralph_lsp.server.roots import Roots
     from ralph_lsp.settings import Settings
 
@@ -43,6 +44,7 @@ class Host(Protocol):
     editing: Editing
     publisher: Publisher
     feed: RunFeed
+    queues: Queues
     stopping: bool
     loop: asyncio.AbstractEventLoop | None
 

@@ -35,6 +35,7 @@ from ralph_lsp.server.lifetime import CLIENT_TIMEOUT, Lifetime
 from ralph_lsp.server.logs import LogBatcher, LspLogHandler
 from ralph_lsp.server.protocol import RalphProtocol
 from ralph_lsp.server.publishing import Publisher
+from ralph_lsp.server.queues import Queues
 from ralph_lsp.server.roots import Roots
 from ralph_lsp.settings import Settings
 
@@ -46,6 +47,7 @@ class RalphLanguageServer(LanguageServer):
         super().__init__("ralph-lsp", __version__, protocol_cls=RalphProtocol)
         self.feed = RunFeed(self)
         self.engine = Engine(on_event=self.feed.on_engine_event)
+        self.queues = Queues(self)
         self.config = Config(warn=self.warn)
         self.docs = DocumentStore(self._read_buffer)
         self.logs = LogBatcher(self._send_log)

@@ -208,3 +208,18 @@ async def test_a_verify_timeout_of_zero_means_no_limit(project: Path) -> None:
     _, status = await run(project, box_ticker(verify_commands=(slow,), verify_timeout_seconds=0.0))
     assert status.state == "succeeded", status.reason
     assert status.reason == f"every task is checked (8/8); verification passed ({slow})"
+
+
+async def test_a_passing_commands_stderr_is_no_warning_a_failure_is(project: Path) -> None:
+    """unittest writes its report to stderr: while the command passes that is no warning (the
+    Output panel showed `[warning]` lines for a passing check); its failure is one."""
+    rec, status = await run(project, Settings(agent="demo", verify_commands=(UNITTEST,)))
+    assert status.state == "succeeded", status.reason
+    verify = [e for e in rec.events if isinstance(e, LogEvent) and e.text.startswith("verify")]
+    assert any("Ran 8 tests" in e.text for e in verify)  # the stderr report is in the log
+    assert [e.text for e in verify if e.level != "info"] == []
+    failing = "python3 -c 'import sys; sys.exit(1)'"
+    rec, status = await run(project, box_ticker(verify_commands=(failing,), stuck_after=1))
+    assert status.state == "stuck", status.reason
+    failed = [e for e in rec.events if isinstance(e, LogEvent) and "verify ✗" in e.text]
+    assert failed and all(e.level == "warning" for e in failed)

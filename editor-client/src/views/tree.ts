@@ -4,13 +4,25 @@
 // by polling.
 import * as vscode from "vscode";
 import type { Ctx } from "../ctx";
-import type { ChangeInfo, HistoryRecord, RunStatus } from "../protocol";
+import type { ChangeInfo, HistoryRecord, QueueItem, QueueStatus, RunStatus } from "../protocol";
+import { localTime } from "./historyHtml";
 import { REFRESH_MS, coalesced } from "./soon";
-import { changeDescription, runLabel } from "./treeModel";
+import { changeDescription, queueItemDescription, queueLabel, runLabel } from "./treeModel";
 
 const RECENT_RUNS = 5;
 
-type Node = ChangeNode | RunNode;
+type Node = ChangeNode | RunNode | QueueNode | QueueItemNode;
+
+interface QueueNode {
+  kind: "queue";
+  queue: QueueStatus;
+}
+
+interface QueueItemNode {
+  kind: "queueItem";
+  queue: QueueStatus;
+  item: QueueItem;
+}
 
 interface ChangeNode {
   kind: "change";
@@ -43,6 +55,7 @@ export class RalphTree implements vscode.TreeDataProvider<Node>, vscode.Disposab
       watcher.onDidDelete(() => this.refreshSoon()),
       // Every status changes a change's description; a run that ends adds a row under it.
       ctx.onDidRunStatus(() => this.refreshSoon()),
+      ctx.onDidQueueStatus(() => this.refreshSoon()),
       ctx.onDidServerStart(() => this.refreshSoon()),
     );
   }
@@ -58,13 +71,18 @@ export class RalphTree implements vscode.TreeDataProvider<Node>, vscode.Disposab
       if (node === undefined) {
         const { changes } = await this.ctx.execute("ralph.changes", {});
         const statuses = new Map(this.ctx.runStatuses().map((s) => [`${s.root}\u0000${s.change}`, s]));
-        return changes.map((info) => ({
+        // The newest queue this window started or heard of, above the changes (v3).
+        const queues: Node[] = this.ctx.queueStatuses().slice(0, 1).map((queue) => ({ kind: "queue", queue }));
+        return queues.concat(changes.map((info): Node => ({
           kind: "change",
           change: info.name,
           root: info.root,
           info,
           status: statuses.get(`${info.root}\u0000${info.name}`) ?? info.run ?? undefined,
-        }));
+        })));
+      }
+      if (node.kind === "queue") {
+        return node.queue.items.map((item) => ({ kind: "queueItem", queue: node.queue, item }));
       }
       if (node.kind === "change") {
         const { runs } = await this.ctx.execute("ralph.history", { change: node.change, root: node.root });
@@ -77,6 +95,28 @@ export class RalphTree implements vscode.TreeDataProvider<Node>, vscode.Disposab
   }
 
   getTreeItem(node: Node): vscode.TreeItem {
+    if (node.kind === "queue") {
+      const q = node.queue;
+      const item = new vscode.TreeItem(queueLabel(q), vscode.TreeItemCollapsibleState.Expanded);
+      item.id = `queue:${q.queueId}`;
+      item.description = q.reason ?? "";
+      item.tooltip = `${q.queueId}${q.reason ? `\n${q.reason}` : ""}\nstarted ${localTime(q.startedAt)}`;
+      item.contextValue = q.endedAt ? "ralph.queue.done" : "ralph.queue.running";
+      item.iconPath = new vscode.ThemeIcon(q.endedAt ? "list-ordered" : "sync~spin");
+      return item;
+    }
+    if (node.kind === "queueItem") {
+      const i = node.item;
+      const item = new vscode.TreeItem(i.change, vscode.TreeItemCollapsibleState.None);
+      item.id = `queue:${node.queue.queueId}:${i.change}`;
+      item.description = queueItemDescription(i);
+      item.tooltip = i.reason ?? i.state;
+      item.contextValue = "ralph.queueItem";
+      const icons: Record<string, string> = { pending: "circle-large-outline", running: "sync~spin", succeeded: "check" };
+      item.iconPath = new vscode.ThemeIcon(icons[i.state] ?? "warning");
+      item.command = { command: "ralph.showHistory", title: "Show run history", arguments: [{ change: i.change, root: node.queue.root }] };
+      return item;
+    }
     if (node.kind === "change") {
       const running = node.status?.state === "running";
       const item = new vscode.TreeItem(node.change, vscode.TreeItemCollapsibleState.Collapsed);
@@ -94,7 +134,8 @@ export class RalphTree implements vscode.TreeDataProvider<Node>, vscode.Disposab
     const r = node.record;
     const item = new vscode.TreeItem(runLabel(r), vscode.TreeItemCollapsibleState.None);
     item.id = `run:${node.root}:${r.runId}`;
-    item.tooltip = r.reason ?? r.state;
+    // The row says "2 h ago"; the tooltip has the full local time.
+    item.tooltip = `${localTime(r.startedAt)}\n${r.reason ?? r.state}`;
     item.contextValue = "ralph.run";
     item.iconPath = new vscode.ThemeIcon(r.state === "succeeded" ? "check" : r.state === "running" ? "sync~spin" : "warning");
     item.command = { command: "ralph.showHistory", title: "Show run history", arguments: [{ change: node.change, root: node.root }] };

@@ -1,6 +1,6 @@
 // What the Ralph view's rows say. Pure: no `vscode` import.
-import type { ChangeInfo, HistoryRecord, RunStatus } from "../protocol";
-import { durationOf, localTime } from "./historyHtml";
+import type { ChangeInfo, HistoryRecord, QueueItem, QueueStatus, RunStatus } from "../protocol";
+import { durationOf } from "./historyHtml";
 
 function money(cost: number | null | undefined): string {
   return typeof cost === "number" && cost > 0 ? ` · $${cost.toFixed(2)}` : "";
@@ -26,11 +26,52 @@ export function changeDescription(info: ChangeInfo, status: RunStatus | undefine
   return progress;
 }
 
-/** A run's row: state, iterations, cost, duration, when (local time). */
-export function runLabel(r: HistoryRecord, locale?: string): string {
+/** A run's row: state, iterations, cost, duration, when (relative; the tooltip has the time). */
+export function runLabel(r: HistoryRecord, _locale?: string, now: number = Date.now()): string {
   const its = r.iterations.length;
   const costs = r.iterations.map((i) => i.costUsd).filter((c): c is number => typeof c === "number");
   const cost = costs.length ? money(costs.reduce((a, b) => a + b, 0)) + (r.iterations.some((i) => i.costEstimated) ? " (estimate)" : "") : "";
   const duration = r.endedAt ? ` · ${durationOf(r.startedAt, r.endedAt)}` : "";
-  return `${r.state} · ${its} it${cost}${duration} · ${localTime(r.startedAt, locale)}`;
+  const when = relativeTime(r.startedAt, now);
+  return `${r.state} · ${its} it${cost}${duration}${when ? ` · ${when}` : ""}`;
+}
+
+/** `just now`, `5 min ago`, `2 h ago`, `3 d ago`, `12 wk ago`; "" for a time it cannot read. */
+export function relativeTime(iso: string | null | undefined, now: number = Date.now()): string {
+  const then = iso ? Date.parse(iso) : NaN;
+  if (Number.isNaN(then)) {
+    return "";
+  }
+  const s = Math.max(0, Math.round((now - then) / 1000));
+  if (s < 60) {
+    return "just now";
+  }
+  const steps: [number, string][] = [
+    [7 * 86400, "wk"],
+    [86400, "d"],
+    [3600, "h"],
+    [60, "min"],
+  ];
+  for (const [size, unit] of steps) {
+    if (s >= size) {
+      return `${Math.floor(s / size)} ${unit} ago`;
+    }
+  }
+  return "just now";
+}
+
+/** A queue's row: `Queue 2/3 · running`. */
+export function queueLabel(q: QueueStatus): string {
+  return `Queue ${q.position}/${q.total} · ${q.state}`;
+}
+
+/** A queued change's row: pending, running with progress, or its final state. */
+export function queueItemDescription(i: QueueItem): string {
+  if (i.state === "pending") {
+    return "pending";
+  }
+  if (i.state === "running") {
+    return `running · ${i.completed}/${i.total}`;
+  }
+  return i.runId ? `${i.state} · ${i.iterations} it` : i.state;
 }

@@ -47,6 +47,9 @@ describe("serverSettings", () => {
       checkpoints: null,
       isolation: "none",
       agentUserConfig: "isolate",
+      queueParallel: 1,
+      queueMaxCostUsd: null,
+      onRunEnd: "",
     });
   });
 

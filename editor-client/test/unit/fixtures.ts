@@ -1,4 +1,4 @@
-import type { ChangeInfo, RunStatus } from "../../src/protocol";
+import type { ChangeInfo, QueueItem, QueueStatus, RunStatus } from "../../src/protocol";
 
 export function status(over: Partial<RunStatus> = {}): RunStatus {
   return {
@@ -27,6 +27,40 @@ export function change(name: string, over: Partial<ChangeInfo> = {}): ChangeInfo
     total: 4,
     stories: [],
     run: null,
+    ...over,
+  };
+}
+
+export function queueStatus(over: Partial<QueueStatus> = {}): QueueStatus {
+  const item = (change: string, state: string, over: Partial<QueueItem> = {}): QueueItem => ({
+    change,
+    state,
+    reason: null,
+    runId: state === "pending" ? null : `r-${change}`,
+    iterations: state === "pending" ? 0 : 1,
+    completed: 0,
+    total: 3,
+    costUsd: null,
+    startedAt: null,
+    endedAt: null,
+    durationS: null,
+    branch: null,
+    ...over,
+  });
+  return {
+    queueId: "q-1",
+    root: "file:///w",
+    state: "running",
+    reason: null,
+    startedAt: "2026-11-24T07:00:00Z",
+    endedAt: null,
+    parallel: 1,
+    stopOnFailure: false,
+    maxCostUsd: null,
+    costUsd: null,
+    position: 2,
+    total: 3,
+    items: [item("a", "succeeded", { completed: 3 }), item("b", "running", { completed: 1 }), item("c", "pending")],
     ...over,
   };
 }

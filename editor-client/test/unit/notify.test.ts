@@ -1,7 +1,36 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { RunEndNotifier } from "../../src/notify";
-import { status } from "./fixtures";
+import { QueueEndNotifier, RunEndNotifier } from "../../src/notify";
+import { queueStatus, status } from "./fixtures";
+
+describe("QueueEndNotifier", () => {
+  it("tells once, when the queue ends, what succeeded and what did not and why", () => {
+    const n = new QueueEndNotifier();
+    assert.equal(n.observe(queueStatus()), undefined);
+    const ended = queueStatus({
+      state: "done",
+      endedAt: "2026-11-24T08:00:00Z",
+      reason: "2/3 succeeded",
+    });
+    ended.items[1] = { ...ended.items[1]!, state: "stuck", reason: "verification fails (make test exited 2); no progress in 3 iterations" };
+    ended.items[2] = { ...ended.items[2]!, state: "succeeded", reason: "every task is checked (3/3)" };
+    const note = n.observe(ended);
+    assert.equal(note?.severity, "warning");
+    assert.equal(
+      note?.message,
+      "Ralph: queue ended · 2/3 succeeded (verified) · b stuck: verification fails (make test exited 2); no progress in 3 iterations",
+    );
+    assert.equal(note?.change, "b");
+    assert.equal(n.observe(ended), undefined);
+  });
+
+  it("a run of a queue gets no notification of its own", () => {
+    const n = new RunEndNotifier();
+    const queue = { id: "q-1", position: 1, total: 2 };
+    assert.equal(n.observe(status({ runId: "r9", queue })), undefined);
+    assert.equal(n.observe(status({ runId: "r9", state: "succeeded", queue })), undefined);
+  });
+});
 
 describe("RunEndNotifier", () => {
   it("tells once when a run it saw running ends, information for success", () => {

@@ -4,6 +4,11 @@ import { IDLE_VIEW, StatusBoard, describeStatus, formatStatusText, toneOf } from
 import { status } from "./fixtures";
 
 describe("formatStatusText", () => {
+  it("names a queued run's position in its queue", () => {
+    const queue = { id: "q-1", position: 2, total: 5 };
+    assert.equal(formatStatusText(status({ queue })), "$(sync~spin) Ralph: 2/5 add-x · it 2 · 3/10");
+  });
+
   it("shows a running run with a spinner, its iteration and progress", () => {
     assert.equal(formatStatusText(status()), "$(sync~spin) Ralph: add-x · it 2 · 3/10");
   });

@@ -3,8 +3,8 @@ import { describe, it } from "node:test";
 import type { HistoryRecord } from "../../src/protocol";
 import { chartPoints, chartSvg, durationOf, escapeHtml, historyHtml } from "../../src/views/historyHtml";
 import { coalesced } from "../../src/views/soon";
-import { changeDescription, runLabel } from "../../src/views/treeModel";
-import { change, status } from "./fixtures";
+import { changeDescription, queueItemDescription, queueLabel, relativeTime, runLabel } from "../../src/views/treeModel";
+import { change, queueStatus, status } from "./fixtures";
 
 function record(over: Partial<HistoryRecord> = {}): HistoryRecord {
   const it = (n: number, checked: number, cost: number | null) => ({
@@ -98,10 +98,22 @@ describe("the Ralph view's rows", () => {
     assert.equal(changeDescription(change("d", { completed: 8, total: 8 }), status({ state: "succeeded" })), "8/8 · done");
   });
 
-  it("labels a run with state, iterations, cost, duration and local time", () => {
-    const label = runLabel(record(), "en-GB");
-    assert.match(label, /^succeeded · 3 it · \$0\.40 · 2 min 30 s · /);
-    assert.ok(label.endsWith(new Date("2026-11-24T07:01:00Z").toLocaleString("en-GB", { dateStyle: "medium", timeStyle: "medium" })));
+  it("labels a run with state, iterations, cost, duration and a short relative time", () => {
+    // The row was cut ("Nov 2…") with the full date: a relative time fits, the tooltip has the rest.
+    const now = Date.parse("2026-11-24T09:01:00Z");
+    const label = runLabel(record(), "en-GB", now);
+    assert.equal(label, "succeeded · 3 it · $0.40 · 2 min 30 s · 2 h ago");
+    assert.equal(relativeTime("2026-11-24T09:00:30Z", now), "just now");
+    assert.equal(relativeTime("2026-11-24T08:56:00Z", now), "5 min ago");
+    assert.equal(relativeTime("2026-11-21T09:01:00Z", now), "3 d ago");
+    assert.equal(relativeTime("2026-09-01T09:01:00Z", now), "12 wk ago");
+    assert.equal(relativeTime("not a date", now), "");
+  });
+
+  it("shows a queue: its position, and each change pending, running or done", () => {
+    const q = queueStatus();
+    assert.equal(queueLabel(q), "Queue 2/3 · running");
+    assert.deepEqual(q.items.map((i) => queueItemDescription(i)), ["succeeded · 1 it", "running · 1/3", "pending"]);
   });
 });
 

@@ -1,0 +1,28 @@
+"""How a run's or a queue's end reaches the terminal and beyond: the final line once (SPEC §7),
+then ``--on-end CMD`` / ``ralph.onRunEnd`` (SPEC §9), whose word goes to stderr."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from ralph_lsp.settings import Settings
+
+
+def is_end_line(text: str, ended: list[str]) -> bool:
+    """The engine's own ``■ <state>: <reason>`` line once the run has ended: the terminal prints
+    the final line itself, once (SPEC §7)."""
+    return bool(ended) and text.startswith(f"■ {ended[-1]}: ")
+
+
+async def on_end(settings: Settings, event: Mapping[str, Any], root: Path) -> None:
+    """Run ``--on-end CMD`` (``ralph.onRunEnd``) with ``event``; what it says goes to stderr,
+    after the final line, so standard output's last line stays ``<state>: <reason>``."""
+    from ralph_lsp.loop.on_end import notify
+
+    def say(text: str, level: str) -> None:
+        print(f"ralph-lsp: {text}", file=sys.stderr)
+
+    await notify(settings.on_run_end, event, root, say)

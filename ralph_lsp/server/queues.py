@@ -1,0 +1,124 @@
+"""Queues in the server (SPEC §9): ``ralph.run`` with ``changes``, ``ralph.stopQueue``,
+``ralph.queues``, the ``ralph/queueStatus`` notification, and ``ralph.onRunEnd`` when a run or
+a queue ends. The queue itself is the domain's (``loop/queue.py``); this only translates."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from lsprotocol import types
+
+from ralph_lsp.loop.engine import RunStatus
+from ralph_lsp.loop.on_end import notify, queue_end_event, run_end_event
+from ralph_lsp.loop.queue import Queue, QueueEvent, QueueOptions, load_queues
+from ralph_lsp.server import args
+from ralph_lsp.server.errors import InvalidArguments, RequestFailed
+from ralph_lsp.server.logs import LEVELS
+from ralph_lsp.settings import Settings
+
+if TYPE_CHECKING:
+    from ralph_lsp.server.host import Host
+
+QUEUE_STATUS = "ralph/queueStatus"
+Obj = dict[str, Any]
+
+
+class Queues:
+    """The server's live queues, and the end commands of its runs."""
+
+    def __init__(self, ls: Host) -> None:
+        self.ls = ls
+        self.live: dict[str, Queue] = {}
+        # (root, change) → the onRunEnd argv of its current run (settings as it started).
+        self.end_commands: dict[tuple[Path, str], tuple[str, ...] | None] = {}
+        self._ended: set[str] = set()
+
+    async def start(self, root: Path, names: list[str], obj: Obj, settings: Settings) -> Obj:
+        """Start a queue of ``names`` (the caller checked trust and got ``settings``)."""
+        cmd = "ralph.run"
+        parallel = args.positive_int(cmd, obj, "parallel")
+        stop_on_failure = obj.get("stopOnFailure")
+        if stop_on_failure is not None and not isinstance(stop_on_failure, bool):
+            raise InvalidArguments(f'{cmd}: "stopOnFailure" must be true or false')
+        options = QueueOptions.of(settings, parallel=parallel, stop_on_failure=stop_on_failure)
+        queue = Queue(self.ls.engine, root, names, settings, options, self._on_event)
+        for name in names:
+            self.end_commands[(root, name)] = settings.on_run_end
+        status = await queue.start()  # EngineError (refused before anything starts) answers
+        self.live[queue.id] = queue
+        self.ls.run_task(self._follow(queue), f"queue {queue.id}")
+        return status
+
+    async def _follow(self, queue: Queue) -> None:
+        status = await queue.wait()
+        self.live.pop(queue.id, None)
+        await self._on_end(queue.settings.on_run_end, queue_end_event(status), queue.root)
+
+    def _on_event(self, event: QueueEvent) -> None:
+        self.ls.protocol.notify(QUEUE_STATUS, event.status)
+
+    def run_ended(self, status: RunStatus) -> None:
+        """A run's final status (once): its onRunEnd, when set for it."""
+        if status.run_id in self._ended:
+            return
+        self._ended.add(status.run_id)
+        argv = self.end_commands.pop((status.root, status.change), None)
+        if argv:
+            self.ls.run_task(
+                self._on_end(argv, run_end_event(status), status.root), f"onRunEnd {status.run_id}"
+            )
+
+    async def _on_end(self, argv: Any, event: Obj, root: Path) -> None:
+        def say(text: str, level: str) -> None:
+            self.ls.logs.add(text, LEVELS.get(level, types.MessageType.Info))
+
+        await notify(argv, event, root, say)
+
+    async def stop(self, obj: Obj) -> Obj:
+        cmd = "ralph.stopQueue"
+        wanted = args.optional_string(cmd, obj, "queue")
+        root_arg = args.optional_string(cmd, obj, "root")
+        root = self.ls.resolve_root(cmd, root_arg) if root_arg else None
+        found = [
+            q
+            for q in self.live.values()
+            if (wanted is None or q.id == wanted) and (root is None or q.root == root)
+        ]
+        if not found:
+            raise RequestFailed(
+                f"queue {wanted!r} is not running" if wanted else "no queue is running"
+            )
+        queue = found[0]
+        stopped = [i.change for i in queue.items if i.state == "running"]
+        dropped = await queue.stop()
+        return {"queueId": queue.id, "stopped": stopped, "dropped": dropped, **queue.to_json()}
+
+    async def listing(self, obj: Obj) -> Obj:
+        cmd = "ralph.queues"
+        root_arg = args.optional_string(cmd, obj, "root")
+        roots = [self.ls.resolve_root(cmd, root_arg)] if root_arg else self.ls.roots.roots
+        live = [q.to_json() for q in self.live.values() if q.root in roots]
+        ids = {q["queueId"] for q in live}
+        recorded: list[Obj] = []
+        for root in roots:
+            found = await asyncio.to_thread(load_queues, root)
+            recorded.extend(q for q in found if q.get("queueId") not in ids)
+        return {"queues": live + recorded}
+
+
+def changes_of(obj: Obj) -> list[str] | None:
+    """``changes`` of ``ralph.run``: a non-empty list of names, or None when absent."""
+    value = obj.get("changes")
+    if value is None:
+        return None
+    if not isinstance(value, list) or not value or not all(isinstance(v, str) and v for v in value):
+        raise InvalidArguments(
+            f'ralph.run: "changes" must be a non-empty list of change names, got {args.kind(value)}'
+        )
+    if "change" in obj:
+        raise InvalidArguments(
+            'ralph.run: send "change" (one run) or "changes" (a queue), not both'
+        )
+    return list(value)

@@ -1,0 +1,122 @@
+"""`--on-end CMD` / `ralph.onRunEnd` (SPEC §9): the end event as JSON on stdin, no shell,
+bounded in time, and a failing or hanging command changes nothing."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import shlex
+import sys
+import time
+from pathlib import Path
+
+from ralph_lsp.loop.on_end import notify
+from tests.cli.test_cli import ralph
+from tests.conftest import alive
+from tests.queue.conftest import CHANGES
+
+SAVE = "import sys, pathlib; pathlib.Path(sys.argv[1]).open('a').write(sys.stdin.read())"
+
+
+def save_stdin(to: Path) -> str:
+    return shlex.join([sys.executable, "-c", SAVE, str(to)])
+
+
+def test_a_queue_and_each_run_send_their_end_event(toolbox: Path, tmp_path: Path) -> None:
+    got = tmp_path / "events.jsonl"
+    out = ralph(
+        "run",
+        *CHANGES[:2],
+        "--root",
+        str(toolbox),
+        "--agent",
+        "demo",
+        "--on-end",
+        save_stdin(got),
+        timeout=240,
+    )
+    assert out.returncode == 0, out.stdout + out.stderr
+    events = [json.loads(line) for line in got.read_text().splitlines()]
+    assert [(e["type"], e["kind"]) for e in events] == [("end", "run")] * 2 + [("end", "queue")]
+    assert all(e["v"] == 1 and e["state"] in ("succeeded", "done") for e in events)
+    assert {e["status"]["change"] for e in events[:2]} == set(CHANGES[:2])
+    queue = events[-1]["queue"]
+    assert [i["state"] for i in queue["items"]] == ["succeeded", "succeeded"]
+    assert events[-1]["reason"] == "2/2 succeeded"
+    assert out.stdout.splitlines()[-1] == "done: 2/2 succeeded"  # its word goes to stderr
+
+
+def test_one_runs_end_event_and_no_shell(toolbox: Path, tmp_path: Path) -> None:
+    got = tmp_path / "event.json"
+    # `;` and `$(…)` are plain arguments, never a shell's: nothing is run but the program.
+    command = save_stdin(got) + " ';' 'touch $(echo pwned)'"
+    out = ralph(
+        "run",
+        CHANGES[0],
+        "--root",
+        str(toolbox),
+        "--agent",
+        "demo",
+        "--on-end",
+        command,
+        timeout=120,
+    )
+    assert out.returncode == 0, out.stdout + out.stderr
+    event = json.loads(got.read_text())
+    assert event["kind"] == "run" and event["state"] == "succeeded"
+    assert event["reason"] == out.stdout.splitlines()[-1].removeprefix("succeeded: ")
+    assert not (toolbox / "pwned").exists() and not (tmp_path / "pwned").exists()
+
+
+def test_a_failing_command_changes_nothing(toolbox: Path) -> None:
+    fail = shlex.join([sys.executable, "-c", "import sys; print('webhook down'); sys.exit(7)"])
+    out = ralph(
+        "run",
+        CHANGES[0],
+        "--root",
+        str(toolbox),
+        "--agent",
+        "demo",
+        "--on-end",
+        fail,
+        timeout=120,
+    )
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert out.stdout.splitlines()[-1].startswith("succeeded: ")
+    assert "onRunEnd:" in out.stderr and "exited 7: webhook down" in out.stderr
+    missing = ralph(
+        "run",
+        CHANGES[1],
+        "--root",
+        str(toolbox),
+        "--agent",
+        "demo",
+        "--on-end",
+        "no-such-program-xyz",
+        timeout=120,
+    )
+    assert missing.returncode == 0 and "could not start" in missing.stderr
+
+
+def test_a_hanging_command_is_stopped_with_its_tree(tmp_path: Path) -> None:
+    pids = tmp_path / "pids"
+    hang = [
+        sys.executable,
+        "-c",
+        "import os, subprocess, sys, time\n"
+        "child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(600)'])\n"
+        f"open({str(pids)!r}, 'w').write(f'{{os.getpid()}} {{child.pid}}')\n"
+        "time.sleep(600)\n",
+    ]
+    said: list[tuple[str, str]] = []
+    started = time.monotonic()
+    code = asyncio.run(
+        notify(hang, {"type": "end"}, tmp_path, lambda t, lv: said.append((t, lv)), timeout=2)
+    )
+    assert code is None and time.monotonic() - started < 15
+    assert said and said[-1][1] == "warning" and "did not end within 2s" in said[-1][0]
+    deadline = time.monotonic() + 5
+    pid_list = [int(p) for p in pids.read_text().split()]
+    while any(alive(p) for p in pid_list) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not any(alive(p) for p in pid_list)
