@@ -139,9 +139,22 @@ def plan(settings: Settings, env: Mapping[str, str], cwd: Path | None) -> Budget
     return Budget(settings.agent, preset_model(settings, env, cwd), prices)
 
 
+def must_report(settings: Settings) -> tuple[str, ...]:
+    """The budgets a custom ``agentCommand`` must feed from its own output (Claude's stream-json
+    ``result``, which the plain parser reads): known only once it ran, so checked after each
+    iteration (``policy.Limits.must_report``) instead of refused at start."""
+    if settings.agent != "custom":
+        return ()
+    wanted = (("cost", settings.max_cost_usd), ("tokens", settings.max_tokens))
+    return tuple(name for name, limit in wanted if limit is not None)
+
+
 def refusal(settings: Settings, env: Mapping[str, str], cwd: Path | None) -> str | None:
-    """Why a budget of ``settings`` cannot be enforced, or None when each can."""
+    """Why a budget of ``settings`` cannot be enforced, or None when each can (a custom agent's
+    are checked as it runs: :func:`must_report`)."""
     agent = settings.agent
+    if agent == "custom":
+        return None
     reports = "reports neither a cost nor tokens (its output is read as plain text)"
     if settings.max_tokens is not None and agent not in REPORTS_TOKENS:
         return f"maxTokens cannot be enforced: the {agent} agent {reports}; remove the budget"

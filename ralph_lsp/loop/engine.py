@@ -81,17 +81,7 @@ class Engine:
                 f"change {change!r} is already running (run {active.id},"
                 f" iteration {active.status.iteration}); stop it first"
             )
-        if max_iterations is not None:
-            try:
-                max_iterations = positive_int(max_iterations)
-            except ValueError:
-                raise EngineError("maxIterations must be a whole number of at least 1") from None
-        if scope is not None and scope not in SCOPES:
-            raise EngineError(f"iterationScope must be one of {', '.join(SCOPES)}")
-        for text in guidance:
-            _check_guidance(text, allow_empty=True)
-        if story is not None:
-            _check_story(resolved, story)
+        max_iterations = _check_request(resolved, max_iterations, scope, guidance, story)
         refusal = await rungit.refusal(resolved.root, settings)
         refusal = refusal or budget.refusal_at(settings, resolved.root)
         if refusal is not None:
@@ -194,6 +184,28 @@ class Engine:
             for proc in run.live_processes():
                 with contextlib.suppress(Exception):
                     proc.kill_now()
+
+
+def _check_request(
+    change: Change,
+    max_iterations: int | None,
+    scope: str | None,
+    guidance: Sequence[str],
+    story: str | None,
+) -> int | None:
+    """``ralph.run``'s own arguments checked; the maxIterations to use (None: the setting's)."""
+    if max_iterations is not None:
+        try:
+            max_iterations = positive_int(max_iterations)
+        except ValueError:
+            raise EngineError("maxIterations must be a whole number of at least 1") from None
+    if scope is not None and scope not in SCOPES:
+        raise EngineError(f"iterationScope must be one of {', '.join(SCOPES)}")
+    for text in guidance:
+        _check_guidance(text, allow_empty=True)
+    if story is not None:
+        _check_story(change, story)
+    return max_iterations
 
 
 def _check_guidance(text: str, *, allow_empty: bool = False) -> None:

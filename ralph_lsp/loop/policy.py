@@ -52,6 +52,9 @@ class Limits:
     stuck_after: int
     max_cost_usd: float | None = None
     max_tokens: int | None = None
+    # Budgets whose figure only the agent's own report can give ("cost", "tokens"): a custom
+    # agentCommand may or may not print them; a counted iteration without one ends the run.
+    must_report: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -256,9 +259,28 @@ def _ending(r: IterationResult) -> End | None:
     return None
 
 
+def _unreported(r: IterationResult, limits: Limits) -> End | None:
+    """A budget set on an agent that did not report what it needs: never run unbounded."""
+    if "cost" in limits.must_report and limits.max_cost_usd is not None and r.cost_usd is None:
+        what, figure = "maxCostUsd", "cost"
+    elif "tokens" in limits.must_report and limits.max_tokens is not None and r.tokens is None:
+        what, figure = "maxTokens", "tokens"
+    else:
+        return None
+    return End(
+        RunState.FAILED,
+        f"{what} cannot be enforced: the agent reported no {figure} in this iteration (a custom"
+        " agentCommand must print Claude's stream-json result with its cost and usage); the run"
+        " was stopped rather than left without its budget",
+    )
+
+
 def _counted(r: IterationResult, counters: Counters, limits: Limits) -> Decision:
     """A counted iteration: two identical startup errors fail; no progress for stuckAfter
-    iterations in a row is stuck."""
+    iterations in a row is stuck; a budget the agent's report cannot feed ends the run."""
+    unreported = _unreported(r, limits)
+    if unreported is not None:
+        return unreported
     if failed_start(r):
         signature = r.last_error or f"exit code {r.exit_code}"
         if signature == counters.last_startup_error:

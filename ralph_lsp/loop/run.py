@@ -250,8 +250,17 @@ class Run(RunReporting):
         counters = policy.Counters(backoff=_initial_backoff(), failing=failed)
         s = self.settings
         limits = policy.Limits(
-            self.status.max_iterations, s.stuck_after, s.max_cost_usd, s.max_tokens
+            self.status.max_iterations,
+            s.stuck_after,
+            s.max_cost_usd,
+            s.max_tokens,
+            must_report=budget.must_report(s),
         )
+        for name in limits.must_report:
+            self.log(
+                f"the {name} budget counts what this agentCommand reports (Claude's stream-json"
+                f" result); an iteration that reports no {name} ends the run"
+            )
         while True:
             if self.stop_event.is_set():
                 return RunState.STOPPED, "stopped by the user"

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from ralph_lsp.agents.base import ResultInfo
-from ralph_lsp.loop.budget import LIST_PRICES, Budget, counted_tokens, plan, refusal
+from ralph_lsp.loop.budget import LIST_PRICES, Budget, counted_tokens, must_report, plan, refusal
 from ralph_lsp.settings import Settings, settings_from_dict
 
 
@@ -88,11 +88,12 @@ def test_a_bad_model_prices_setting_is_a_clear_warning(value: object, says: str)
 
 def test_budgets_that_cannot_be_enforced_are_refused(tmp_path: Path) -> None:
     env = {"HOME": str(tmp_path)}
+    # A custom agentCommand may print Claude's stream-json result with its cost: not refused at
+    # start, but each iteration must report it (policy.Limits.must_report; test_policy).
     custom = Settings(agent="custom", agent_command=("my-agent",))
-    assert "maxCostUsd cannot be enforced: the custom agent reports neither" in str(
-        refusal(custom.replace(max_cost_usd=1.0), env, None)
-    )
-    assert "maxTokens cannot be enforced" in str(refusal(custom.replace(max_tokens=10), env, None))
+    assert refusal(custom.replace(max_cost_usd=1.0), env, None) is None
+    assert must_report(custom.replace(max_cost_usd=1.0, max_tokens=10)) == ("cost", "tokens")
+    assert must_report(Settings(agent="claude", max_cost_usd=1.0)) == ()
     unpriced = Settings(agent="codex", max_cost_usd=1.0, agent_args=("-m", "mystery"))
     why = str(refusal(unpriced, env, None))
     assert "'mystery' has no price" in why and "ralph.modelPrices" in why

@@ -383,3 +383,18 @@ def test_the_engine_and_the_policy_have_no_function_of_60_lines_or_more() -> Non
             if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
         )
         assert longest < 60, f"{name}: a function of {longest} lines"
+
+
+def test_a_budget_a_custom_agent_does_not_feed_ends_the_run() -> None:
+    # A custom agentCommand's budget is not refused at start (it may print Claude's result with
+    # its cost), but a counted iteration that reported none ends the run: never unbounded.
+    limits = Limits(20, 3, max_cost_usd=1.0, must_report=("cost",))
+    ended = after_iteration(it(completed=3), Counters(), limits, NOW)
+    assert isinstance(ended, End) and ended.state is RunState.FAILED
+    assert ended.reason.startswith("maxCostUsd cannot be enforced: the agent reported no cost")
+    reported = after_iteration(it(completed=3, cost_usd=0.1), Counters(), limits, NOW)
+    assert isinstance(reported, Continue)
+    tokens = Limits(20, 3, max_tokens=100, must_report=("tokens",))
+    ended = after_iteration(it(completed=3, cost_usd=0.1), Counters(), tokens, NOW)
+    assert isinstance(ended, End) and "maxTokens cannot be enforced" in ended.reason
+    assert isinstance(after_iteration(it(completed=3, tokens=5), Counters(), tokens, NOW), Continue)
