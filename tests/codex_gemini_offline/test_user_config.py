@@ -27,7 +27,6 @@ from ralph_lsp.agents import build_invocation
 from ..claude_offline.heavy_home import MCP_SERVER
 from .harness import make_project
 from .scripted_servers import ScriptedServer, Step
-from .test_real_codex_gemini import base  # noqa: F401  (the fixture)
 
 CODEX_MARKERS = ("USER-DEV-INSTR", "USER-SKILL", "USER-AGENTS-SKILL", "mcp__user1", "user1__tool")
 GEMINI_MARKERS = ("USER-EXT-CONTEXT", "USER-SKILL", "USER-AGENTS-SKILL")
@@ -171,7 +170,9 @@ def _ok(run: Spawn) -> None:
 
 @pytest.mark.parametrize("agent", ["codex", "gemini"])
 def test_a_heavy_home_sends_no_more_than_an_empty_one(
-    agent: str, agent_clis: dict[str, Path], base: Path  # noqa: F811
+    agent: str,
+    agent_clis: dict[str, Path],
+    base: Path,
 ) -> None:
     markers = CODEX_MARKERS if agent == "codex" else GEMINI_MARKERS
     empty = spawn(agent, agent_clis, base, "empty")
@@ -193,7 +194,9 @@ def test_a_heavy_home_sends_no_more_than_an_empty_one(
 
 @pytest.mark.parametrize("agent", ["codex", "gemini"])
 def test_the_projects_file_applies_and_the_global_one_is_named(
-    agent: str, agent_clis: dict[str, Path], base: Path  # noqa: F811
+    agent: str,
+    agent_clis: dict[str, Path],
+    base: Path,
 ) -> None:
     """The project's own AGENTS.md / GEMINI.md reaches the request. The user's global one still
     does too (each CLI reads it from the home that holds the login: no switch drops it), and the
