@@ -220,15 +220,17 @@ def build_invocation(
         template = [python if part == _PYTHON else part for part in _TEMPLATES[agent]]
         if agent == "codex":
             template += cli_config.codex_flags(the_env)
+        own = user_config(agent, agent_user_config, the_env, agent_args, cwd)
         if agent == "gemini":
-            files, extra_env, flags = cli_config.gemini_files(prompt_file, allowed_tools, the_env)
+            files, extra_env, flags = cli_config.gemini_files(
+                prompt_file, allowed_tools, the_env, own.defaults
+            )
             template += flags
             prompt = f"{prompt}\n\n{cli_config.GEMINI_PROMPT_NOTE}\n"
         if agent == "claude" or (
             agent in ("codex", "gemini") and tuple(agent_args) != DEFAULT_AGENT_ARGS
         ):
             template += [str(a) for a in agent_args]
-        own = user_config(agent, agent_user_config, the_env, agent_args)
         template += own.args
         template += allow_flags(agent, allowed_tools)
 

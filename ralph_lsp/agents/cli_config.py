@@ -30,6 +30,7 @@ import os
 import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 CODEX_NO_ENDLESS_RETRY = ("--disable", "unbounded_connection_retries")
 GEMINI_MAX_ATTEMPTS = 2
@@ -119,12 +120,17 @@ def gemini_policy(rules: Sequence[str]) -> str:
     return "\n".join(out)
 
 
-def gemini_defaults() -> str:
-    return json.dumps({"general": {"maxAttempts": GEMINI_MAX_ATTEMPTS}}, indent=2) + "\n"
+def gemini_defaults(extra: Mapping[str, Any] | None = None) -> str:
+    """The system-defaults file: the retry default, and ``extra`` (agentUserConfig's)."""
+    data: dict[str, Any] = {"general": {"maxAttempts": GEMINI_MAX_ATTEMPTS}, **(extra or {})}
+    return json.dumps(data, indent=2) + "\n"
 
 
 def gemini_files(
-    prompt_file: Path, rules: Sequence[str], env: Mapping[str, str]
+    prompt_file: Path,
+    rules: Sequence[str],
+    env: Mapping[str, str],
+    extra_defaults: Mapping[str, Any] | None = None,
 ) -> tuple[dict[str, str], dict[str, str], list[str]]:
     """(files to write, environment to add, flags) for one Gemini spawn; the files go beside
     ``prompt_file``."""
@@ -134,7 +140,7 @@ def gemini_files(
     extra_env: dict[str, str] = {}
     if not env.get(GEMINI_DEFAULTS_ENV):
         defaults = Path(f"{base}.gemini-defaults.json")
-        files[str(defaults)] = gemini_defaults()
+        files[str(defaults)] = gemini_defaults(extra_defaults)
         extra_env[GEMINI_DEFAULTS_ENV] = str(defaults)
     return files, extra_env, ["--policy", str(policy)]
 

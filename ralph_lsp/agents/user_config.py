@@ -22,8 +22,9 @@ Logins through ``ANTHROPIC_API_KEY`` in the environment, ``~/.claude/.credential
 ``CLAUDE_CODE_OAUTH_TOKEN`` need nothing: the CLI reads them whatever the setting sources.
 
 Codex and Gemini CLI keep the login next to the rest of their user config (``~/.codex``,
-``~/.gemini/settings.json``); nothing is added to their presets yet (see README "Your own agent
-config" for what they load): :func:`user_config` is the one place a preset's isolation goes.
+``~/.gemini``): what of it their CLIs let a preset leave out is in
+:mod:`ralph_lsp.agents.user_config_cg`; :func:`user_config` is the one place a preset's
+isolation goes.
 
 Pure: reads a few files under the home named by the agent's environment; never raises.
 """
@@ -36,6 +37,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from ralph_lsp.agents.user_config_cg import codex_isolation, gemini_isolation
 
 #: The settings sources a Claude iteration loads under ``isolate``.
 CLAUDE_SETTING_SOURCES = "project,local"
@@ -74,6 +77,8 @@ class UserConfig:
     args: list[str] = field(default_factory=list)
     env: dict[str, str] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    #: Gemini: settings for the preset's system-defaults file (e.g. ``skills.disabled``).
+    defaults: dict[str, Any] = field(default_factory=dict)
 
 
 def claude_config_dir(env: Mapping[str, str]) -> Path | None:
@@ -179,13 +184,25 @@ def _has_flag(args: Sequence[str], flag: str) -> bool:
 
 
 def user_config(
-    agent: str, mode: str, env: Mapping[str, str], agent_args: Sequence[str] = ()
+    agent: str,
+    mode: str,
+    env: Mapping[str, str],
+    agent_args: Sequence[str] = (),
+    cwd: Path | None = None,
 ) -> UserConfig:
-    """What the ``agent`` preset adds for ``ralph.agentUserConfig`` = ``mode``."""
+    """What the ``agent`` preset adds for ``ralph.agentUserConfig`` = ``mode``; ``cwd`` is the
+    project (Gemini: its own MCP servers and skills stay)."""
     if mode != "isolate":
-        if agent == "claude":
-            return UserConfig(notes=["agentUserConfig inherit: the agent uses your ~/.claude"])
-        return UserConfig()
+        home = {"claude": "~/.claude", "codex": "~/.codex", "gemini": "~/.gemini"}.get(agent)
+        return UserConfig(
+            notes=[f"agentUserConfig inherit: the agent uses your {home}"] if home else []
+        )
     if agent == "claude":
         return claude_isolation(env, agent_args)
+    if agent == "codex":
+        args, notes = codex_isolation(env, agent_args)
+        return UserConfig(args, {}, notes)
+    if agent == "gemini":
+        args, defaults, notes = gemini_isolation(env, agent_args, cwd)
+        return UserConfig(args, {}, notes, defaults)
     return UserConfig()

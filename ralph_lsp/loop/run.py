@@ -374,7 +374,9 @@ class Run(RunReporting):
         if s.agent_command:
             return
         env = {**os.environ, **s.env}
-        for note in user_config(s.agent, s.agent_user_config, env, s.agent_args).notes:
+        for note in user_config(
+            s.agent, s.agent_user_config, env, s.agent_args, self.work.root
+        ).notes:
             self.log(note)
 
     async def _wait(self, wait: policy.Wait) -> None:

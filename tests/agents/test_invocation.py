@@ -66,9 +66,12 @@ def test_codex_and_gemini_take_agent_args_after_their_own() -> None:
     the default (Claude flags) goes to claude only."""
     extra = ["--model", "m1"]
     codex = build_invocation("codex", None, extra, PROMPT, PFILE, env=NO_HOME).argv
-    assert codex == [*CODEX, PROMPT, "--disable", "unbounded_connection_retries", *extra]
+    # then agentUserConfig isolate's own flags, which agentArgs cannot drop
+    assert codex == [
+        *CODEX, PROMPT, "--disable", "unbounded_connection_retries", *extra, "--ignore-user-config"
+    ]  # fmt: skip
     gemini = build_invocation("gemini", None, extra, PROMPT, PFILE, env=NO_HOME).argv
-    assert gemini[-2:] == extra and gemini[:3] == ["gemini", "-p", gemini[2]]
+    assert gemini[-4:] == [*extra, "-e", "none"] and gemini[:3] == ["gemini", "-p", gemini[2]]
     assert gemini[2].startswith(PROMPT)  # plus the note on build files
     for agent in ("codex", "gemini"):
         argv = build_invocation(agent, None, ARGS, PROMPT, PFILE, env=NO_HOME).argv
@@ -87,11 +90,15 @@ def test_codex_user_config_wins_over_the_retry_flag(tmp_path: Path) -> None:
     home.mkdir()
     env = {"CODEX_HOME": str(home)}
     argv = build_invocation("codex", None, [], PROMPT, PFILE, env=env).argv
-    assert argv[-2:] == ["--disable", "unbounded_connection_retries"]
+    assert argv[-3:] == ["--disable", "unbounded_connection_retries", "--ignore-user-config"]
     (home / "config.toml").write_text(
         'model = "x"\n\n[features]\nunbounded_connection_retries = true # mine\n'
     )
-    assert "--disable" not in build_invocation("codex", None, [], PROMPT, PFILE, env=env).argv
+    argv = build_invocation("codex", None, [], PROMPT, PFILE, env=env).argv
+    assert "--disable" not in argv
+    # isolate drops the user's config.toml, so their own setting is passed on with -c
+    feature = "features.unbounded_connection_retries=true"
+    assert argv[-5:] == ["--ignore-user-config", "-c", 'model="x"', "-c", feature]
 
 
 def test_gemini_gets_a_policy_and_a_low_retry_default_the_user_can_override() -> None:

@@ -11,12 +11,15 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 HERE = Path(__file__).resolve().parent
 INSTALLER = HERE / "install_clis.sh"
+REPO = HERE.parent.parent
 
 
 def _registry_reachable() -> bool:
@@ -61,3 +64,14 @@ def agent_clis() -> dict[str, Path]:
     for path in paths.values():
         assert path.is_file() and os.access(path, os.X_OK), path
     return paths
+
+
+@pytest.fixture
+def base() -> Iterator[Path]:
+    """A scratch folder outside /tmp: Gemini ignores a settings file under a world-writable
+    folder, which the preset's retry default is."""
+    parent = REPO / ".cache" / "offline-runs"
+    parent.mkdir(parents=True, exist_ok=True)
+    path = Path(tempfile.mkdtemp(dir=parent))
+    yield path
+    shutil.rmtree(path, ignore_errors=True)

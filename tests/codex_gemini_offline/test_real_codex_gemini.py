@@ -4,9 +4,6 @@ are used as shipped: the agents' own configuration points them at the server, no
 
 from __future__ import annotations
 
-import shutil
-import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -16,17 +13,6 @@ from .scripted_servers import ScriptedServer, Step
 
 REPO = Path(__file__).resolve().parent.parent.parent
 AGENTS = ("codex", "gemini")
-
-
-@pytest.fixture
-def base() -> Iterator[Path]:
-    """A scratch folder outside /tmp: Gemini ignores a settings file under a world-writable
-    folder, which the preset's retry default is."""
-    parent = REPO / ".cache" / "offline-runs"
-    parent.mkdir(parents=True, exist_ok=True)
-    path = Path(tempfile.mkdtemp(dir=parent))
-    yield path
-    shutil.rmtree(path, ignore_errors=True)
 
 
 @pytest.mark.parametrize("agent", AGENTS)
