@@ -23,7 +23,7 @@ Logins through ``ANTHROPIC_API_KEY`` in the environment, ``~/.claude/.credential
 
 Codex and Gemini CLI keep the login next to the rest of their user config (``~/.codex``,
 ``~/.gemini``): what of it their CLIs let a preset leave out is in
-:mod:`ralph_lsp.agents.user_config_cg`; :func:`user_config` is the one place a preset's
+:mod:`ralph_lsp.agents.user_config_codex_gemini`; :func:`user_config` is the one place a preset's
 isolation goes.
 
 Pure: reads a few files under the home named by the agent's environment; never raises.
@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ralph_lsp.agents.user_config_cg import codex_isolation, gemini_isolation
+from ralph_lsp.agents.user_config_codex_gemini import codex_isolation, gemini_isolation
 
 #: The settings sources a Claude iteration loads under ``isolate``.
 CLAUDE_SETTING_SOURCES = "project,local"
