@@ -224,7 +224,7 @@ atexit.register(kill_all_now)
 
 def _package_parent() -> str:
     """The folder ``python -m ralph_lsp.proc.watchdog`` must run in to import this very package."""
-    return str(Path(watchdog.__file__).resolve().parent.parent)
+    return str(Path(watchdog.__file__).resolve().parents[2])  # ralph_lsp/proc/watchdog.py
 
 
 class AgentProcess:
