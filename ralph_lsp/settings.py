@@ -46,6 +46,9 @@ class Settings:
     # Claude permission rules the agent may use without asking, beside the verification
     # commands (which every preset allows by itself), e.g. "Bash(npm run build:*)".
     allowed_tools: tuple[str, ...] = ()
+    # A run executes in its own runner process and outlives the server (SPEC §9); false: runs
+    # live in the server and stop with it.
+    runs_outlive_editor: bool = True
 
     def replace(self, **changes: Any) -> Settings:
         return dataclasses.replace(self, **changes)
@@ -110,6 +113,12 @@ def _optional_bool(v: Any) -> bool | None:
     return v
 
 
+def _bool(v: Any) -> bool:
+    if not isinstance(v, bool):
+        raise ValueError("true or false")
+    return v
+
+
 def _env(v: Any) -> dict[str, str]:
     if not isinstance(v, Mapping) or not all(
         isinstance(k, str) and isinstance(x, str) for k, x in v.items()
@@ -139,8 +148,20 @@ _FIELDS: dict[str, tuple[str, Callable[[Any], Any]]] = {
     "checkpoints": ("checkpoints", _optional_bool),
     "isolation": ("isolation", _choice(ISOLATIONS)),
     "allowedTools": ("allowed_tools", _str_list),
+    "runsOutliveEditor": ("runs_outlive_editor", _bool),
 }
 SETTING_NAMES = tuple(_FIELDS)
+
+
+def settings_to_dict(settings: Settings) -> dict[str, Any]:
+    """The ``ralph`` settings object of ``settings`` (``settings_from_dict`` reads it back)."""
+    out: dict[str, Any] = {}
+    for key, (name, _) in _FIELDS.items():
+        value = getattr(settings, name)
+        out[key] = list(value) if isinstance(value, tuple) else value
+        if isinstance(value, Mapping):
+            out[key] = dict(value)
+    return out
 
 
 def check_setting(key: str, value: Any) -> Any:

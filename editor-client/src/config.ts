@@ -25,6 +25,7 @@ export const SERVER_SETTING_KEYS = [
   "checkpoints",
   "isolation",
   "allowedTools",
+  "runsOutliveEditor",
 ] as const;
 export type ServerSettingKey = (typeof SERVER_SETTING_KEYS)[number];
 

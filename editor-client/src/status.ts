@@ -15,6 +15,7 @@ const FINAL_ICON: Record<string, string> = {
   stuck: "$(warning)",
   exhausted: "$(warning)",
   failed: "$(error)",
+  interrupted: "$(debug-disconnect)",
 };
 
 function progress(status: RunStatus): string {

@@ -47,6 +47,7 @@ EXIT_CODES: dict[str, int] = {
     RunState.STUCK: 3,
     RunState.EXHAUSTED: 4,
     RunState.STOPPED: 5,
+    RunState.INTERRUPTED: 6,
 }
 
 
@@ -609,8 +610,8 @@ def build_parser() -> argparse.ArgumentParser:
             " With no command (or `serve`), speak the Language Server Protocol on stdio."
         ),
         epilog=(
-            "exit codes of `run`: 0 succeeded, 1 failed, 3 stuck, 4 exhausted, 5 stopped;"
-            " 2 for a usage error in any command"
+            "exit codes of `run`: 0 succeeded, 1 failed, 3 stuck, 4 exhausted, 5 stopped,"
+            " 6 interrupted; 2 for a usage error in any command"
         ),
     )
     p.add_argument("--version", action="version", version=f"ralph-lsp {__version__}")

@@ -4,9 +4,10 @@ One :class:`Engine` owns every run of a process (the CLI's one, or the server's 
 spawns the agent once per iteration, each time fresh, re-reads tasks.md after it, and decides
 whether to go on. Progress is judged from tasks.md alone, never from what the agent says.
 
-The engine emits two kinds of events to whoever drives it: :class:`StatusEvent` on every change
-of a run's status, and :class:`LogEvent` for the agent's formatted output and the orchestrator's
-own messages. It never writes tasks.md.
+The engine emits events to whoever drives it: :class:`StatusEvent` on every change of a run's
+status, :class:`LogEvent` for the agent's formatted output and the orchestrator's own messages,
+and (``loop/events.py``) iteration start/end, verification, checkpoint, guidance delivered and
+the end. It never writes tasks.md.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import os
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
@@ -27,6 +28,13 @@ from typing import Any, Literal
 from ralph_lsp.agents import build_invocation, verify_rules
 from ralph_lsp.loop import policy, verify
 from ralph_lsp.loop import run_git as rungit
+from ralph_lsp.loop.events import (
+    CheckpointEvent,
+    EndEvent,
+    GuidanceEvent,
+    IterationEvent,
+    VerificationEvent,
+)
 from ralph_lsp.loop.history import (
     BlockedRecord,
     ChangeBusy,
@@ -138,6 +146,11 @@ class RunStatus:
             "refusals": list(self.refusals),
         }
 
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> RunStatus:
+        """The inverse of :meth:`to_json` (raises KeyError/TypeError/ValueError on a bad one)."""
+        return _status_from_json(cls, data)
+
     def copy(self) -> RunStatus:
         return RunStatus(**{k: getattr(self, k) for k in self.__dataclass_fields__})
 
@@ -155,7 +168,15 @@ class LogEvent:
     level: Level = "info"
 
 
-EngineEvent = StatusEvent | LogEvent
+EngineEvent = (
+    StatusEvent
+    | LogEvent
+    | IterationEvent
+    | VerificationEvent
+    | CheckpointEvent
+    | GuidanceEvent
+    | EndEvent
+)
 
 
 @dataclass
@@ -222,6 +243,14 @@ class _Run:
         self.git: rungit.RunGit | None = None
 
     # -- events ------------------------------------------------------------------------------
+    @property
+    def key(self) -> tuple[Path, str, str]:
+        """(root, change, run id): what every event of this run names first."""
+        return self.change.root, self.change.name, self.id
+
+    def emit(self, event: EngineEvent) -> None:
+        self.engine._emit(event)
+
     def log(self, text: str, level: Level = "info") -> None:
         self.engine._emit(LogEvent(self.change.root, self.change.name, text, level))
 
@@ -340,6 +369,10 @@ class _Run:
     def reason(self) -> str | None:
         return self.status.reason
 
+    async def paced(self) -> None:
+        if self.engine.pace is not None:
+            await self.engine.pace()
+
     def live_processes(self) -> list[AgentProcess]:
         """The agent's and a verification command's process, whichever runs now."""
         found = [self.process] if self.process is not None else []
@@ -371,6 +404,7 @@ class _Run:
         self.ended_at = now_iso()
         self.update(state=state, reason=reason, phase=None, waiting=None, transition=True)
         self.log(f"■ {state}: {reason}", "info" if state is RunState.SUCCEEDED else "warning")
+        self.engine._emit(EndEvent(self.change.root, self.change.name, self.id, state, reason))
 
     async def _loop(self) -> tuple[RunState, str]:
         await self._prepare_git()
@@ -465,6 +499,7 @@ class _Run:
         )
         self._announce(n, story, doc, len(pending))
         started, t0 = now_iso(), time.monotonic()
+        self.emit(IterationEvent(*self.key, "start", n, story.id if story else None, started))
         outcome = await self._iterate(n, prompt)
         elapsed = time.monotonic() - t0
         read_error: _RunEnd | None = None
@@ -494,6 +529,8 @@ class _Run:
             made = await self.git.after_iteration(n, after.completed, after.total)
             self.iterations[-1]["checkpoint"] = made["checkpoint"]
             self.iterations[-1]["filesChanged"] = made["filesChanged"]
+        if counts:
+            self._ended(n, pending)
         cost = policy.add_cost(counters.cost_usd, result.cost_usd)
         self.update(completed=after.completed, total=after.total, cost_usd=cost)
         self._summarize(n, outcome, result, after, elapsed)
@@ -502,6 +539,21 @@ class _Run:
                 return after, policy.End(policy.RunState.STOPPED, "stopped by the user")
             raise read_error
         return after, decision
+
+    def _ended(self, n: int, pending: list[_Guidance]) -> None:
+        """The events of a counted iteration's end: checkpoint, the iteration, guidance."""
+        entry = self.iterations[-1]
+        if self.git is not None:
+            files = entry["filesChanged"]
+            self.emit(
+                CheckpointEvent(
+                    *self.key, n, entry["checkpoint"], None if files is None else tuple(files)
+                )
+            )
+        self.emit(IterationEvent(*self.key, "end", n, record=dict(entry)))
+        for g in pending:
+            if g.delivered_in == n:
+                self.emit(GuidanceEvent(*self.key, g.text, n))
 
     # -- verification ------------------------------------------------------------------------
     def _choose_verification(self) -> None:
@@ -556,6 +608,8 @@ class _Run:
             self.verifier = None
         self.update(phase=None)
         self.last_failure = next((r for r in self.last_results if not r.passed), None)
+        results = tuple(dict(r.to_json()) for r in self.last_results)
+        self.emit(VerificationEvent(*self.key, results, self.last_failure is None))
         if self.last_failure is not None:
             return None, self.last_failure.describe()
         if len(self.last_results) < len(self.verify):  # stopped before every command ran
@@ -710,6 +764,34 @@ class _Run:
                 proc.kill_now()
 
 
+def _status_from_json(cls: type[RunStatus], data: dict[str, Any]) -> RunStatus:
+    from urllib.parse import unquote, urlparse
+
+    uri = urlparse(str(data["root"]))
+    if uri.scheme != "file":
+        raise ValueError(f"root is not a file: URI: {data['root']!r}")
+    phase = data.get("phase")
+    return cls(
+        run_id=str(data["runId"]),
+        change=str(data["change"]),
+        root=Path(unquote(uri.path)),
+        state=RunState(data["state"]),
+        iteration=int(data["iteration"]),
+        max_iterations=int(data["maxIterations"]),
+        completed=int(data["completed"]),
+        total=int(data["total"]),
+        reason=data.get("reason"),
+        started_at=str(data["startedAt"]),
+        updated_at=str(data["updatedAt"]),
+        cost_usd=data.get("costUsd"),
+        story=data.get("story"),
+        phase=phase if phase in ("agent", "verifying", "waiting") else None,
+        waiting=data.get("waiting") or None,
+        worktree=data.get("worktree") or None,
+        refusals=tuple(data.get("refusals") or ()),
+    )
+
+
 def _blocked_end(doc: TasksDoc) -> policy.End | None:
     blocked = doc.blocked_open()
     open_tasks = doc.total - doc.completed
@@ -757,6 +839,9 @@ class Engine:
 
     def __init__(self, on_event: Callable[[EngineEvent], None] | None = None) -> None:
         self._on_event = on_event
+        # Awaited after each batch of agent output: a slow reader of the events holds the
+        # agent back (its pipe fills) instead of events piling up (SPEC §4, §9).
+        self.pace: Callable[[], Awaitable[None]] | None = None
         self._active: dict[tuple[Path, str], _Run] = {}
         self._finished: dict[tuple[Path, str], RunStatus] = {}
 

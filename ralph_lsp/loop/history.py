@@ -305,7 +305,7 @@ def load_records(root: Path, change: str | None = None) -> list[dict[str, Any]]:
         if change is not None and data.get("change") != change:
             continue
         if data.get("state") == RunState.RUNNING and not _owner_alive(folder):
-            data["state"] = "failed"
+            data["state"] = RunState.INTERRUPTED.value  # SPEC §9 (v2 said failed)
             data["reason"] = (
                 "interrupted: the ralph-lsp process running it ended before the run finished"
                 f" (last reason: {data.get('reason')})"

@@ -109,7 +109,7 @@ def diff_json(root: Path, d: IterationDiff) -> dict[str, Any]:
 
 def _refuse_while_running(root: Path, change: str) -> None:
     for record in load_records(root, change)[:3]:
-        if record.get("state") == RunState.RUNNING:  # an owner that is gone reads as failed
+        if record.get("state") == RunState.RUNNING:  # an owner that is gone reads as interrupted
             raise CheckpointError(
                 f"change {change!r} is running (run {record.get('runId')}); stop it before"
                 " restoring its files"
