@@ -21,6 +21,7 @@ from typing import Any, NoReturn, TextIO
 
 from ralph_lsp import __version__
 from ralph_lsp.cli import git_commands as cli_git
+from ralph_lsp.cli import runs as cli_runs
 from ralph_lsp.loop.policy import RunState
 from ralph_lsp.openspec.tasks import read_tasks_text
 from ralph_lsp.openspec.tasks_fast import summarize_tasks
@@ -510,7 +511,12 @@ def cmd_run(args: argparse.Namespace, out: TextIO) -> int:
     settings = _settings_from_args(args)
     _preflight(settings, root)
     cli_git.check_run(root, settings)
-    return asyncio.run(_run(change, settings, args.guidance or [], out, args.story))
+    if args.detach:
+        return cli_runs.cmd_run_detached(
+            root, change.name, settings, args.guidance or [], args.story, out
+        )
+    sink = cli_runs.events_sink(out) if args.events else None
+    return asyncio.run(_run(change, settings, args.guidance or [], out, args.story, sink))
 
 
 def _preflight(settings: Settings, root: Path) -> None:
@@ -538,12 +544,19 @@ def _preflight(settings: Settings, root: Path) -> None:
 
 
 async def _run(
-    change: Change, settings: Settings, guidance: list[str], out: TextIO, story: str | None = None
+    change: Change,
+    settings: Settings,
+    guidance: list[str],
+    out: TextIO,
+    story: str | None = None,
+    sink: Callable[[Any], None] | None = None,
 ) -> int:
     import asyncio
     import signal
 
-    from ralph_lsp.loop.engine import Engine, EngineError, EngineEvent, LogEvent, StatusEvent
+    from ralph_lsp.loop.engine import EngineError, EngineEvent, LogEvent, StatusEvent
+    from ralph_lsp.runner.host import RunHost
+    from ralph_lsp.runner.live import find_live
 
     stopping: list[asyncio.Task[None]] = []
 
@@ -554,12 +567,19 @@ async def _run(
     renderer = _Renderer(out, stop_quietly)
 
     def on_event(event: EngineEvent) -> None:
-        if isinstance(event, LogEvent):
+        if sink is not None:  # --events: the stream instead of the rendering
+            sink(event)
+        elif isinstance(event, LogEvent):
             renderer.line(event.text)
         elif isinstance(event, StatusEvent):
             renderer.status(event.status)
 
-    engine = Engine(on_event)
+    find_live(change.root)  # a runner found gone is marked interrupted before this run starts
+    # Hosted like a detached runner's run, so `ralph-lsp stop/guide/attach` reach it too.
+    host = RunHost(
+        change.root, change.name, settings, guidance=guidance, story=story, sink=on_event
+    )
+    engine = host.engine
     loop = asyncio.get_running_loop()
     signals = 0
 
@@ -577,17 +597,18 @@ async def _run(
     ticker = loop.create_task(_tick(renderer)) if renderer.tty else None
     try:
         try:
-            await engine.start(change.root, change.name, settings, guidance=guidance, story=story)
+            await host.start()
         except EngineError as exc:  # e.g. another process runs this change: no run started
             raise CliError(str(exc)) from None
-        status = await engine.wait(change.root, change.name)
+        status = await host.wait()
     finally:
         if ticker is not None:
             ticker.cancel()
         engine.shutdown_now()
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.remove_signal_handler(sig)
-    renderer.done(f"{status.state}: {status.reason}")
+    if sink is None:
+        renderer.done(f"{status.state}: {status.reason}")
     return EXIT_CODES.get(status.state, 1)
 
 
@@ -727,6 +748,7 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="do not record a git checkpoint of the work tree before and after each iteration",
     )
+    cli_runs.add_run_flags(sp)
 
     sp = sub.add_parser("prompt", help="print the prompt the next iteration would get")
     sp.add_argument("change", metavar="CHANGE")
@@ -752,6 +774,7 @@ def build_parser() -> argparse.ArgumentParser:
     with_root(sp)
     sp.add_argument("--json", action="store_true", help="print the ralph.history object")
     cli_git.add_parsers(sub, with_root)
+    cli_runs.add_parsers(sub, with_root)
     return p
 
 
@@ -790,6 +813,10 @@ def main(argv: list[str] | None = None) -> int:
         "diff": cli_git.cmd_diff,
         "restore": cli_git.cmd_restore,
         "verify": cmd_verify,
+        "runs": cli_runs.cmd_runs,
+        "attach": lambda a, o: cli_runs.cmd_attach(a, o, _Renderer(o, lambda: None), EXIT_CODES),
+        "stop": cli_runs.cmd_stop,
+        "guide": cli_runs.cmd_guide,
     }
     try:
         return handlers[args.command](args, sys.stdout)

@@ -293,6 +293,12 @@ class _Run:
             ],
             "story": self.start_story,
             "blocked": _blocked_json(self.doc) if self.doc is not None else [],
+            # the latest numbers, for a reader of the record alone (`ralph-lsp runs`)
+            "progress": {
+                "completed": self.status.completed,
+                "total": self.status.total,
+                "maxIterations": self.status.max_iterations,
+            },
         }
 
     def save(self) -> None:

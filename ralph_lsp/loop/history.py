@@ -107,6 +107,7 @@ class RunRecord(TypedDict):
     guidance: list[GuidanceRecord]
     story: str | None
     blocked: list[BlockedRecord]
+    progress: dict[str, int]  # completed, total, maxIterations as the run last saw them
 
 
 def history_root(root: Path) -> Path:

@@ -142,12 +142,21 @@ def claim_held(root: Path, change: str) -> bool:
     return False
 
 
-def host_alive(info: LiveRun) -> bool:
-    """The pid runs, started when the file says (never a reused pid), and holds the claim."""
-    started = process_started_at(info.pid)
-    if started is None or started != info.pid_started_at:
+def _same_process(info: LiveRun) -> bool:
+    """The file's pid runs (not a zombie) and started when the file says: never a reused pid."""
+    try:
+        stat = Path(f"/proc/{info.pid}/stat").read_bytes()
+    except OSError:
         return False
-    return claim_held(info.root, info.change)
+    if stat[stat.rfind(b")") + 2 :].split()[:1] == [b"Z"]:
+        return False
+    started = process_started_at(info.pid)
+    return started is not None and started == info.pid_started_at
+
+
+def host_alive(info: LiveRun) -> bool:
+    """The host runs (the same process as the file names) and holds the change's claim."""
+    return _same_process(info) and claim_held(info.root, info.change)
 
 
 def find_live(root: Path) -> list[LiveRun]:
@@ -166,7 +175,7 @@ def find_live(root: Path) -> list[LiveRun]:
             continue
         if host_alive(info):
             found.append(info)
-        elif process_started_at(info.pid) == info.pid_started_at and info.pid_started_at:
+        elif _same_process(info):
             continue  # the host lives but has not claimed yet, or is ending: not ours to judge
         else:
             mark_interrupted(root, info)
@@ -207,7 +216,8 @@ def status_of_record(root: Path, record: dict[str, Any]) -> dict[str, Any]:
     iterations = record.get("iterations") or []
     last = iterations[-1] if iterations and isinstance(iterations[-1], dict) else {}
     costs = [i.get("costUsd") for i in iterations if isinstance(i, dict) and i.get("costUsd")]
-    progress: dict[str, Any] = {}
+    saved = record.get("progress")
+    progress: dict[str, Any] = saved if isinstance(saved, dict) else {}
     return {
         "runId": record.get("runId"),
         "change": record.get("change"),
