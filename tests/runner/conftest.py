@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import alive
+from tests.lsp.conftest import client_profile, start_session, workspace  # noqa: F401 (fixtures)
 
 FAKES = Path(__file__).resolve().parents[1] / "fake_agents"
 PY = sys.executable

@@ -53,6 +53,8 @@ async def test_guidance_from_a_client_is_in_the_next_prompt(project: Path) -> No
     attached = Attachment(live, seen.append)
     await attached.open()
     await asyncio.wait_for(attached.first_status.wait(), 10)
+    while not (attached.status and attached.status.iteration >= 1):  # iteration 1's prompt is out
+        await asyncio.sleep(0.02)
     reply = await attached.send({"type": "guide", "text": "Prefer small functions"}, 10)
     assert reply["ok"] is True
     await asyncio.wait_for(attached.closed, 60)
