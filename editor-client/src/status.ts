@@ -98,6 +98,13 @@ export class StatusBoard {
     return true;
   }
 
+  /** Forgets one run (its server went away; a new one re-attaches to it if it goes on). */
+  remove(status: Pick<RunStatus, "root" | "change">): void {
+    const key = keyOf(status);
+    this.runs.delete(key);
+    this.order.delete(key);
+  }
+
   clear(): void {
     this.runs.clear();
     this.order.clear();

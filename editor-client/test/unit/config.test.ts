@@ -44,6 +44,7 @@ describe("serverSettings", () => {
       env: {},
       checkpoints: null,
       isolation: "none",
+      runsOutliveEditor: true,
     });
   });
 
