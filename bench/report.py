@@ -59,6 +59,10 @@ TARGETS = [
     Target("scale_watch_limit_ok", None, "==", 1, "true"),
     Target("parallel_8_runs_request_p99_ms", None, "<=", 50, "ms"),
     Target("parallel_8_runs_server_cpu_percent", None, "<=", 2, "%"),
+    Target("attach_latency_p50_ms", None, "<=", 300, "ms"),
+    Target("runner_request_p99_ms_during_flood", None, "<=", 50, "ms"),
+    Target("runner_idle_cpu_percent", None, "<=", 0.5, "%"),
+    Target("runner_rss_mb", None, "<=", 60, "MiB"),
     Target("soak_1000_iterations_rss_growth_mb", None, "<=", 5, "MiB"),
     Target("soak_1000_iterations_ralph_dir_mb", None, "<=", 600, "MiB"),
 ]
