@@ -54,7 +54,11 @@ async def spawn(
     story: str | None = None,
 ) -> Spawned:
     """Start a detached runner for the run; returns once it runs (its run claimed)."""
-    argv = [sys.executable, "-m", "ralph_lsp.runner", "--root", str(root), "--change", change]
+    # Like the watchdog: standard library only (-S), none of the caller's PYTHON* variables
+    # (-E), and started in the folder that holds this very package, so no file of the
+    # workspace can be imported (and a bundled copy finds itself).
+    argv = [sys.executable, "-E", "-S", "-m", "ralph_lsp.runner"]
+    argv += ["--root", str(root), "--change", change]
     argv += ["--settings", json.dumps(settings_to_dict(settings))]
     if max_iterations is not None:
         argv += ["--max-iterations", str(max_iterations)]
@@ -70,7 +74,7 @@ async def spawn(
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
         start_new_session=True,  # not ended with the caller's process group
-        cwd=str(root),
+        cwd=str(Path(__file__).resolve().parents[2]),  # the folder holding ralph_lsp/
     )
     assert proc.stdout is not None and proc.stderr is not None
     try:

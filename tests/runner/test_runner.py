@@ -206,3 +206,16 @@ async def test_a_slow_reader_loses_nothing_and_a_stalled_one_cannot_hold_the_run
     # then that client was dropped and the run went on.
     assert 3.5 <= took < 4 + 30, f"the run took {took:.1f}s with a stalled client"
     assert slow.final is not None and slow.final.state == "exhausted"
+
+
+async def test_the_runner_imports_nothing_from_the_workspace(project: Path) -> None:
+    # A project whose own files shadow the standard library or this package: never imported.
+    marker = project / "imported"
+    for name in ("json.py", "asyncio.py", "ralph_lsp/__init__.py", "ralph_lsp/runner/__init__.py"):
+        path = project / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(f"open({str(marker)!r}, 'a').write({name!r})\nraise SystemExit(9)\n")
+    spawned = await spawn(project, "a", settings(demo_settings(0.01)))
+    assert await asyncio.wait_for(spawned.process.wait(), 60) == 0
+    assert not marker.exists(), marker.read_text()
+    assert record(project)["state"] == "succeeded"
