@@ -554,9 +554,7 @@ async def _run(
     import asyncio
     import signal
 
-    from ralph_lsp.loop.engine import EngineError, EngineEvent, LogEvent, StatusEvent
-    from ralph_lsp.runner.host import RunHost
-    from ralph_lsp.runner.live import find_live
+    from ralph_lsp.loop.engine import EngineError
 
     stopping: list[asyncio.Task[None]] = []
 
@@ -565,20 +563,8 @@ async def _run(
             stopping.append(loop.create_task(engine.shutdown("standard output was closed")))
 
     renderer = _Renderer(out, stop_quietly)
-
-    def on_event(event: EngineEvent) -> None:
-        if sink is not None:  # --events: the stream instead of the rendering
-            sink(event)
-        elif isinstance(event, LogEvent):
-            renderer.line(event.text)
-        elif isinstance(event, StatusEvent):
-            renderer.status(event.status)
-
-    find_live(change.root)  # a runner found gone is marked interrupted before this run starts
     # Hosted like a detached runner's run, so `ralph-lsp stop/guide/attach` reach it too.
-    host = RunHost(
-        change.root, change.name, settings, guidance=guidance, story=story, sink=on_event
-    )
+    host = cli_runs.foreground_host(change, settings, guidance, story, renderer, sink)
     engine = host.engine
     loop = asyncio.get_running_loop()
     signals = 0

@@ -15,9 +15,10 @@ from typing import Any, TextIO
 
 from ralph_lsp.loop.engine import EngineEvent, LogEvent, StatusEvent
 from ralph_lsp.loop.history import load_records
-from ralph_lsp.openspec.workspace import find_root
+from ralph_lsp.openspec.workspace import Change, find_root
 from ralph_lsp.runner import events
 from ralph_lsp.runner.client import Attachment, RunnerError, request, spawn
+from ralph_lsp.runner.host import RunHost
 from ralph_lsp.runner.live import LiveRun, find_live
 from ralph_lsp.settings import Settings
 
@@ -122,6 +123,32 @@ def events_sink(out: TextIO) -> Callable[[EngineEvent], None]:
         out.flush()
 
     return write
+
+
+def foreground_host(
+    change: Change,
+    settings: Settings,
+    guidance: Sequence[str],
+    story: str | None,
+    renderer: Any,
+    sink: Callable[[EngineEvent], None] | None,
+) -> RunHost:
+    """``ralph-lsp run``'s run, hosted like a detached runner's (its live file and socket), its
+    events to ``sink`` (``--events``) or else the terminal ``renderer``. A runner found gone is
+    marked interrupted before the run starts."""
+
+    def on_event(event: EngineEvent) -> None:
+        if sink is not None:
+            sink(event)
+        elif isinstance(event, LogEvent):
+            renderer.line(event.text)
+        elif isinstance(event, StatusEvent):
+            renderer.status(event.status)
+
+    find_live(change.root)
+    return RunHost(
+        change.root, change.name, settings, guidance=guidance, story=story, sink=on_event
+    )
 
 
 # -- runs -----------------------------------------------------------------------------------
