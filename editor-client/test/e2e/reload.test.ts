@@ -21,7 +21,9 @@ describe("A run outlives a window reload", () => {
       "ralph.server.pythonPath": env("RALPH_E2E_PYTHON"),
       "ralph.agent": "demo",
       "ralph.verifyWhen": "off",
-      "ralph.env": { RALPH_DEMO_DELAY: "1.5" }, // slow enough to reload in the middle
+      // Slow enough that the run is still going once the reloaded window is up (a reload takes
+      // 10-20 s on a loaded 2-core machine).
+      "ralph.env": { RALPH_DEMO_DELAY: "5" },
     },
   });
   const workspace = server.path("workspace", path.basename(example));
@@ -107,7 +109,7 @@ describe("A run outlives a window reload", () => {
       await wb.until(
         "the success status",
         async () => (await wb.statusText(STATUS_ID)).includes(`Ralph: ${change} succeeded ${total}/${total}`),
-        120_000,
+        240_000,
       );
       await wb.until("the run-end notification", async () => (await wb.notifications()).find(ended));
       await new Promise((r) => setTimeout(r, 2000)); // a second one would show by now
