@@ -5,6 +5,7 @@ follows it live, stops it with nothing left behind, and a run that ended unwatch
 
 from __future__ import annotations
 
+import json
 import time
 from pathlib import Path
 from typing import Any
@@ -152,3 +153,28 @@ async def test_shutdown_detaches_and_the_run_goes_on(
     [live] = find_live(workspace)
     assert live.run_id == started["runId"]
     assert cli("stop", CHANGE, "--root", str(workspace)).returncode == 0
+
+
+async def test_two_windows_on_one_folder_both_follow_the_run_and_either_steers_it(
+    workspace: Path, start_session: StartSession, runtime_dir: Path
+) -> None:
+    slow = {"RALPH_DEMO_DELAY": "0.8"}
+    one = await start_session(workspace, settings=RUNNER, env=slow)
+    started = await one.command("ralph.run", {"change": CHANGE})
+    run_id = started["runId"]
+    await wait_until(lambda: of_run(one, run_id), what="the first window's status")
+    two = await start_session(workspace, settings=RUNNER, env=slow)
+    await wait_until(lambda: of_run(two, run_id), timeout=5, what="the other window's status")
+    queued = await two.command("ralph.guide", {"change": CHANGE, "text": "Short names"})
+    assert queued == {"queued": True}
+    stopped = await one.command("ralph.stop", {"change": CHANGE})
+    assert stopped["state"] == "stopped"
+    await wait_until(
+        lambda: any(s["state"] == "stopped" for s in of_run(two, run_id)),
+        timeout=10,
+        what="the other window to see the stop",
+    )
+    [guidance] = json.loads((workspace / ".ralph" / "runs" / run_id / "record.json").read_text())[
+        "guidance"
+    ]
+    assert guidance["text"] == "Short names"
