@@ -36,6 +36,7 @@ from ralph_lsp.runner.control import (
 from ralph_lsp.runner.live import (
     HEARTBEAT_SECONDS,
     LiveRun,
+    live_dir,
     now_iso,
     remove_live,
     write_ended,
@@ -128,6 +129,8 @@ class RunHost:
         return status
 
     async def _open(self, status: RunStatus) -> None:
+        # Where history cannot be written there is no live file: no socket either.
+        live_dir(status.root).mkdir(parents=True, exist_ok=True)
         path = socket_path(status.root, status.change, status.run_id)
         with contextlib.suppress(FileNotFoundError):
             path.unlink()
