@@ -208,7 +208,17 @@ def mark_interrupted(root: Path, info: LiveRun) -> dict[str, Any] | None:
         with contextlib.suppress(OSError):
             write_ended(root, info.change, status)
     remove_live(root, info.change, info.run_id)
+    _remove_socket(info.socket)
     return status
+
+
+def _remove_socket(path: str) -> None:
+    """A dead runner's socket, when it is in this user's control folder (never elsewhere)."""
+    from ralph_lsp.runner.control import ControlError, control_dir
+
+    with contextlib.suppress(OSError, ControlError):
+        if Path(path).parent == control_dir():
+            Path(path).unlink()
 
 
 def status_of_record(root: Path, record: dict[str, Any]) -> dict[str, Any]:

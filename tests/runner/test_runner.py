@@ -86,6 +86,7 @@ async def test_a_sigkilled_runner_takes_its_agent_tree_along_and_reads_interrupt
     spawned = await spawn(project, "a", settings(fake_settings("sleep_forever.py")))
     tree = wait_for(lambda: [p for p in children_of(spawned.pid) if alive(p)][1:], 20)
     assert tree, "the agent is not running"
+    [live] = find_live(project)
     os.kill(spawned.pid, signal.SIGKILL)
     killed = time.monotonic()
     await spawned.process.wait()
@@ -97,6 +98,7 @@ async def test_a_sigkilled_runner_takes_its_agent_tree_along_and_reads_interrupt
     assert rec["state"] == "interrupted"
     assert "last seen" in rec["reason"] and rec["lastSeen"]
     assert not live_path(project, "a").exists()
+    assert not Path(live.socket).exists()  # its socket goes with it
 
 
 def test_a_reused_pid_is_never_taken_for_a_runner(project: Path) -> None:
