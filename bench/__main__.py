@@ -11,7 +11,7 @@ import traceback
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
-from bench import claude_home, lsp_cases, offline, plot, report, scale, yardstick
+from bench import claude_home, lsp_cases, offline, plot, report, runner_cases, scale, yardstick
 from bench.common import kill_leftovers, load_average
 from bench.report import Results
 
@@ -53,6 +53,11 @@ CASES: dict[str, tuple[str, dict[str, float], dict[str, float]]] = {
         {},
         {},
     ),
+    "runner": (
+        "runners: attach latency, requests during a flood through a runner, runner idle CPU/RSS",
+        {"attaches": 10, "idle_seconds": 20, "floods": 3},
+        {"attaches": 3, "idle_seconds": 5, "floods": 1},
+    ),
     "soak": (
         "1000 short iterations: RSS growth, .ralph/ size",
         {"iterations": 1000, "output_bytes": 600_000},
@@ -88,6 +93,8 @@ def _runner(name: str, a: dict[str, float]) -> Callable[[Results], Awaitable[Non
             await scale.parallel(r, scale.RUN_COUNTS, a["seconds"])
         elif name == "claude_home":
             claude_home.heavy_vs_clean(r)
+        elif name == "runner":
+            await runner_cases.runner(r, int(a["attaches"]), a["idle_seconds"], int(a["floods"]))
         elif name == "soak":
             await scale.soak(r, int(a["iterations"]), int(a["output_bytes"]))
 

@@ -40,7 +40,8 @@ class BenchClient(LanguageClient):
 
     def __init__(self, settings: dict[str, Any], line_marker: str = "\x00") -> None:
         super().__init__("ralph-lsp-bench", "1")
-        self.settings = settings
+        # The v2 cases measure runs hosted by the server; bench/runner_cases.py asks for runners.
+        self.settings = {"runsOutliveEditor": False, **settings}
         self.line_marker = line_marker
         self.events: list[Event] = []
         self.marked_lines = 0  # occurrences of line_marker in logMessage texts

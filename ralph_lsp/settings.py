@@ -76,6 +76,9 @@ class Settings:
     queue_max_cost_usd: float | None = None
     # A command run when a run or a queue ends, its end event as JSON on stdin (SPEC §9).
     on_run_end: tuple[str, ...] | None = None
+    # A run executes in its own runner process and outlives the server (SPEC §9); false: runs
+    # live in the server and stop with it.
+    runs_outlive_editor: bool = True
 
     def replace(self, **changes: Any) -> Settings:
         return dataclasses.replace(self, **changes)
@@ -155,6 +158,12 @@ def _command_line(v: Any) -> tuple[str, ...] | None:
     return argv or None
 
 
+def _bool(v: Any) -> bool:
+    if not isinstance(v, bool):
+        raise ValueError("true or false")
+    return v
+
+
 def _env(v: Any) -> dict[str, str]:
     if not isinstance(v, Mapping) or not all(
         isinstance(k, str) and isinstance(x, str) for k, x in v.items()
@@ -226,8 +235,20 @@ _FIELDS: dict[str, tuple[str, Callable[[Any], Any]]] = {
     "queueParallel": ("queue_parallel", positive_int),
     "queueMaxCostUsd": ("queue_max_cost_usd", _optional_positive_number),
     "onRunEnd": ("on_run_end", _command_line),
+    "runsOutliveEditor": ("runs_outlive_editor", _bool),
 }
 SETTING_NAMES = tuple(_FIELDS)
+
+
+def settings_to_dict(settings: Settings) -> dict[str, Any]:
+    """The ``ralph`` settings object of ``settings`` (``settings_from_dict`` reads it back)."""
+    out: dict[str, Any] = {}
+    for key, (name, _) in _FIELDS.items():
+        value = getattr(settings, name)
+        out[key] = list(value) if isinstance(value, tuple) else value
+        if isinstance(value, Mapping):
+            out[key] = dict(value)
+    return out
 
 
 def check_setting(key: str, value: Any) -> Any:

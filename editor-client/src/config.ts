@@ -31,6 +31,7 @@ export const SERVER_SETTING_KEYS = [
   "queueParallel",
   "queueMaxCostUsd",
   "onRunEnd",
+  "runsOutliveEditor",
 ] as const;
 export type ServerSettingKey = (typeof SERVER_SETTING_KEYS)[number];
 

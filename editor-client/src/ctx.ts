@@ -496,10 +496,19 @@ export class Ctx implements vscode.Disposable {
     }
   }
 
-  /** The server that ran them is gone (and its runs with it): running runs show as stopped. */
+  /**
+   * The server is gone. With `ralph.runsOutliveEditor` (the default) its runs go on in their own
+   * runners: they are forgotten until the next server attaches to them (SPEC §9). Otherwise they
+   * ended with it: running runs show as stopped.
+   */
   private forgetRunning(): void {
+    const outlive = ralphConfig().get<boolean>("runsOutliveEditor", true);
     for (const run of this.board.running()) {
-      this.board.update({ ...run, state: "stopped", reason: "the server stopped" });
+      if (outlive) {
+        this.board.remove(run);
+      } else {
+        this.board.update({ ...run, state: "stopped", reason: "the server stopped" });
+      }
     }
     void vscode.commands.executeCommand("setContext", "ralph.running", false);
     this.updateActiveContext();

@@ -3,7 +3,7 @@ import { pathToFileURL } from "node:url";
 // unit tests can load it.
 
 /** Final states a run can end in. */
-export const FINAL_STATES = ["succeeded", "stuck", "exhausted", "failed", "stopped"] as const;
+export const FINAL_STATES = ["succeeded", "stuck", "exhausted", "failed", "stopped", "interrupted"] as const;
 export type FinalState = (typeof FINAL_STATES)[number];
 export type RunState = "running" | FinalState;
 

@@ -15,6 +15,7 @@ const FINAL_ICON: Record<string, string> = {
   stuck: "$(warning)",
   exhausted: "$(warning)",
   failed: "$(error)",
+  interrupted: "$(debug-disconnect)",
 };
 
 function progress(status: RunStatus): string {
@@ -100,6 +101,13 @@ export class StatusBoard {
     this.runs.set(key, status);
     this.order.set(key, ++this.seq);
     return true;
+  }
+
+  /** Forgets one run (its server went away; a new one re-attaches to it if it goes on). */
+  remove(status: Pick<RunStatus, "root" | "change">): void {
+    const key = keyOf(status);
+    this.runs.delete(key);
+    this.order.delete(key);
   }
 
   clear(): void {

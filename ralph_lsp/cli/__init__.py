@@ -5,13 +5,16 @@
 - ``verify``        ``verify``: the verification commands, as a run runs them;
 - ``project``       ``changes``, ``prompt`` and ``history``;
 - ``git_commands``  ``diff`` and ``restore``;
+- ``runs``          ``runs``, ``attach``, ``stop``, ``guide``, ``run --detach`` and ``--events``
+  (runs in runners, SPEC §9);
 - ``flags``         flags read as settings; ``common`` the usage error, root and change lookup
   and exit codes; ``jsonout`` the JSON writer.
 
 :func:`main` is the ``ralph-lsp`` program (and ``python -m ralph_lsp``).
 
 Invariant: the CLI drives the same engine as the server and holds no run logic of its own; it
-imports ``server`` only to serve LSP.
+imports ``server`` only to serve LSP, and reaches runs of other processes only through
+``runner``.
 """
 
 from __future__ import annotations
@@ -28,9 +31,10 @@ def main(argv: list[str] | None = None) -> int:
     if reason is not None:
         print(f"ralph-lsp: error: {reason}", file=sys.stderr)
         return 2
-    from ralph_lsp.cli import git_commands, project, run, verify
-    from ralph_lsp.cli.common import CliError, fail, is_terminal
+    from ralph_lsp.cli import git_commands, project, run, runs, verify
+    from ralph_lsp.cli.common import EXIT_CODES, CliError, fail, is_terminal
     from ralph_lsp.cli.parser import build_parser
+    from ralph_lsp.cli.terminal import Renderer
 
     args = build_parser().parse_args(argv)
     if args.command in (None, "serve"):
@@ -54,6 +58,10 @@ def main(argv: list[str] | None = None) -> int:
         "diff": git_commands.cmd_diff,
         "restore": git_commands.cmd_restore,
         "verify": verify.cmd_verify,
+        "runs": runs.cmd_runs,
+        "attach": lambda a, o: runs.cmd_attach(a, o, Renderer(o, lambda: None), EXIT_CODES),
+        "stop": runs.cmd_stop,
+        "guide": runs.cmd_guide,
     }
     try:
         return handlers[args.command](args, sys.stdout)

@@ -21,6 +21,7 @@ EXIT_CODES: dict[str, int] = {
     RunState.STUCK: 3,
     RunState.EXHAUSTED: 4,
     RunState.STOPPED: 5,
+    RunState.INTERRUPTED: 6,
 }
 
 

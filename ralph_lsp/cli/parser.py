@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from ralph_lsp import __version__
-from ralph_lsp.cli import git_commands
+from ralph_lsp.cli import git_commands, runs
 from ralph_lsp.settings import (
     ISOLATIONS,
     PRESETS,
@@ -25,8 +25,8 @@ def build_parser() -> argparse.ArgumentParser:
             " With no command (or `serve`), speak the Language Server Protocol on stdio."
         ),
         epilog=(
-            "exit codes of `run`: 0 succeeded, 1 failed, 3 stuck, 4 exhausted, 5 stopped;"
-            " 2 for a usage error in any command"
+            "exit codes of `run`: 0 succeeded, 1 failed, 3 stuck, 4 exhausted, 5 stopped,"
+            " 6 interrupted; 2 for a usage error in any command"
         ),
     )
     p.add_argument("--version", action="version", version=f"ralph-lsp {__version__}")
@@ -202,6 +202,7 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="do not record a git checkpoint of the work tree before and after each iteration",
     )
+    runs.add_run_flags(sp)
 
     sp = sub.add_parser("prompt", help="print the prompt the next iteration would get")
     sp.add_argument("change", metavar="CHANGE")
@@ -236,4 +237,5 @@ def build_parser() -> argparse.ArgumentParser:
     with_root(sp)
     sp.add_argument("--json", action="store_true", help="print the ralph.history object")
     git_commands.add_parsers(sub, with_root)
+    runs.add_parsers(sub, with_root)
     return p

@@ -5,12 +5,13 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
-from ralph_lsp.cli import git_commands
+from ralph_lsp.cli import git_commands, runs
 from ralph_lsp.cli.common import EXIT_CODES, CliError, change_of, root_of
-from ralph_lsp.cli.ending import is_end_line, on_end
+from ralph_lsp.cli.ending import on_end
 from ralph_lsp.cli.flags import settings_from_args
 from ralph_lsp.cli.terminal import Renderer
 from ralph_lsp.openspec.workspace import (
@@ -36,7 +37,12 @@ def cmd_run(args: argparse.Namespace, out: TextIO) -> int:
     change = change_of(root, names[0])
     _preflight(settings, root)
     git_commands.check_run(root, settings)
-    return asyncio.run(_run(change, settings, args.guidance or [], out, args.story))
+    if args.detach:
+        return runs.cmd_run_detached(
+            root, change.name, settings, args.guidance or [], args.story, out
+        )
+    sink = runs.events_sink(out) if args.events else None
+    return asyncio.run(_run(change, settings, args.guidance or [], out, args.story, sink))
 
 
 def _preflight(settings: Settings, root: Path) -> None:
@@ -62,12 +68,18 @@ def _preflight(settings: Settings, root: Path) -> None:
 
 
 async def _run(
-    change: Change, settings: Settings, guidance: list[str], out: TextIO, story: str | None = None
+    change: Change,
+    settings: Settings,
+    guidance: list[str],
+    out: TextIO,
+    story: str | None = None,
+    sink: Callable[[Any], None] | None = None,
 ) -> int:
     import asyncio
     import signal
 
-    from ralph_lsp.loop.engine import Engine, EngineError, EngineEvent, LogEvent, StatusEvent
+    from ralph_lsp.loop.engine import EngineError
+    from ralph_lsp.loop.on_end import run_end_event
 
     stopping: list[asyncio.Task[None]] = []
 
@@ -76,18 +88,9 @@ async def _run(
             stopping.append(loop.create_task(engine.shutdown("standard output was closed")))
 
     renderer = Renderer(out, stop_quietly)
-    ended: list[str] = []
-
-    def on_event(event: EngineEvent) -> None:
-        if isinstance(event, LogEvent):
-            if not is_end_line(event.text, ended):
-                renderer.line(event.text)
-        elif isinstance(event, StatusEvent):
-            if event.status.final:
-                ended.append(str(event.status.state))
-            renderer.status(event.status)
-
-    engine = Engine(on_event)
+    # Hosted like a detached runner's run, so `ralph-lsp stop/guide/attach` reach it too.
+    host = runs.foreground_host(change, settings, guidance, story, renderer, sink)
+    engine = host.engine
     loop = asyncio.get_running_loop()
     signals = 0
 
@@ -105,19 +108,18 @@ async def _run(
     ticker = loop.create_task(_tick(renderer)) if renderer.tty else None
     try:
         try:
-            await engine.start(change.root, change.name, settings, guidance=guidance, story=story)
+            await host.start()
         except EngineError as exc:  # e.g. another process runs this change: no run started
             raise CliError(str(exc)) from None
-        status = await engine.wait(change.root, change.name)
+        status = await host.wait()
     finally:
         if ticker is not None:
             ticker.cancel()
         engine.shutdown_now()
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.remove_signal_handler(sig)
-    renderer.done(f"{status.state}: {status.reason}" + _spent(change.root, status.run_id))
-    from ralph_lsp.loop.on_end import run_end_event
-
+    if sink is None:
+        renderer.done(f"{status.state}: {status.reason}" + _spent(change.root, status.run_id))
     await on_end(settings, run_end_event(status), change.root)
     return EXIT_CODES.get(status.state, 1)
 

@@ -1,7 +1,9 @@
 """The run: a Ralph loop over one change, from ``ralph.run`` to its final state (SPEC §3).
 
-- ``engine``     :class:`~ralph_lsp.loop.engine.Engine` (start, stop, guide, statuses) and a run's
-  loop; it emits :class:`RunStatus` and log events to whoever renders them (terminal or LSP);
+- ``engine``     :class:`~ralph_lsp.loop.engine.Engine` (start, stop, guide, statuses): the runs of
+  a process; ``status`` and ``events`` the events it emits to whoever renders them;
+- ``run``        one run's loop (``Run``), with its record and status (``reporting``) and its
+  reading of tasks.md (``following``);
 - ``policy``     the decisions as pure functions: :class:`RunState`, limits, continue/wait/end;
 - ``iteration``  one spawn of an agent (:class:`AgentIteration`) over ``proc``;
 - ``verify``     the verification commands (:class:`Runner`) and what they are inferred from;
@@ -9,7 +11,10 @@
 - ``history``    the operator's record under ``.ralph/`` (:class:`RunHistory`, typed records), the
   one-run-per-change claim (:class:`ChangeClaim`) and retention;
 - ``run_git``    checkpoints and the worktree of one run (:class:`RunGit`), through ``git``;
-- ``review``     an iteration's diff, a file at a checkpoint and restore, for the operator.
+- ``review``     an iteration's diff, a file at a checkpoint and restore, for the operator;
+- ``claims``     one run per change on the machine; ``costs`` and ``budget`` what a run spent;
+  ``record_schema`` records read back fitted to their types;
+- ``queue``      several changes through one engine; ``on_end`` ``ralph.onRunEnd``.
 
 Invariant: the loop never imports ``server`` or ``cli``, nor pygls or lsprotocol; it reaches git
 only through ``ralph_lsp.git``, processes only through ``ralph_lsp.proc``, agents only through

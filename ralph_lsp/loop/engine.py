@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -50,6 +50,9 @@ class Engine:
 
     def __init__(self, on_event: Callable[[EngineEvent], None] | None = None) -> None:
         self._on_event = on_event
+        # Awaited after each batch of agent output: a slow reader of the events holds the
+        # agent back (its pipe fills) instead of events piling up (SPEC §4, §9).
+        self.pace: Callable[[], Awaitable[None]] | None = None
         self._active: dict[tuple[Path, str], Run] = {}
         self._finished: dict[tuple[Path, str], RunStatus] = {}
 

@@ -110,6 +110,7 @@ class RunRecord(TypedDict):
     guidance: list[GuidanceRecord]
     story: str | None
     blocked: list[BlockedRecord]
+    progress: dict[str, int]  # completed, total, maxIterations as the run last saw them
 
 
 def history_root(root: Path) -> Path:
@@ -309,7 +310,7 @@ def load_records(
         if odd and damaged is not None:
             damaged.append(f"{data['runId']}: {', '.join(dict.fromkeys(odd))}")
         if data.get("state") == RunState.RUNNING and not _owner_alive(folder):
-            data["state"] = "failed"
+            data["state"] = RunState.INTERRUPTED.value  # SPEC §9 (v2 said failed)
             data["reason"] = (
                 "interrupted: the ralph-lsp process running it ended before the run finished"
                 f" (last reason: {data.get('reason')})"

@@ -62,6 +62,7 @@ class RunHooks(Protocol):
     def update(self, *, transition: bool = False, **changes: Any) -> None: ...
     def poll_tasks(self) -> tuple[int, int]: ...  # (completed, total) as tasks.md says now
     def reason(self) -> str | None: ...
+    async def paced(self) -> None: ...  # returns once the run's watchers keep up
 
 
 @dataclass
@@ -211,6 +212,7 @@ class AgentIteration:
     async def _pump(self, proc: AgentProcess) -> None:
         async for stream, lines in proc.batches():
             self.handle(feed_lines(self.inv.parser, stream, lines))
+            await self.run_hooks.paced()  # a slow watcher holds the agent back
 
     async def _follow_tasks(self) -> None:
         """tasks.md while the agent runs: live progress, and the finish grace."""

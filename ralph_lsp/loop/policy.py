@@ -30,6 +30,9 @@ class RunState(str, Enum):
     EXHAUSTED = "exhausted"
     FAILED = "failed"
     STOPPED = "stopped"
+    # The runner hosting the run died without ending it (SIGKILL, a reboot): set by whoever
+    # next finds it gone (SPEC §9).
+    INTERRUPTED = "interrupted"
 
     def __str__(self) -> str:
         return self.value

@@ -25,10 +25,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from ralph_lsp.loop import run_git as rungit
-from ralph_lsp.loop.engine import Engine, EngineError, RunStatus
+from ralph_lsp.loop.engine import EngineError, RunStatus
 from ralph_lsp.loop.history import atomic_write_json, history_root, read_small_file
 from ralph_lsp.loop.status import now_iso
 from ralph_lsp.openspec.workspace import UnknownChangeError, resolve_change
@@ -117,12 +117,24 @@ def new_queue_id() -> str:
     return f"q-{stamp}-{os.getpid():x}{secrets.token_hex(2)}"
 
 
+class QueueRuns(Protocol):
+    """What a queue drives: the ``Engine`` of this process, or the server's ``Runs`` (each
+    change then in a runner of its own)."""
+
+    async def start(
+        self, root: Path, change: str, settings: Settings, *, queue: dict[str, Any] | None = None
+    ) -> RunStatus: ...
+    async def wait(self, root: Path, change: str) -> RunStatus: ...
+    async def stop(self, root: Path, change: str) -> RunStatus: ...
+    def statuses(self, root: Path | None = None, change: str | None = None) -> list[RunStatus]: ...
+
+
 class Queue:
     """Runs ``changes`` of ``root`` through ``engine``; see the module's docstring."""
 
     def __init__(
         self,
-        engine: Engine,
+        engine: QueueRuns,
         root: Path,
         changes: Sequence[str],
         settings: Settings,

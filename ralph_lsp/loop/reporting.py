@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ralph_lsp.loop import policy, verify
 from ralph_lsp.loop.costs import tokens_of
+from ralph_lsp.loop.events import CheckpointEvent, GuidanceEvent, IterationEvent
 from ralph_lsp.loop.history import (
     BlockedRecord,
     IterationRecord,
@@ -24,7 +26,9 @@ from ralph_lsp.loop.history import (
     process_started_at,
 )
 from ralph_lsp.loop.iteration import IterationOutcome
+from ralph_lsp.loop.run_git import RunGit
 from ralph_lsp.loop.status import (
+    EngineEvent,
     Level,
     LogEvent,
     RunStatus,
@@ -64,9 +68,33 @@ class RunReporting:
     history: RunHistory
     ended_at: str | None
     doc: TasksDoc | None
+    git: RunGit | None
+
+    @property
+    def key(self) -> tuple[Path, str, str]:
+        """(root, change, run id): what every event of this run names first."""
+        return self.change.root, self.change.name, self.id
+
+    def emit(self, event: EngineEvent) -> None:
+        self.engine._emit(event)
 
     def log(self, text: str, level: Level = "info") -> None:
         self.engine._emit(LogEvent(self.change.root, self.change.name, text, level))
+
+    def tell_iteration_end(self, n: int, pending: list[Guidance]) -> None:
+        """The events of a counted iteration's end: checkpoint, the iteration, guidance."""
+        entry = self.iterations[-1]
+        if self.git is not None:
+            files = entry["filesChanged"]
+            self.emit(
+                CheckpointEvent(
+                    *self.key, n, entry["checkpoint"], None if files is None else tuple(files)
+                )
+            )
+        self.emit(IterationEvent(*self.key, "end", n, record=dict(entry)))
+        for g in pending:
+            if g.delivered_in == n:
+                self.emit(GuidanceEvent(*self.key, g.text, n))
 
     def _history_error(self, message: str) -> None:
         self.log(message, "warning")
@@ -107,6 +135,12 @@ class RunReporting:
             ],
             "story": self.start_story,
             "blocked": _blocked_json(self.doc) if self.doc is not None else [],
+            # the latest numbers, for a reader of the record alone (`ralph-lsp runs`)
+            "progress": {
+                "completed": self.status.completed,
+                "total": self.status.total,
+                "maxIterations": self.status.max_iterations,
+            },
         }
 
     def save(self) -> None:

@@ -117,7 +117,7 @@ def _refuse_while_running(repo: Repo, root: Path, change: str) -> None:
                 " rewrite files under its agent: stop it (or wait for it to end), then restore"
             )
     for record in load_records(root, change)[:3]:
-        if record.get("state") == RunState.RUNNING:  # an owner that is gone reads as failed
+        if record.get("state") == RunState.RUNNING:  # an owner that is gone reads as interrupted
             raise CheckpointError(
                 f"change {change!r} is running (run {record.get('runId')}); stop it before"
                 " restoring its files"

@@ -26,6 +26,8 @@ from ralph_lsp.agents.user_config import user_config
 from ralph_lsp.loop import budget, costs, policy, verify
 from ralph_lsp.loop import run_git as rungit
 from ralph_lsp.loop.claims import ChangeClaim
+from ralph_lsp.loop.events import EndEvent, IterationEvent
+from ralph_lsp.loop.following import TasksFollowing
 from ralph_lsp.loop.history import IterationRecord, RateLimitedRecord, RunHistory, TransitionRecord
 from ralph_lsp.loop.iteration import AgentIteration, IterationOutcome
 from ralph_lsp.loop.policy import DEFAULT_BACKOFF_SECONDS, MAX_BACKOFF_SECONDS, RunState
@@ -40,9 +42,8 @@ from ralph_lsp.loop.status import (
 )
 from ralph_lsp.loop.verification import Verification
 from ralph_lsp.openspec.project_context import read_project_context
-from ralph_lsp.openspec.tasks import TasksDoc, read_tasks_text
-from ralph_lsp.openspec.tasks_fast import parse_tasks
-from ralph_lsp.openspec.workspace import ARCHIVE, Change
+from ralph_lsp.openspec.tasks import TasksDoc
+from ralph_lsp.openspec.workspace import Change
 from ralph_lsp.proc.process import AgentProcess, AgentStartError, SpawnSpec
 from ralph_lsp.settings import Settings
 
@@ -64,7 +65,7 @@ def _initial_backoff() -> float:
     return min(max(value, 0.0), MAX_BACKOFF_SECONDS) if value == value else DEFAULT_BACKOFF_SECONDS
 
 
-class Run(RunReporting):
+class Run(RunReporting, TasksFollowing):
     def __init__(
         self,
         engine: Engine,
@@ -119,75 +120,12 @@ class Run(RunReporting):
         self.pruned: list[str] = []  # runs retention removed as this one started
         self.budget = budget.plan(settings, {**os.environ, **settings.env}, change.root)
 
-    def read_doc(self) -> TasksDoc:
-        """Parse tasks.md; raises RunEnd('failed') when it vanished or cannot be read."""
-        path = self.work.tasks_path
-        if not self.work.folder.is_dir():
-            archived = self._archived_tasks()
-            if archived is None:
-                raise RunEnd(RunState.FAILED, f"the change folder {self.work.folder} was removed")
-            path = archived
-        try:
-            text = read_tasks_text(path)
-        except OSError as exc:
-            raise RunEnd(
-                RunState.FAILED,
-                f"tasks.md cannot be read ({exc.strerror or exc}); nothing was changed",
-            ) from exc
-        if text is None:
-            raise RunEnd(RunState.FAILED, f"{path} is missing")
-        doc = parse_tasks(text)
-        if path != self.work.tasks_path and not (doc.total and doc.all_done):
-            raise RunEnd(
-                RunState.FAILED,
-                f"the change was archived to {path.parent} with"
-                f" {doc.total - doc.completed} of {doc.total} tasks open",
-            )
-        self.doc = doc
-        return doc
-
-    def _archived_tasks(self) -> Path | None:
-        """The tasks.md of this change archived by the agent (OpenSpec's last step moves it to
-        ``openspec/changes/archive/<date>-<name>/``), newest first, if there is one."""
-        archive = self.work.folder.parent / ARCHIVE
-        try:
-            found = sorted(
-                (e.path for e in os.scandir(archive) if e.name.endswith(f"-{self.change.name}")),
-                reverse=True,
-            )
-        except OSError:
-            return None
-        for folder in found:
-            path = Path(folder) / "tasks.md"
-            if path.is_file():
-                if not self.archived_to:
-                    self.archived_to = str(path.parent)
-                    self.log(f"the agent archived the change to {path.parent}")
-                return path
-        return None
-
-    def poll_tasks(self) -> tuple[int, int]:
-        """Cheap live progress during an iteration: re-parse only when the file changed.
-        Returns (completed, total) as the status now says."""
-        try:
-            st = self.work.tasks_path.stat()
-        except OSError:
-            return self.status.completed, self.status.total
-        key = (st.st_mtime_ns, st.st_size)
-        if key != self._tasks_stat:
-            self._tasks_stat = key
-            try:
-                text = read_tasks_text(self.work.tasks_path)
-            except OSError:
-                text = None
-            if text is not None:
-                doc = parse_tasks(text)
-                if (doc.completed, doc.total) != (self.status.completed, self.status.total):
-                    self.update(completed=doc.completed, total=doc.total)
-        return self.status.completed, self.status.total
-
     def reason(self) -> str | None:
         return self.status.reason
+
+    async def paced(self) -> None:
+        if self.engine.pace is not None:
+            await self.engine.pace()
 
     def live_processes(self) -> list[AgentProcess]:
         """The agent's and a verification command's process, whichever runs now."""
@@ -223,6 +161,7 @@ class Run(RunReporting):
             f"■ {state}: {reason}" + (f" · {spent}" if spent else ""),
             "info" if state is RunState.SUCCEEDED else "warning",
         )
+        self.emit(EndEvent(*self.key, state, reason))
 
     async def _loop(self) -> tuple[RunState, str]:
         await self._prepare_git()
@@ -275,6 +214,14 @@ class Run(RunReporting):
             if isinstance(decision, policy.Wait):
                 await self._wait(decision)
             counters = decision.counters
+
+    async def _checkpoint(self, n: int, after: TasksDoc, pending: list[Guidance]) -> None:
+        """A counted iteration's checkpoint (SPEC §8) into its record, then its end events."""
+        if self.git is not None:
+            made = await self.git.after_iteration(n, after.completed, after.total)
+            self.iterations[-1]["checkpoint"] = made["checkpoint"]
+            self.iterations[-1]["filesChanged"] = made["filesChanged"]
+        self.tell_iteration_end(n, pending)
 
     async def _prepare_git(self) -> None:
         """Checkpoints and, with ``isolation: worktree``, the run's own worktree (SPEC §8)."""
@@ -329,6 +276,7 @@ class Run(RunReporting):
         )
         self._announce(n, story, doc, len(pending))
         started, t0 = now_iso(), time.monotonic()
+        self.emit(IterationEvent(*self.key, "start", n, story.id if story else None, started))
         outcome = await self._iterate(n, prompt)
         elapsed = time.monotonic() - t0
         read_error: RunEnd | None = None
@@ -354,10 +302,8 @@ class Run(RunReporting):
         refused = tuple(dict.fromkeys([*self.status.refusals, *(r.rule for r in outcome.refusals)]))
         if refused != self.status.refusals:
             self.update(refusals=refused[-20:])
-        if counts and self.git is not None:
-            made = await self.git.after_iteration(n, after.completed, after.total)
-            self.iterations[-1]["checkpoint"] = made["checkpoint"]
-            self.iterations[-1]["filesChanged"] = made["filesChanged"]
+        if counts:
+            await self._checkpoint(n, after, pending)
         self.status.cost_estimated = self.status.cost_estimated or result.cost_estimated
         cost = policy.add_cost(counters.cost_usd, result.cost_usd)
         self.update(completed=after.completed, total=after.total, cost_usd=cost)

@@ -13,6 +13,13 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Literal
 
+from ralph_lsp.loop.events import (
+    CheckpointEvent,
+    EndEvent,
+    GuidanceEvent,
+    IterationEvent,
+    VerificationEvent,
+)
 from ralph_lsp.loop.policy import RunState
 
 FINAL_STATES = tuple(state.value for state in RunState if state.final)
@@ -94,6 +101,11 @@ class RunStatus:
             "queue": dict(self.queue) if self.queue else None,
         }
 
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> RunStatus:
+        """The inverse of :meth:`to_json` (raises KeyError/TypeError/ValueError on a bad one)."""
+        return _status_from_json(cls, data)
+
     def copy(self) -> RunStatus:
         return RunStatus(**{k: getattr(self, k) for k in self.__dataclass_fields__})
 
@@ -111,7 +123,15 @@ class LogEvent:
     level: Level = "info"
 
 
-EngineEvent = StatusEvent | LogEvent
+EngineEvent = (
+    StatusEvent
+    | LogEvent
+    | IterationEvent
+    | VerificationEvent
+    | CheckpointEvent
+    | GuidanceEvent
+    | EndEvent
+)
 
 
 class RunEnd(Exception):
@@ -121,3 +141,33 @@ class RunEnd(Exception):
         super().__init__(reason)
         self.state = state
         self.reason = reason
+
+
+def _status_from_json(cls: type[RunStatus], data: dict[str, Any]) -> RunStatus:
+    from urllib.parse import unquote, urlparse
+
+    uri = urlparse(str(data["root"]))
+    if uri.scheme != "file":
+        raise ValueError(f"root is not a file: URI: {data['root']!r}")
+    phase = data.get("phase")
+    return cls(
+        run_id=str(data["runId"]),
+        change=str(data["change"]),
+        root=Path(unquote(uri.path)),
+        state=RunState(data["state"]),
+        iteration=int(data["iteration"]),
+        max_iterations=int(data["maxIterations"]),
+        completed=int(data["completed"]),
+        total=int(data["total"]),
+        reason=data.get("reason"),
+        started_at=str(data["startedAt"]),
+        updated_at=str(data["updatedAt"]),
+        cost_usd=data.get("costUsd"),
+        story=data.get("story"),
+        cost_estimated=data.get("costEstimated") is True,
+        phase=phase if phase in ("agent", "verifying", "waiting") else None,
+        waiting=data.get("waiting") or None,
+        worktree=data.get("worktree") or None,
+        refusals=tuple(data.get("refusals") or ()),
+        queue=data.get("queue") if isinstance(data.get("queue"), dict) else None,
+    )

@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import asyncio
 import os
+from pathlib import Path
 from typing import Any, Protocol
 
 from ralph_lsp.loop import policy, verify
+from ralph_lsp.loop.events import VerificationEvent
 from ralph_lsp.loop.iteration import bounded
 from ralph_lsp.loop.policy import RunState
 from ralph_lsp.loop.status import Level, RunEnd
@@ -26,6 +28,10 @@ class VerificationHost(Protocol):
     stop_event: asyncio.Event
     work: Change
 
+    @property
+    def key(self) -> tuple[Path, str, str]: ...
+
+    def emit(self, event: VerificationEvent) -> None: ...
     def log(self, text: str, level: Level = "info") -> None: ...
     def update(self, *, transition: bool = False, **changes: Any) -> None: ...
 
@@ -95,6 +101,8 @@ class Verification:
             self.runner = None
         self.host.update(phase=None)
         self.last_failure = next((r for r in self.last_results if not r.passed), None)
+        results = tuple(dict(r.to_json()) for r in self.last_results)
+        self.host.emit(VerificationEvent(*self.host.key, results, self.last_failure is None))
         if self.last_failure is not None:
             return None, self.last_failure.describe()
         if len(self.last_results) < len(self.commands):  # stopped before every command ran

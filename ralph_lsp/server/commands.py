@@ -107,7 +107,7 @@ async def guide(ls: Host, obj: Obj) -> Obj:
         raise InvalidArguments(f'{cmd}: "text" is blank; send the guidance to give the agent')
     root = ls.resolve_root(cmd, args.optional_string(cmd, obj, "root"))
     try:
-        ls.engine.guide(root, name, text)
+        await ls.engine.guide(root, name, text)
     except EngineError:
         resolve_change(root, name)
         raise

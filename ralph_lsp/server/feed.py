@@ -37,6 +37,13 @@ class RunFeed:
         """Until every run's reporter has sent its final status."""
         await asyncio.gather(*(r.done.wait() for r in self._reporters.values()))
 
+    def forget(self, statuses: list[RunStatus]) -> None:
+        """Runs that go on without this server: their reporters send no final status."""
+        for status in statuses:
+            reporter = self._reporters.pop(status.run_id, None)
+            if reporter is not None:
+                reporter.done.set()
+
     def on_engine_event(self, event: EngineEvent) -> None:
         if isinstance(event, StatusEvent):
             self._on_status(event.status)

@@ -21,7 +21,8 @@ if TYPE_CHECKING:
     from pygls.protocol import LanguageServerProtocol
     from pygls.workspace import Workspace
 
-    from ralph_lsp.loop.engine import Engine, RunStatus
+    from ralph_lsp.loop.engine import RunStatus
+    from ralph_lsp.runner.runs import Runs
     from ralph_lsp.server.config import Config
     from ralph_lsp.server.documents import DocumentStore
     from ralph_lsp.server.editing import Editing
@@ -36,7 +37,7 @@ if TYPE_CHECKING:
 class Host(Protocol):
     """What the server's parts and handlers may use of the server."""
 
-    engine: Engine
+    engine: Runs  # the runs hosted here and the live runs followed (runner/runs.py)
     config: Config
     docs: DocumentStore
     logs: LogBatcher

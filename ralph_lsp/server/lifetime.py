@@ -33,7 +33,8 @@ class Lifetime:
         ls.stopping = True
         self.shutdown_requested = True
         ls.roots.stop_watching()
-        await ls.engine.shutdown()
+        await ls.engine.shutdown()  # runs in runners of their own go on: only detached
+        ls.feed.forget(ls.engine.unfinished())
         try:
             await asyncio.wait_for(ls.feed.all_reported(), CLIENT_TIMEOUT)
         except asyncio.TimeoutError:

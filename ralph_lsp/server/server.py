@@ -25,7 +25,8 @@ from pygls.exceptions import FeatureRequestError
 from pygls.lsp.server import LanguageServer
 
 from ralph_lsp import __version__
-from ralph_lsp.loop.engine import Engine, RunStatus
+from ralph_lsp.loop.engine import RunStatus
+from ralph_lsp.runner.runs import Runs
 from ralph_lsp.server.config import SECTION, Config
 from ralph_lsp.server.documents import DocumentStore
 from ralph_lsp.server.editing import Editing
@@ -46,7 +47,8 @@ class RalphLanguageServer(LanguageServer):
     def __init__(self) -> None:
         super().__init__("ralph-lsp", __version__, protocol_cls=RalphProtocol)
         self.feed = RunFeed(self)
-        self.engine = Engine(on_event=self.feed.on_engine_event)
+        # Runs hosted here or in runners of their own, and live runs attached to (SPEC §9).
+        self.engine = Runs(on_event=self.feed.on_engine_event)
         self.queues = Queues(self)
         self.config = Config(warn=self.warn)
         self.docs = DocumentStore(self._read_buffer)
@@ -121,6 +123,7 @@ class RalphLanguageServer(LanguageServer):
 
     async def on_initialized(self) -> None:
         self.roots.update()
+        self.run_task(self.engine.attach_all(self.roots.roots), "attach to live runs")
         if self.capability("workspace", "configuration"):
             await self.pull_settings(None)
 

@@ -403,7 +403,7 @@ def test_a_record_left_running_by_a_dead_process_reads_as_interrupted(
     )
     (hist.dir / "owner.pid").write_text("999999999\n")
     (rec,) = load_records(tmp_path, "c")
-    assert rec["state"] == "failed" and rec["reason"].startswith("interrupted:")
+    assert rec["state"] == "interrupted" and rec["reason"].startswith("interrupted:")
     (hist.dir / "owner.pid").write_text(f"{os.getpid()} whatever\n")
     (rec,) = load_records(tmp_path, "c")
     assert rec["state"] == "running"  # this process is alive: the run is live
@@ -437,4 +437,4 @@ def test_a_record_owned_by_a_killed_cli_reads_as_interrupted(
     proc.send_signal(signal.SIGKILL)
     proc.wait()
     (rec,) = load_records(project, CHANGE)
-    assert rec["state"] == "failed" and rec["reason"].startswith("interrupted:")
+    assert rec["state"] == "interrupted" and rec["reason"].startswith("interrupted:")

@@ -97,7 +97,8 @@ def start_lsp(fx: FaultEnv) -> Iterator[Callable[..., RawLsp]]:
     def start(
         settings: dict[str, Any] | None = None, init: Any = None, initialize: bool = True
     ) -> RawLsp:
-        settings = settings or {}
+        # v2's runs, hosted by the server and ended with it (tests/runner covers runners).
+        settings = {"runsOutliveEditor": False, **(settings or {})}
         server = RawLsp(
             fx.root,
             fx.env,

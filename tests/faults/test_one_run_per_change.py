@@ -57,7 +57,8 @@ def test_the_server_refuses_it_too_and_shows_it_running_elsewhere(
     assert f"already running in another ralph-lsp process (pid {cli.pid}" in message
     lenses = server.code_lens(fx.tasks().as_uri())
     titles = [lens["command"]["title"] for lens in lenses if lens["range"]["start"]["line"] == 0]
-    assert titles == ["● running elsewhere · iteration 1 · 0/3 tasks"]
+    # v3: the CLI's run is live, so the server follows it as if it had started it (SPEC §9).
+    assert titles == ["■ Stop · iteration 1 · 0/3 tasks", "✎ Guide"]
     (fx.tmp / "release").touch()
     assert cli.wait(60) == 0
     assert len(fx.spawns()) == 3  # only the CLI's agent ever ran
@@ -76,4 +77,4 @@ def test_a_claim_dies_with_its_process(fx: FaultEnv) -> None:
     assert result.returncode == 0, result.stdout + result.stderr
     assert result.last_line == "succeeded: every task is checked (3/3)"
     states = [r["state"] for r in json.loads(fx.ralph("history", "alpha", "--json").stdout)["runs"]]
-    assert states == ["succeeded", "failed"]  # the killed run's record stays, as interrupted
+    assert states == ["succeeded", "interrupted"]  # the killed run's record stays, as interrupted

@@ -208,7 +208,10 @@ async def start_session(client_profile: str) -> AsyncIterator[StartSession]:
 
         client.protocol.fm.features[types.PROGRESS] = progress
 
-        client.set_configuration(settings or {}, section="ralph")
+        # v2's runs, hosted by the server and ended with it, unless a test asks for runners
+        # (SPEC §9; tests/runner covers ralph.runsOutliveEditor's default, true).
+        settings = {"runsOutliveEditor": False, **(settings or {})}
+        client.set_configuration(settings, section="ralph")
         folders = [root] if folders is None else folders
         if client_profile == "minimal" and init is None:
             init = settings  # a client that cannot be asked: its settings come with initialize

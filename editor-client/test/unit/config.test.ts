@@ -50,6 +50,7 @@ describe("serverSettings", () => {
       queueParallel: 1,
       queueMaxCostUsd: null,
       onRunEnd: "",
+      runsOutliveEditor: true,
     });
   });
 

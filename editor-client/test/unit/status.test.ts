@@ -96,6 +96,20 @@ describe("StatusBoard", () => {
     assert.equal(board.view().text, "$(sync~spin) Ralph: a · it 2 · 3/10");
   });
 
+  it("forgets a run whose server went away, and takes it back when a new server attaches", () => {
+    const board = new StatusBoard();
+    board.update(status({ change: "a", runId: "r-1" }));
+    board.remove(status({ change: "a" }));
+    assert.deepEqual(board.view(), IDLE_VIEW);
+    assert.equal(board.update(status({ change: "a", runId: "r-1", iteration: 3 })), true);
+    assert.equal(board.view().text, "$(sync~spin) Ralph: a · it 3 · 3/10");
+  });
+
+  it("shows an interrupted run as an error", () => {
+    assert.equal(toneOf(status({ state: "interrupted" })), "error");
+    assert.match(formatStatusText(status({ state: "interrupted" })), /interrupted/);
+  });
+
   it("shows the last final state once nothing runs", () => {
     const board = new StatusBoard();
     board.update(status());

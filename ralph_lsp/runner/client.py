@@ -1,0 +1,209 @@
+"""RunnerClient: start a detached runner, attach to a live run, stop or guide it.
+
+:func:`spawn` starts ``python -m ralph_lsp.runner`` in a session of its own and returns once its
+endpoint is up (or raises :class:`RunnerError` with what the runner said on stderr).
+:class:`Attachment` follows a live run through its control socket: the events come back as
+engine events (``events.decode``) to one callback, and stop/guide go the same way.
+:func:`request` sends one stop or guide without following.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import json
+import os
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ralph_lsp.loop.engine import EngineEvent, RunStatus, StatusEvent
+from ralph_lsp.loop.events import EndEvent
+from ralph_lsp.runner import events
+from ralph_lsp.runner.control import MAX_MESSAGE
+from ralph_lsp.runner.live import LiveRun
+from ralph_lsp.settings import Settings, settings_to_dict
+
+READY_TIMEOUT = 60.0  # a loaded machine may take long to start Python and claim the change
+_ids = itertools.count(1)
+
+
+class RunnerError(Exception):
+    """The runner could not start the run, or a live run could not be reached."""
+
+
+@dataclass(frozen=True)
+class Spawned:
+    run_id: str
+    pid: int
+    socket: str | None
+    process: asyncio.subprocess.Process
+
+
+async def spawn(
+    root: Path,
+    change: str,
+    settings: Settings,
+    *,
+    max_iterations: int | None = None,
+    scope: str | None = None,
+    guidance: Sequence[str] = (),
+    story: str | None = None,
+    queue: dict[str, Any] | None = None,
+) -> Spawned:
+    """Start a detached runner for the run; returns once it runs (its run claimed)."""
+    # Like the watchdog: standard library only (-S), none of the caller's PYTHON* variables
+    # (-E), and started in the folder that holds this very package, so no file of the
+    # workspace can be imported (and a bundled copy finds itself).
+    argv = [sys.executable, "-E", "-S", "-m", "ralph_lsp.runner"]
+    argv += ["--root", str(root), "--change", change]
+    argv += ["--settings", json.dumps(settings_to_dict(settings))]
+    if max_iterations is not None:
+        argv += ["--max-iterations", str(max_iterations)]
+    if scope is not None:
+        argv += ["--scope", scope]
+    for text in guidance:
+        argv += ["--guidance", text]
+    if story is not None:
+        argv += ["--story", story]
+    if queue is not None:
+        argv += ["--queue", json.dumps(queue)]
+    proc = await asyncio.create_subprocess_exec(
+        *argv,
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        start_new_session=True,  # not ended with the caller's process group
+        cwd=str(Path(__file__).resolve().parents[2]),  # the folder holding ralph_lsp/
+    )
+    assert proc.stdout is not None and proc.stderr is not None
+    try:
+        line = await asyncio.wait_for(proc.stdout.readline(), READY_TIMEOUT)
+    except asyncio.TimeoutError:
+        proc.kill()
+        raise RunnerError(
+            f"the runner for {change!r} did not start in {READY_TIMEOUT:g}s"
+        ) from None
+    if not line:
+        err = (await proc.stderr.read()).decode(errors="replace").strip()
+        await proc.wait()
+        last = err.splitlines()[-1] if err else f"the runner exited with code {proc.returncode}"
+        raise RunnerError(last)
+    ready = json.loads(line)
+    return Spawned(str(ready["runId"]), int(ready["pid"]), ready.get("socket"), proc)
+
+
+class Attachment:
+    """Following one live run. ``closed`` is done when the runner hung up (the run ended,
+    or the runner died); ``final`` is the final status when the run ended while attached."""
+
+    def __init__(self, live: LiveRun, on_event: Callable[[EngineEvent], None]) -> None:
+        self.live = live
+        self.on_event = on_event
+        self.status: RunStatus | None = None
+        self.final: RunStatus | None = None
+        self.ended = False
+        self.closed: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._writer: asyncio.StreamWriter | None = None
+        self._replies: dict[int, asyncio.Future[dict[str, Any]]] = {}
+        self._task: asyncio.Task[None] | None = None
+        self.first_status = asyncio.Event()
+
+    async def open(self, *, editor: bool = False) -> None:
+        try:
+            reader, writer = await asyncio.open_unix_connection(self.live.socket, limit=MAX_MESSAGE)
+        except OSError as exc:
+            raise RunnerError(f"cannot reach the run of {self.live.change!r}: {exc}") from None
+        self._writer = writer
+        writer.write((json.dumps({"type": "hello", "editor": editor}) + "\n").encode())
+        self._task = asyncio.ensure_future(self._read(reader))
+
+    async def _read(self, reader: asyncio.StreamReader) -> None:
+        try:
+            while True:
+                line = await reader.readline()
+                if not line:
+                    break
+                self._line(line)
+        except (ConnectionError, ValueError, asyncio.LimitOverrunError):
+            pass
+        finally:
+            for future in self._replies.values():
+                if not future.done():
+                    future.set_exception(RunnerError("the run's runner hung up"))
+            if not self.closed.done():
+                self.closed.set_result(None)
+
+    def _line(self, line: bytes) -> None:
+        try:
+            obj = json.loads(line)
+        except ValueError:
+            return
+        if isinstance(obj, dict) and obj.get("type") == "reply":
+            future = self._replies.pop(obj.get("id"), None)  # type: ignore[arg-type]
+            if future is not None and not future.done():
+                future.set_result(obj)
+            return
+        event = events.decode(obj)
+        if event is None:
+            return
+        if isinstance(event, StatusEvent):
+            self.status = event.status
+            self.first_status.set()
+            if event.status.final:
+                self.final = event.status
+        if isinstance(event, EndEvent):
+            self.ended = True
+        self.on_event(event)
+
+    async def send(self, message: dict[str, Any], timeout: float | None = None) -> dict[str, Any]:
+        if self._writer is None or self.closed.done():
+            raise RunnerError(f"not attached to the run of {self.live.change!r}")
+        ident = next(_ids)
+        future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        self._replies[ident] = future
+        self._writer.write((json.dumps({**message, "id": ident}) + "\n").encode())
+        return await asyncio.wait_for(future, timeout)
+
+    async def close(self) -> None:
+        if self._writer is not None:
+            self._writer.close()
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(self._writer.wait_closed(), 2.0)
+        if self._task is not None:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(self._task, 2.0)
+
+
+async def request(live: LiveRun, message: dict[str, Any]) -> dict[str, Any]:
+    """One stop or guide to a live run, without following it; the runner's reply."""
+    try:
+        reader, writer = await asyncio.open_unix_connection(live.socket, limit=MAX_MESSAGE)
+    except OSError as exc:
+        raise RunnerError(f"cannot reach the run of {live.change!r}: {exc}") from None
+    try:
+        writer.write((json.dumps({**message, "id": 1}) + "\n").encode())
+        while True:
+            line = await reader.readline()
+            if not line:
+                raise RunnerError(f"the runner of {live.change!r} hung up before answering")
+            obj = json.loads(line)
+            if isinstance(obj, dict) and obj.get("type") == "reply":
+                return obj
+    finally:
+        writer.close()
+        with contextlib.suppress(Exception):
+            await writer.wait_closed()
+
+
+def pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True

@@ -1,0 +1,97 @@
+"""A run's control endpoint: a Unix domain socket only the same user can open (SPEC §9).
+
+Where: a private folder, ``$XDG_RUNTIME_DIR/ralph`` when that is set, else ``<tmp>/ralph-<uid>``,
+made with mode 0700 and refused when it is anybody else's or open to others. The socket's name is
+a short hash of the run (a socket path must fit in 108 bytes). Every peer is checked with
+``SO_PEERCRED``: a process of another uid is closed on at once, whatever the folder's mode.
+
+Protocol: newline-delimited JSON both ways.
+
+- client → runner: ``{"type": "hello"}`` subscribes to the run's events;
+  ``{"type": "stop", "id": …}``, ``{"type": "guide", "text": …, "id": …}`` act on the run.
+- runner → client: after ``hello``: ``{"v", "type": "hello", "runId", "pid"}``, the current
+  ``status`` event, the tail of the output (``log`` events, the last :data:`TAIL_LINES` lines),
+  then every event live, up to ``end``. To a stop or guide: ``{"type": "reply", "id", "ok",
+  "error"?, "status"?}`` (a stop replies once the agent's tree is gone).
+
+Each subscriber has a bounded buffer (:data:`HIGH_WATER` bytes): past it the run is held back
+(the engine waits before reading more of the agent's output; nothing is dropped). A subscriber
+that does not read for :data:`STALL_SECONDS` is disconnected, so a hung editor never holds a run
+for longer; it can attach again and gets the tail.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import socket
+import stat
+import struct
+import tempfile
+from pathlib import Path
+
+TAIL_LINES = 500
+HIGH_WATER = 1024 * 1024
+
+
+def _stall_seconds() -> float:
+    """``RALPH_STALL_SECONDS`` (tests shorten it); 30 s by default."""
+    try:
+        value = float(os.environ.get("RALPH_STALL_SECONDS", "30"))
+    except ValueError:
+        return 30.0
+    return value if 0 < value < 3600 else 30.0
+
+
+STALL_SECONDS = _stall_seconds()
+MAX_MESSAGE = 1024 * 1024  # one client message at most (a guidance text is far smaller)
+
+
+class ControlError(Exception):
+    """The control folder cannot be made private, or a socket cannot be reached."""
+
+
+def control_dir() -> Path:
+    """The private folder for control sockets, made if needed (mode 0700, ours)."""
+    runtime = os.environ.get("XDG_RUNTIME_DIR")
+    base = Path(runtime) / "ralph" if runtime and Path(runtime).is_dir() else None
+    if base is None:
+        base = Path(tempfile.gettempdir()) / f"ralph-{os.getuid()}"
+    try:
+        base.mkdir(mode=0o700, exist_ok=True)
+        st = os.lstat(base)
+    except OSError as exc:
+        raise ControlError(f"cannot make the control folder {base}: {exc}") from None
+    if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid() or st.st_mode & 0o077:
+        raise ControlError(
+            f"the control folder {base} is not a private folder of this user"
+            " (it must be a directory, owned by you, mode 0700)"
+        )
+    return base
+
+
+def socket_path(root: Path, change: str, run_id: str) -> Path:
+    digest = hashlib.sha256(f"{root}\0{change}\0{run_id}".encode()).hexdigest()[:20]
+    return control_dir() / f"{digest}.sock"
+
+
+def peer_uid(sock: socket.socket) -> int | None:
+    """The uid of the process at the other end (Linux ``SO_PEERCRED``); None when unknown."""
+    option = getattr(socket, "SO_PEERCRED", None)
+    if option is None:
+        return None
+    try:
+        raw = sock.getsockopt(socket.SOL_SOCKET, option, struct.calcsize("3i"))
+    except OSError:
+        return None
+    _pid, uid, _gid = struct.unpack("3i", raw)
+    return int(uid)
+
+
+def same_user(sock: socket.socket | None) -> bool:
+    """Whether the peer runs as this user (where the kernel cannot tell, the folder's mode
+    is the guard)."""
+    if sock is None:
+        return False
+    uid = peer_uid(sock)
+    return uid is None or uid == os.getuid()

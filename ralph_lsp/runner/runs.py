@@ -1,0 +1,249 @@
+"""Runs: the engine's surface (start, stop, guide, statuses, wait, shutdown) over the runs this
+process hosts and the live runs it is attached to, with every event to one callback.
+
+The server's ``ls.engine`` is a :class:`Runs`. ``start`` spawns a detached runner and attaches to
+it when ``settings.runs_outlive_editor`` (the run goes on if the server ends), else hosts the run
+here (:class:`RunHost`: it stops with the server, as in v2). ``attach_all`` follows every live run
+of the given roots (status and output tail first, then live) and gives each run that ended while
+no editor watched its one final status. ``shutdown`` stops the runs hosted here and only
+detaches from the others.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Callable, Coroutine, Iterable, Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from ralph_lsp.loop.engine import EngineError, EngineEvent, RunStatus, StatusEvent
+from ralph_lsp.loop.policy import RunState
+from ralph_lsp.openspec.workspace import resolve_change
+from ralph_lsp.runner.client import Attachment, RunnerError, request, spawn
+from ralph_lsp.runner.host import RunHost
+from ralph_lsp.runner.live import LiveRun, find_live, live_path, read_live, take_ended
+from ralph_lsp.settings import Settings
+
+log = logging.getLogger(__name__)
+Key = tuple[Path, str]
+FIRST_STATUS_TIMEOUT = 10.0
+
+
+class Runs:
+    def __init__(self, on_event: Callable[[EngineEvent], None] | None = None) -> None:
+        self._on_event = on_event
+        self._hosts: dict[Key, RunHost] = {}
+        self._attached: dict[Key, Attachment] = {}
+        self._latest: dict[Key, RunStatus] = {}
+        self._done: dict[Key, asyncio.Task[Any]] = {}
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self._closing = False
+
+    # -- events ------------------------------------------------------------------------------
+    def _emit(self, event: EngineEvent) -> None:
+        if isinstance(event, StatusEvent):
+            self._latest[(event.status.root, event.status.change)] = event.status
+        if self._on_event is not None:
+            try:
+                self._on_event(event)
+            except Exception:  # a renderer's bug must not end a run or an attachment
+                log.exception("run event handler failed")
+
+    def _spawn_task(self, coro: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]:
+        task: asyncio.Task[Any] = asyncio.ensure_future(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        return task
+
+    # -- start -------------------------------------------------------------------------------
+    async def start(
+        self,
+        root: Path,
+        change: str,
+        settings: Settings,
+        *,
+        max_iterations: int | None = None,
+        scope: str | None = None,
+        guidance: Sequence[str] = (),
+        story: str | None = None,
+        queue: dict[str, Any] | None = None,
+    ) -> RunStatus:
+        resolved = resolve_change(root, change)  # UnknownChangeError for unknown names
+        key = (resolved.root, resolved.name)
+        current = self._latest.get(key)
+        attached = self._attached.get(key)
+        if current is not None and not current.final and attached is not None:
+            raise EngineError(
+                f"change {change!r} is already running in another ralph-lsp process"
+                f" (pid {attached.live.pid}, run {current.run_id}, iteration"
+                f" {current.iteration}); stop it first"
+            )
+        if current is not None and not current.final and key in self._hosts:
+            raise EngineError(
+                f"change {change!r} is already running (run {current.run_id},"
+                f" iteration {current.iteration}); stop it first"
+            )
+        find_live(resolved.root)  # a runner found gone is marked interrupted first
+        args: dict[str, Any] = {
+            "max_iterations": max_iterations,
+            "scope": scope,
+            "guidance": guidance,
+            "story": story,
+            "queue": queue,
+        }
+        if settings.runs_outlive_editor:
+            return await self._start_runner(key, settings, args)
+        host = RunHost(*key, settings, sink=self._emit, **args)
+        status = await host.start()
+        self._hosts[key] = host
+        self._done[key] = self._spawn_task(self._hosted(key, host))
+        return status
+
+    async def _hosted(self, key: Key, host: RunHost) -> None:
+        try:
+            await host.wait()
+        finally:
+            self._hosts.pop(key, None)
+
+    async def _start_runner(self, key: Key, settings: Settings, args: dict[str, Any]) -> RunStatus:
+        try:
+            spawned = await spawn(*key, settings, **args)
+        except RunnerError as exc:
+            raise EngineError(str(exc)) from None
+        self._spawn_task(spawned.process.wait())  # reaped when it ends, while we live
+        live = read_live(live_path(*key))
+        if live is None or live.run_id != spawned.run_id:
+            raise EngineError(f"the runner of {key[1]!r} ended before it could be followed")
+        status = await self._attach(live)
+        if status is None:
+            raise EngineError(f"the runner of {key[1]!r} does not answer")
+        return status
+
+    # -- attach ------------------------------------------------------------------------------
+    async def attach_all(self, roots: Iterable[Path]) -> None:
+        """Follow every live run of ``roots``; tell the runs that ended unwatched."""
+        for root in roots:
+            lives = await asyncio.to_thread(find_live, root)
+            for live in lives:
+                key = (live.root, live.change)
+                if key not in self._attached and key not in self._hosts:
+                    with contextlib.suppress(RunnerError, OSError):
+                        await self._attach(live)
+            self._tell_ended(root, seen_running=False)
+
+    async def _attach(self, live: LiveRun) -> RunStatus | None:
+        key = (live.root, live.change)
+        attached = Attachment(live, self._emit)
+        await attached.open(editor=True)
+        self._attached[key] = attached
+        self._done[key] = self._spawn_task(self._follow(key, attached))
+        try:
+            await asyncio.wait_for(attached.first_status.wait(), FIRST_STATUS_TIMEOUT)
+        except asyncio.TimeoutError:
+            return None
+        return attached.status
+
+    async def _follow(self, key: Key, attached: Attachment) -> None:
+        await attached.closed
+        if self._attached.get(key) is attached:
+            del self._attached[key]
+        if attached.final is None and not self._closing:
+            # The runner hung up without an end: it died. Say so as its final status.
+            await asyncio.to_thread(find_live, key[0])
+            self._tell_ended(key[0], seen_running=True)
+
+    def _tell_ended(self, root: Path, *, seen_running: bool) -> None:
+        """The final status of each run of ``root`` that ended with no editor told; a client
+        that never saw it running first sees it running, so it says once that it ended."""
+        for data in take_ended(root):
+            try:
+                final = RunStatus.from_json(data)
+            except (KeyError, TypeError, ValueError):
+                continue
+            if not seen_running:
+                self._emit(StatusEvent(replace(final, state=RunState.RUNNING)))
+            self._emit(StatusEvent(final))
+
+    # -- control -----------------------------------------------------------------------------
+    async def stop(self, root: Path, change: str) -> RunStatus:
+        key = (root, change)
+        host = self._hosts.get(key)
+        if host is not None:
+            return await host.stop()
+        reply = await self._request(key, {"type": "stop"})
+        return RunStatus.from_json(reply["status"])
+
+    async def guide(self, root: Path, change: str, text: str) -> None:
+        key = (root, change)
+        host = self._hosts.get(key)
+        if host is not None:
+            host.guide(text)
+            return
+        await self._request(key, {"type": "guide", "text": text})
+
+    async def _request(self, key: Key, message: dict[str, Any]) -> dict[str, Any]:
+        attached = self._attached.get(key)
+        try:
+            if attached is not None:
+                reply = await attached.send(message)
+            else:  # started elsewhere after we looked: reach it through its live file
+                live = next((r for r in find_live(key[0]) if r.change == key[1]), None)
+                if live is None:
+                    raise EngineError(f"change {key[1]!r} is not running")
+                reply = await request(live, message)
+        except RunnerError as exc:
+            raise EngineError(str(exc)) from None
+        if not reply.get("ok"):
+            raise EngineError(str(reply.get("error") or f"change {key[1]!r} is not running"))
+        return reply
+
+    # -- what the server reads -----------------------------------------------------------------
+    def statuses(self, root: Path | None = None, change: str | None = None) -> list[RunStatus]:
+        return [
+            status.copy()
+            for key, status in sorted(
+                self._latest.items(), key=lambda kv: (str(kv[0][0]), kv[0][1])
+            )
+            if (root is None or key[0] == root) and (change is None or key[1] == change)
+        ]
+
+    def active_count(self) -> int:
+        return sum(1 for s in self._latest.values() if not s.final)
+
+    async def wait(self, root: Path, change: str) -> RunStatus:
+        task = self._done.get((root, change))
+        if task is not None:
+            await asyncio.shield(task)
+        status = self._latest.get((root, change))
+        if status is None:
+            raise EngineError(f"change {change!r} has not run")
+        return status
+
+    # -- the end ---------------------------------------------------------------------------------
+    async def shutdown(self, reason: str | None = None) -> None:
+        """Stop the runs hosted here (their ends awaited); detach from the others."""
+        self._closing = True
+        hosts = list(self._hosts.values())
+        for attached in list(self._attached.values()):
+            await attached.close()
+        await asyncio.gather(*(h.engine.shutdown(reason) for h in hosts), return_exceptions=True)
+        await asyncio.gather(
+            *(
+                self._done[k]
+                for k in list(self._done)
+                if k in self._hosts or not self._done[k].done()
+            ),
+            return_exceptions=True,
+        )
+
+    def shutdown_now(self) -> None:
+        """Synchronous last resort: kill the agent trees of the runs hosted here."""
+        for host in list(self._hosts.values()):
+            host.engine.shutdown_now()
+
+    def unfinished(self) -> list[RunStatus]:
+        """Runs followed but not hosted here that have not ended (they go on without us)."""
+        return [s for k, s in self._latest.items() if not s.final and k not in self._hosts]
