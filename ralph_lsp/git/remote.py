@@ -91,8 +91,12 @@ def fetch_objects(cwd: Path, url: str, refs: list[str]) -> None:
 
 
 def clone_branch(url: str, branch: str, dest: Path) -> None:
-    """A clone of only ``branch`` of ``url`` into ``dest`` (which must not exist)."""
+    """A clone of only ``branch`` of ``url`` into ``dest`` (which must not exist), at its tip
+    with a detached ``HEAD`` and no local branch: the run's own worktree branch
+    ``ralph/<change>`` could not live beside a local ``ralph/<change>/<runId>``."""
     run_git(
         dest.parent,
         ["clone", "--quiet", "--single-branch", "--no-tags", "--branch", branch, url, str(dest)],
     )
+    run_git(dest, ["checkout", "--quiet", "--detach"])
+    run_git(dest, ["branch", "--quiet", "-D", branch])
