@@ -15,6 +15,9 @@ from ralph_lsp.git.command import GitError, Repo, identity_env, out, run_git
 
 RUN_BRANCH_PREFIX = "refs/heads/ralph/"
 CONTROL_PREFIX = "refs/ralph/"
+# The wrapper allows no transport at all (git/command.py); these commands reach the remote the
+# user named, over git's usual transports only (no ext::, no fd::), hooks still off.
+REMOTE_ENV = {"GIT_ALLOW_PROTOCOL": "file:git:ssh:http:https"}
 
 
 def run_branch(change: str, run_id: str) -> str:
@@ -49,7 +52,7 @@ def push(cwd: Path, url: str, source: str, target: str) -> None:
         raise GitError(f"refusing to push outside ralph/…: {target}")
     if source.startswith("+"):
         raise GitError("refusing a forced push")
-    run_git(cwd, ["push", "--quiet", "--no-verify", url, f"{source}:{target}"])
+    run_git(cwd, ["push", "--quiet", "--no-verify", url, f"{source}:{target}"], env=REMOTE_ENV)
 
 
 def write_note(repo: Repo, text: str) -> str:
@@ -68,7 +71,7 @@ def read_note(cwd: Path, oid: str) -> str:
 
 def remote_refs(cwd: Path, url: str, prefix: str) -> dict[str, str]:
     """ref → object id of the remote's refs under ``prefix``."""
-    text = out(cwd, ["ls-remote", url, prefix + "*"])
+    text = out(cwd, ["ls-remote", url, prefix + "*"], env=REMOTE_ENV)
     refs: dict[str, str] = {}
     for line in text.splitlines():
         oid, _, ref = line.partition("\t")
@@ -81,13 +84,14 @@ def fetch(cwd: Path, url: str, source: str, target: str) -> None:
     """Fetch ``source`` of ``url`` into the local ref ``target`` (under ``refs/ralph/``)."""
     if not target.startswith(CONTROL_PREFIX):
         raise GitError(f"refusing to fetch into {target}: only refs/ralph/… are written")
-    run_git(cwd, ["fetch", "--quiet", "--no-tags", url, f"+{source}:{target}"])
+    run_git(cwd, ["fetch", "--quiet", "--no-tags", url, f"+{source}:{target}"], env=REMOTE_ENV)
 
 
 def fetch_objects(cwd: Path, url: str, refs: list[str]) -> None:
     """Fetch the commits of ``refs`` without writing any local ref."""
     if refs:
-        run_git(cwd, ["fetch", "--quiet", "--no-tags", "--no-write-fetch-head", url, *refs])
+        args = ["fetch", "--quiet", "--no-tags", "--no-write-fetch-head", url, *refs]
+        run_git(cwd, args, env=REMOTE_ENV)
 
 
 def clone_branch(url: str, branch: str, dest: Path) -> None:
@@ -97,6 +101,7 @@ def clone_branch(url: str, branch: str, dest: Path) -> None:
     run_git(
         dest.parent,
         ["clone", "--quiet", "--single-branch", "--no-tags", "--branch", branch, url, str(dest)],
+        env=REMOTE_ENV,
     )
     run_git(dest, ["checkout", "--quiet", "--detach"])
     run_git(dest, ["branch", "--quiet", "-D", branch])
