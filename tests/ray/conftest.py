@@ -91,7 +91,12 @@ def ray_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     )
     url = f"http://127.0.0.1:{dash}"
     try:
-        wait_dashboard(url, proc)
+        try:
+            wait_dashboard(url, proc)
+        except RuntimeError as exc:
+            log.flush()
+            tail = (home / "ray-start.log").read_text(errors="replace")[-3000:]
+            raise RuntimeError(f"{exc}\n{tail}") from None
         ips: list[str] = []
         for _ in range(60):  # the head registers its node a moment after the dashboard is up
             ips = node_ips(url)
