@@ -15,7 +15,8 @@ Outside this package, the wrapper is reached only for its types (:class:`Repo`, 
 Invariant: only this package starts git (``make lint`` holds that ``git.command`` is imported
 from nowhere else, and ``tests/test_imports.py`` that no other module names git in an argv). It
 never touches the user's index, ``HEAD``, branches, stash or files except in ``restore``, never
-merges or rebases, and pushes only to ``ralph/…`` refs of a remote run's remote (``remote``). It knows nothing of runs' records, agents or LSP.
+merges or rebases, and pushes only to ``ralph/…`` refs of a remote run's remote (``remote``).
+It knows nothing of runs' records, agents or LSP.
 """
 
 from ralph_lsp.git.command import GitError, Repo, find_repo
