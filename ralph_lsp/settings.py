@@ -33,12 +33,18 @@ PROGRAM_SETTINGS = (
     "allowedTools",
     "agentUserConfig",
     "onRunEnd",
+    # Where runs execute and which remote their work is pushed to (SPEC §9 "Remote runs").
+    "runner",
+    "ray.address",
+    "ray.resources",
+    "ray.gitRemote",
 )
 
 # Settings a workspace's own settings may not set at all (SPEC §9: machine- or user-scoped):
 # the client contributes them with scope "machine" and the server reads them only from the
 # user's settings, never from a workspace folder's.
-MACHINE_SETTINGS = ("onRunEnd",)
+MACHINE_SETTINGS = ("onRunEnd", "runner", "ray.address", "ray.resources", "ray.gitRemote")
+RUNNERS = ("local", "ray")
 
 
 @dataclass(frozen=True)
@@ -79,6 +85,12 @@ class Settings:
     # A run executes in its own runner process and outlives the server (SPEC §9); false: runs
     # live in the server and stop with it.
     runs_outlive_editor: bool = True
+    # Where a run executes (SPEC §9 "Remote runs on Ray"): "local" or "ray" (a Ray job at
+    # ray_address, its work pushed to and fetched from ray_git_remote, default: origin).
+    runner: str = "local"
+    ray_address: str | None = None
+    ray_resources: Mapping[str, float] = field(default_factory=dict)
+    ray_git_remote: str | None = None
 
     def replace(self, **changes: Any) -> Settings:
         return dataclasses.replace(self, **changes)
@@ -183,6 +195,30 @@ def _optional_positive_int(v: Any) -> int | None:
         raise ValueError("a whole number of at least 1, or null") from None
 
 
+def _optional_text(v: Any) -> str | None:
+    if v is None or v == "":
+        return None
+    if not isinstance(v, str) or "\x00" in v or v != v.strip():
+        raise ValueError("text without surrounding blanks, or null")
+    return v
+
+
+RESOURCE_KEYS = ("cpus", "memoryMb")
+
+
+def _resources(v: Any) -> dict[str, float]:
+    shape = 'an object {"cpus"?: N, "memoryMb"?: N} of numbers greater than 0'
+    if not isinstance(v, Mapping) or any(k not in RESOURCE_KEYS for k in v):
+        raise ValueError(shape)
+    out: dict[str, float] = {}
+    for key, value in v.items():
+        number = _optional_positive_number(value)
+        if number is None:
+            raise ValueError(shape)
+        out[key] = number
+    return out
+
+
 PRICE_KEYS = ("input", "output", "cachedInput")
 
 
@@ -236,6 +272,10 @@ _FIELDS: dict[str, tuple[str, Callable[[Any], Any]]] = {
     "queueMaxCostUsd": ("queue_max_cost_usd", _optional_positive_number),
     "onRunEnd": ("on_run_end", _command_line),
     "runsOutliveEditor": ("runs_outlive_editor", _bool),
+    "runner": ("runner", _choice(RUNNERS)),
+    "ray.address": ("ray_address", _optional_text),
+    "ray.resources": ("ray_resources", _resources),
+    "ray.gitRemote": ("ray_git_remote", _optional_text),
 }
 SETTING_NAMES = tuple(_FIELDS)
 
@@ -259,6 +299,17 @@ def check_setting(key: str, value: Any) -> Any:
 def _show(v: Any) -> str:
     text = repr(v)
     return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _lookup(raw: Mapping[str, Any], key: str) -> tuple[bool, Any]:
+    """``raw[key]``, where a dotted key (``ray.address``) may also be nested (``{"ray": {…}}``)."""
+    if key in raw:
+        return True, raw[key]
+    head, dot, rest = key.partition(".")
+    inner = raw.get(head) if dot else None
+    if isinstance(inner, Mapping) and rest in inner:
+        return True, inner[rest]
+    return False, None
 
 
 def settings_from_dict(
@@ -286,9 +337,9 @@ def settings_from_dict(
         "queueMaxCostUsd",
     }
     for key, (name, convert) in _FIELDS.items():
-        if key not in raw:
+        found, value = _lookup(raw, key)
+        if not found:
             continue
-        value = raw[key]
         if value is None and key not in nullable:
             continue
         if not trusted and key in PROGRAM_SETTINGS:

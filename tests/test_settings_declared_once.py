@@ -20,6 +20,7 @@ from ralph_lsp.settings import (
     MACHINE_SETTINGS,
     PRESETS,
     PROGRAM_SETTINGS,
+    RUNNERS,
     SCOPES,
     SETTING_NAMES,
     USER_CONFIGS,
@@ -50,7 +51,7 @@ def test_the_typescript_mirror_lists_exactly_the_servers_settings() -> None:
     source = (CLIENT / "src" / "config.ts").read_text()
     block = re.search(r"SERVER_SETTING_KEYS = \[(.*?)\] as const", source, re.S)
     assert block is not None
-    assert sorted(re.findall(r'"(\w+)"', block.group(1))) == sorted(SETTING_NAMES)
+    assert sorted(re.findall(r'"([\w.]+)"', block.group(1))) == sorted(SETTING_NAMES)
 
 
 def test_defaults_and_choices_agree() -> None:
@@ -108,6 +109,7 @@ def test_the_cli_flags_set_declared_settings_with_the_same_choices() -> None:
     choices = {"agent": PRESETS, "scope": SCOPES, "verify_when": VERIFY_WHEN}
     choices["isolation"] = ISOLATIONS
     choices["agent_user_config"] = USER_CONFIGS
+    choices["runner"] = RUNNERS
     with_choices = {dest for dest, a in flags.items() if a.choices and dest != "help"}
     assert with_choices == set(choices), with_choices
     for dest, declared in choices.items():

@@ -32,6 +32,10 @@ export const SERVER_SETTING_KEYS = [
   "queueMaxCostUsd",
   "onRunEnd",
   "runsOutliveEditor",
+  "runner",
+  "ray.address",
+  "ray.resources",
+  "ray.gitRemote",
 ] as const;
 export type ServerSettingKey = (typeof SERVER_SETTING_KEYS)[number];
 

@@ -83,6 +83,9 @@ _FLAG_SETTINGS = (
     ("verify_when", "verifyWhen"),
     ("verify_timeout", "verifyTimeoutSeconds"),
     ("parallel", "queueParallel"),
+    ("runner", "runner"),
+    ("ray_address", "ray.address"),
+    ("git_remote", "ray.gitRemote"),
 )
 
 

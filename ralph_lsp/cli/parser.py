@@ -9,6 +9,7 @@ from ralph_lsp.cli import git_commands, runs
 from ralph_lsp.settings import (
     ISOLATIONS,
     PRESETS,
+    RUNNERS,
     SCOPES,
     USER_CONFIGS,
     VERIFY_WHEN,
@@ -189,6 +190,22 @@ def build_parser() -> argparse.ArgumentParser:
         choices=ISOLATIONS,
         help="'worktree': work in a git worktree of its own on branch ralph/CHANGE (a commit"
         " per iteration that changed files), leaving your work tree alone (default none)",
+    )
+    sp.add_argument(
+        "--runner",
+        choices=RUNNERS,
+        help="'ray': each change runs as a job on a Ray cluster (pip install 'ralph-lsp[ray]'),"
+        " its work pushed to branch ralph/CHANGE/RUNID of --git-remote (default local)",
+    )
+    sp.add_argument(
+        "--ray-address",
+        metavar="URL",
+        help="the Ray Jobs API address, e.g. http://127.0.0.1:8265 (default: RAY_ADDRESS)",
+    )
+    sp.add_argument(
+        "--git-remote",
+        metavar="URL",
+        help="the remote a Ray job clones from and pushes to (default: the repository's origin)",
     )
     sp.add_argument(
         "--agent-user-config",

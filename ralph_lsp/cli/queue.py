@@ -15,6 +15,7 @@ from ralph_lsp.settings import Settings
 
 if TYPE_CHECKING:
     from ralph_lsp.loop.queue import Queue
+    from ralph_lsp.remote.runs import RayRuns
 
 MARKS = {"succeeded": "✓", "skipped": "–", "dropped": "–"}
 
@@ -106,7 +107,13 @@ async def _queue(
                 said.add(item["change"])
                 renderer.line(_item_line(item))
 
-    engine = Engine(on_event)
+    engine: Engine | RayRuns
+    if settings.runner == "ray":  # the agent runs on a worker: no local preflight
+        from ralph_lsp.remote.runs import RayRuns
+
+        engine = RayRuns(on_event)
+    else:
+        engine = Engine(on_event)
     queue = Queue(engine, root, names, settings, options, on_queue)
     loop = asyncio.get_running_loop()
     signals = 0

@@ -30,6 +30,12 @@ def cmd_run(args: argparse.Namespace, out: TextIO) -> int:
     root = root_of(args.root)
     names = queue.names_of(root, args)
     settings = settings_from_args(args)
+    if settings.runner == "ray":  # each change a Ray job (SPEC §9): driven as a queue here
+        if args.detach:
+            raise CliError("--detach runs on this machine; a Ray run is followed until it ends")
+        if len(names) > 1:
+            settings = settings.replace(queue_max_cost_usd=settings.max_cost_usd, max_cost_usd=None)
+        return queue.run_queue(root, names, settings, args, out)
     if len(names) > 1:  # a queue (SPEC §9): --max-cost is the whole queue's budget
         settings = settings.replace(queue_max_cost_usd=settings.max_cost_usd, max_cost_usd=None)
         _preflight(settings, root)

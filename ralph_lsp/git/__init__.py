@@ -6,15 +6,17 @@
   temporary index (:class:`Checkpointer`, :class:`Checkpoint`), their diffs and pruning;
 - ``restore``      the work tree's files put back as at a checkpoint, after recording the current
   state so the restore can be undone (:class:`RestoreResult`);
-- ``worktrees``    a run's own ``git worktree`` on ``ralph/<change>`` (:class:`Worktree`).
+- ``worktrees``    a run's own ``git worktree`` on ``ralph/<change>`` (:class:`Worktree`);
+- ``remote``       a remote run's data plane: push (only ``ralph/…``, never forced), fetch, clone.
 
 Outside this package, the wrapper is reached only for its types (:class:`Repo`, :class:`GitError`,
 ``find_repo``, exported here); nothing outside ``git/`` imports ``git.command`` or starts git.
 
 Invariant: only this package starts git (``make lint`` holds that ``git.command`` is imported
 from nowhere else, and ``tests/test_imports.py`` that no other module names git in an argv). It
-never touches the user's index, ``HEAD``, branches, stash or files except in ``restore``, and never
-merges, rebases or pushes. It knows nothing of runs' records, agents or LSP.
+never touches the user's index, ``HEAD``, branches, stash or files except in ``restore``, never
+merges or rebases, and pushes only to ``ralph/…`` refs of a remote run's remote (``remote``).
+It knows nothing of runs' records, agents or LSP.
 """
 
 from ralph_lsp.git.command import GitError, Repo, find_repo

@@ -51,6 +51,10 @@ describe("serverSettings", () => {
       queueMaxCostUsd: null,
       onRunEnd: "",
       runsOutliveEditor: true,
+      runner: "local",
+      "ray.address": null,
+      "ray.resources": {},
+      "ray.gitRemote": null,
     });
   });
 

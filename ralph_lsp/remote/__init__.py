@@ -1,0 +1,14 @@
+"""Remote runs (SPEC §9 "Remote runs on Ray"): a run executed as a job of an existing engine.
+
+- ``job``   the job's entrypoint, ``python -m ralph_lsp.remote.job``: clones the run branch,
+  hosts the run (:class:`~ralph_lsp.runner.host.RunHost`, worktree-style) with its events on
+  stdout, pushes one commit per iteration, and takes guidance and stop from refs of the remote;
+- ``runs``  :class:`~ralph_lsp.remote.runs.RayRuns`, the operator's side with the surface of
+  :class:`~ralph_lsp.runner.runs.Runs` (start, wait, stop, guide, statuses): pushes ``HEAD`` to
+  ``ralph/<change>/<runId>``, submits the job through Ray's Jobs API, follows its log as the
+  event stream, writes the local ``.ralph/`` history from it and fetches the branch back.
+
+Invariant: Ray is imported only inside ``runs`` and only when a run is started there (nothing
+else of the product imports it); no secret travels in a job's entrypoint or environment; git
+writes on the remote only ``ralph/…`` refs, never forced (``git/remote.py``).
+"""

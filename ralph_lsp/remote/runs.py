@@ -1,0 +1,417 @@
+"""RayRuns: runs executed as Ray jobs, with the surface of :class:`~ralph_lsp.runner.runs.Runs`
+(start, wait, stop, guide, statuses), so a :class:`~ralph_lsp.loop.queue.Queue`, the CLI and the
+server drive them as they drive local runs.
+
+``start`` refuses a work tree with uncommitted changes (the job would not see them), pushes
+``HEAD`` to the run branch ``ralph/<change>/<runId>`` of ``ralph.ray.gitRemote`` (default:
+``origin``), and submits ``python -m ralph_lsp.remote.job …`` with the run's entrypoint
+resources. The job's log is the run's event stream: each event is re-rooted to the local
+change (its run id is the local one), given to the callback, and written to the local
+``.ralph/runs/<runId>/record.json``; each iteration's commit is fetched back and named by a
+local checkpoint ref, so ``ralph-lsp diff``, the history page and restore work. A job whose log
+ends without the run's end ends the run ``interrupted`` with the job's own reason.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import json
+import logging
+import os
+import re
+import shlex
+from collections.abc import Callable, Coroutine, Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from ralph_lsp.git import GitError, Repo, find_repo
+from ralph_lsp.git import remote as gr
+from ralph_lsp.git.checkpoints import set_ref
+from ralph_lsp.git.refs import ref_name
+from ralph_lsp.loop.engine import EngineError, EngineEvent, LogEvent, RunStatus, StatusEvent
+from ralph_lsp.loop.events import CheckpointEvent, EndEvent, GuidanceEvent, IterationEvent
+from ralph_lsp.loop.history import RunHistory, new_run_id
+from ralph_lsp.loop.policy import RunState
+from ralph_lsp.loop.status import now_iso
+from ralph_lsp.openspec.workspace import resolve_change
+from ralph_lsp.runner import events
+from ralph_lsp.settings import Settings, settings_to_dict
+
+log = logging.getLogger(__name__)
+Key = tuple[Path, str]
+WORKER_PYTHON = "python"  # the worker's own Python, with ralph-lsp installed
+STOP_GRACE_SECONDS = 30.0  # a cooperative stop's wait for the run's end before the job's stop
+_SECRET = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH", re.IGNORECASE)
+# Settings that mean something only on this machine: not sent to the job.
+_LOCAL_ONLY = ("runner", "ray.address", "ray.resources", "ray.gitRemote", "onRunEnd")
+
+
+def job_client(address: str | None) -> Any:
+    """Ray's JobSubmissionClient (Ray imported here, and only here)."""
+    try:
+        from ray.job_submission import JobSubmissionClient
+    except ImportError:
+        raise EngineError(
+            "ralph.runner 'ray' needs Ray on this machine: pip install 'ralph-lsp[ray]'"
+        ) from None
+    try:
+        return JobSubmissionClient(address)
+    except Exception as exc:  # Ray raises plain exceptions for an unreachable address
+        raise EngineError(
+            f"the Ray cluster at {address or 'RAY_ADDRESS'} answers not: {exc}"
+        ) from None
+
+
+@dataclasses.dataclass
+class Plan:
+    """What ``start`` pushed: where the job finds the run."""
+
+    repo: Repo
+    url: str
+    run_id: str
+    branch: str
+    base: str
+    subdir: str
+
+
+def plan_push(root: Path, change: str, settings: Settings) -> Plan:
+    """Refuse what the job could not see; push ``HEAD`` to a new run branch."""
+    repo = find_repo(root)
+    if repo is None:
+        raise EngineError(
+            f"a Ray run pushes its base with git, and {root} is not in a git work tree"
+        )
+    base = repo.rev("HEAD")
+    if base is None:
+        raise EngineError("a Ray run starts from a commit; commit once, then run again")
+    url = settings.ray_git_remote or gr.origin_url(repo)
+    if url is None:
+        raise EngineError("a Ray run needs a git remote: set ralph.ray.gitRemote or add an origin")
+    dirty = gr.uncommitted(repo)
+    if dirty:
+        shown = ", ".join(dirty[:5]) + (f" and {len(dirty) - 5} more" if len(dirty) > 5 else "")
+        raise EngineError(
+            f"the work tree has uncommitted changes that the Ray job would not see ({shown});"
+            " commit or stash them, then run again"
+        )
+    run_id = new_run_id()
+    branch = gr.run_branch(change, run_id)
+    gr.push(repo.top, url, base, "refs/heads/" + branch)
+    subdir = os.path.relpath(root.resolve(), repo.top.resolve())
+    return Plan(repo, url, run_id, branch, base, subdir)
+
+
+def check_env(settings: Settings) -> None:
+    """No secret in the job's entrypoint: ``ralph.env`` travels in it."""
+    secret = [k for k in settings.env if _SECRET.search(k)]
+    if secret:
+        raise EngineError(
+            f"ralph.env names {', '.join(secret)}: a Ray job's entrypoint is shown in the"
+            " dashboard and job list, so no secret may travel in it; set it in the worker"
+            " node's own environment"
+        )
+
+
+def entrypoint(plan: Plan, change: str, settings: Settings, args: dict[str, Any]) -> str:
+    sent = {k: v for k, v in settings_to_dict(settings).items() if k not in _LOCAL_ONLY}
+    argv = [WORKER_PYTHON, "-m", "ralph_lsp.remote.job", "--remote", plan.url]
+    argv += ["--branch", plan.branch, "--change", change, "--run-id", plan.run_id]
+    argv += ["--subdir", plan.subdir, "--settings", json.dumps(sent, separators=(",", ":"))]
+    for flag in ("max_iterations", "scope", "story"):
+        if args.get(flag) is not None:
+            argv += ["--" + flag.replace("_", "-"), str(args[flag])]
+    for text in args.get("guidance") or ():
+        argv += ["--guidance", text]
+    return shlex.join(argv)
+
+
+class RemoteRun:
+    """One remote run as this side knows it: its status, record and job."""
+
+    def __init__(self, root: Path, change: str, plan: Plan, queue: dict[str, Any] | None) -> None:
+        self.root, self.change, self.plan, self.queue = root, change, plan, queue
+        self.job_id = ""
+        self.task: asyncio.Task[None] | None = None
+        self.guided = 0
+        self.ended = False
+        now = now_iso()
+        self.status = RunStatus(
+            plan.run_id, change, root, RunState.RUNNING, 0, 0, 0, 0,
+            "submitted as a Ray job", now, now, None, worktree=self.worktree(), queue=queue,
+        )  # fmt: skip
+        self.history = RunHistory(root, plan.run_id, lambda text: log.warning("%s", text))
+        self.iterations: list[dict[str, Any]] = []
+        self.guidance: list[dict[str, Any]] = []
+        self.checkpoints: dict[int, str] = {0: plan.base}
+
+    def worktree(self) -> dict[str, Any]:
+        return {"branch": self.plan.branch, "root": None, "tasksUri": None, "remote": self.plan.url}
+
+    def local(self, event: EngineEvent) -> EngineEvent:
+        """The job's event as this side's: the local root, run id and branch."""
+        if isinstance(event, StatusEvent):
+            st = dataclasses.replace(
+                event.status,
+                root=self.root,
+                run_id=self.plan.run_id,
+                worktree=self.worktree(),
+                queue=self.queue,
+            )
+            return StatusEvent(st)
+        if isinstance(event, LogEvent):
+            return dataclasses.replace(event, root=self.root)
+        return dataclasses.replace(event, root=self.root, run_id=self.plan.run_id)
+
+    def take(self, event: EngineEvent) -> None:
+        if isinstance(event, StatusEvent):
+            self.status = event.status
+        elif isinstance(event, IterationEvent) and event.phase == "end":
+            self.iterations.append(dict(event.record))
+        elif isinstance(event, GuidanceEvent):
+            self.guidance.append({"text": event.text, "at": now_iso(), "deliveredIn": None})
+            self.guidance[-1]["deliveredIn"] = event.delivered_in
+        elif isinstance(event, CheckpointEvent) and event.checkpoint:
+            self.checkpoints[event.n] = event.checkpoint
+        elif isinstance(event, EndEvent):
+            self.ended = True
+        if isinstance(event, (StatusEvent, IterationEvent, GuidanceEvent, EndEvent)):
+            self.history.save(self.record())
+
+    def record(self) -> dict[str, Any]:
+        st = self.status
+        return {
+            "runId": st.run_id,
+            "change": self.change,
+            "root": self.root.as_uri(),
+            "startedAt": st.started_at,
+            "endedAt": st.updated_at if st.final else None,
+            "state": st.state,
+            "reason": st.reason,
+            "owner": {"pid": os.getpid(), "startedAt": None},
+            "transitions": [],
+            "iterations": list(self.iterations),
+            "rateLimited": [],
+            "rawOutputDropped": [],
+            "worktree": self.worktree(),
+            "guidance": list(self.guidance),
+            "story": st.story,
+            "blocked": [],
+            "progress": {
+                "completed": st.completed,
+                "total": st.total,
+                "maxIterations": st.max_iterations,
+            },
+            "remote": {"engine": "ray", "jobId": self.job_id, "url": self.plan.url},
+        }
+
+    def fetch_back(self) -> None:
+        """The run branch fetched, each iteration's commit named by a local checkpoint ref."""
+        repo = self.plan.repo
+        local = f"refs/ralph/@remote/{self.change}/{self.plan.run_id}"
+        gr.fetch(repo.top, self.plan.url, "refs/heads/" + self.plan.branch, local)
+        for n, commit in sorted(self.checkpoints.items()):
+            if repo.rev(commit) is not None:
+                set_ref(repo, ref_name(self.root, self.change, self.plan.run_id, n), commit)
+
+
+class RayRuns:
+    """See the module's docstring; ``address`` overrides ``ralph.ray.address``."""
+
+    def __init__(
+        self, on_event: Callable[[EngineEvent], None] | None = None, address: str | None = None
+    ) -> None:
+        self._on_event = on_event
+        self._address = address
+        self._runs: dict[Key, RemoteRun] = {}
+        self._clients: dict[str | None, Any] = {}
+        self._tasks: set[asyncio.Task[Any]] = set()
+
+    def _emit(self, event: EngineEvent) -> None:
+        if self._on_event is None:
+            return
+        try:
+            self._on_event(event)
+        except Exception:  # a renderer's bug must not end a run's following
+            log.exception("run event handler failed")
+
+    def _client(self, address: str | None) -> Any:
+        if address not in self._clients:
+            self._clients[address] = job_client(address)
+        return self._clients[address]
+
+    def _spawn(self, coro: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
+        task = asyncio.ensure_future(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        return task
+
+    async def start(
+        self,
+        root: Path,
+        change: str,
+        settings: Settings,
+        *,
+        max_iterations: int | None = None,
+        scope: str | None = None,
+        guidance: Sequence[str] = (),
+        story: str | None = None,
+        queue: dict[str, Any] | None = None,
+    ) -> RunStatus:
+        resolved = resolve_change(root, change)  # UnknownChangeError for unknown names
+        key = (resolved.root, resolved.name)
+        current = self._runs.get(key)
+        if current is not None and not current.status.final:
+            raise EngineError(f"change {change!r} is already running as Ray job {current.job_id}")
+        check_env(settings)
+        address = self._address or settings.ray_address
+        client = await asyncio.to_thread(self._client, address)
+        try:
+            plan = await asyncio.to_thread(plan_push, *key, settings)
+        except GitError as exc:
+            raise EngineError(f"the run's base could not be pushed: {exc}") from None
+        run = RemoteRun(*key, plan, queue)
+        args = {"max_iterations": max_iterations, "scope": scope, "story": story}
+        command = entrypoint(plan, resolved.name, settings, {**args, "guidance": guidance})
+        res = settings.ray_resources
+        submit: dict[str, Any] = {"entrypoint": command, "submission_id": f"ralph-{plan.run_id}"}
+        if "cpus" in res:
+            submit["entrypoint_num_cpus"] = res["cpus"]
+        if "memoryMb" in res:
+            submit["entrypoint_memory"] = int(res["memoryMb"] * 1024 * 1024)
+        try:
+            run.job_id = await asyncio.to_thread(client.submit_job, **submit)
+        except Exception as exc:
+            raise EngineError(f"Ray refused the job: {exc}") from None
+        self._runs[key] = run
+        self._emit(LogEvent(*key, f"☁ Ray job {run.job_id} · branch {plan.branch} of {plan.url}"))
+        self._emit(StatusEvent(run.status.copy()))
+        run.history.save(run.record())
+        run.task = self._spawn(self._follow(run, client))
+        return run.status.copy()
+
+    # Long: one loop over the job's log, then the end the log did not tell.
+    async def _follow(self, run: RemoteRun, client: Any) -> None:
+        pending = ""
+        try:
+            async for chunk in client.tail_job_logs(run.job_id):
+                pending += chunk
+                *lines, pending = pending.split("\n")
+                for line in lines:
+                    await self._line(run, line)
+            if pending:
+                await self._line(run, pending)
+        except Exception as exc:  # the log's connection broke: the job's status says more
+            log.warning("the log of Ray job %s broke off: %s", run.job_id, exc)
+        if not run.status.final:
+            await self._interrupted(run, client)
+        with contextlib.suppress(GitError, OSError):
+            await asyncio.to_thread(run.fetch_back)
+        run.history.save(run.record())
+
+    async def _line(self, run: RemoteRun, line: str) -> None:
+        event = events.loads(line) if line.startswith("{") else None
+        if event is None:
+            if line.strip():
+                self._emit(LogEvent(run.root, run.change, line.rstrip()))
+            return
+        event = run.local(event)
+        run.take(event)
+        if isinstance(event, CheckpointEvent) and event.checkpoint:
+            with contextlib.suppress(GitError, OSError):
+                await asyncio.to_thread(run.fetch_back)
+        self._emit(event)
+
+    async def _interrupted(self, run: RemoteRun, client: Any) -> None:
+        why = "its log ended"
+        with contextlib.suppress(Exception):
+            info = await asyncio.to_thread(client.get_job_info, run.job_id)
+            why = f"the job is {info.status}" + (f": {info.message}" if info.message else "")
+        st = run.status.copy()
+        st.state = RunState.INTERRUPTED
+        st.reason = f"the Ray job's runner ended without ending the run ({why})"
+        st.updated_at = now_iso()
+        st.phase = None
+        for event in (
+            LogEvent(run.root, run.change, f"✗ {st.reason}", "error"),
+            StatusEvent(st),
+            EndEvent(run.root, run.change, run.plan.run_id, str(st.state), st.reason),
+        ):
+            run.take(event)
+            self._emit(event)
+
+    # -- control -----------------------------------------------------------------------------
+    def _find(self, root: Path, change: str) -> RemoteRun:
+        run = self._runs.get((root, change))
+        if run is None or run.status.final:
+            raise EngineError(f"change {change!r} is not running")
+        return run
+
+    async def stop(self, root: Path, change: str) -> RunStatus:
+        """Ask the job to stop its run (a stop ref); the job's stop if it has not ended soon."""
+        run = self._find(root, change)
+        self._emit(LogEvent(root, change, "■ stop requested: asking the Ray job to stop the run"))
+        plan = run.plan
+        try:
+            note = await asyncio.to_thread(gr.write_note, plan.repo, "stop")
+            ref = gr.stop_ref(change, plan.run_id)
+            await asyncio.to_thread(gr.push, plan.repo.top, plan.url, note, ref)
+        except GitError as exc:
+            log.warning("the stop ref could not be pushed: %s", exc)
+        assert run.task is not None
+        done, _ = await asyncio.wait({run.task}, timeout=STOP_GRACE_SECONDS)
+        if not done:
+            client = self._client(self._address)
+            with contextlib.suppress(Exception):
+                await asyncio.to_thread(client.stop_job, run.job_id)
+            await asyncio.shield(run.task)
+        return run.status.copy()
+
+    async def guide(self, root: Path, change: str, text: str) -> None:
+        """Guidance k as ``refs/ralph/guidance/<change>/<runId>/<k>`` on the remote."""
+        run = self._find(root, change)
+        plan = run.plan
+        try:
+            note = await asyncio.to_thread(gr.write_note, plan.repo, text)
+            ref = gr.guidance_prefix(change, plan.run_id) + str(run.guided)
+            await asyncio.to_thread(gr.push, plan.repo.top, plan.url, note, ref)
+        except GitError as exc:
+            raise EngineError(f"the guidance could not be pushed: {exc}") from None
+        run.guided += 1
+        self._emit(LogEvent(root, change, "✎ guidance sent to the Ray job for its next iteration"))
+
+    # -- what the server reads -------------------------------------------------------------------
+    def statuses(self, root: Path | None = None, change: str | None = None) -> list[RunStatus]:
+        return [
+            run.status.copy()
+            for key, run in sorted(self._runs.items(), key=lambda kv: (str(kv[0][0]), kv[0][1]))
+            if (root is None or key[0] == root) and (change is None or key[1] == change)
+        ]
+
+    def active_count(self) -> int:
+        return sum(1 for r in self._runs.values() if not r.status.final)
+
+    async def wait(self, root: Path, change: str) -> RunStatus:
+        run = self._runs.get((root, change))
+        if run is None:
+            raise EngineError(f"change {change!r} has not run")
+        if run.task is not None:
+            await asyncio.shield(run.task)
+        return run.status.copy()
+
+    async def attach_all(self, roots: Iterable[Path]) -> None:
+        """Remote runs are followed only by the process that started them (for now)."""
+
+    async def shutdown(self, reason: str | None = None) -> None:
+        """Stop following; the jobs go on on the cluster (their branches keep their work)."""
+        for task in list(self._tasks):
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+
+    def shutdown_now(self) -> None:
+        for task in list(self._tasks):
+            task.cancel()
+
+    def unfinished(self) -> list[RunStatus]:
+        return [r.status.copy() for r in self._runs.values() if not r.status.final]

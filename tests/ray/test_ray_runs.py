@@ -1,0 +1,180 @@
+"""Runs as Ray jobs on a real single-node cluster (conftest), with a bare repository on disk as
+the git remote: the CLI's ``run --runner ray`` end to end, and :class:`RayRuns` directly for
+progress, stop, guidance and a runner killed mid-run."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+
+from ralph_lsp.loop.engine import EngineEvent, StatusEvent
+from ralph_lsp.loop.events import IterationEvent
+from ralph_lsp.remote.runs import RayRuns
+from ralph_lsp.settings import Settings
+
+REPO = Path(__file__).resolve().parents[2]
+TOOLBOX = REPO / "examples" / "toolbox"
+
+pytestmark = [pytest.mark.ray, pytest.mark.slow]
+
+
+def git(cwd: Path, *args: str) -> str:
+    return subprocess.run(
+        ["git", *args], cwd=cwd, check=True, capture_output=True, text=True
+    ).stdout.strip()
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> tuple[Path, Path]:
+    """A git copy of examples/toolbox whose origin is a bare repository beside it."""
+    work = tmp_path / "toolbox"
+    shutil.copytree(TOOLBOX, work)
+    git(work, "init", "-q", "-b", "main")
+    git(work, "-c", "user.name=t", "-c", "user.email=t@t", "add", "-A")
+    git(work, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "start")
+    bare = tmp_path / "remote.git"
+    git(tmp_path, "init", "-q", "--bare", str(bare))
+    git(work, "remote", "add", "origin", str(bare))
+    git(work, "push", "-q", "origin", "main")
+    return work, bare
+
+
+def remote_log(bare: Path, branch: str) -> list[str]:
+    return git(bare, "log", "--format=%s", branch).splitlines()
+
+
+def test_two_changes_run_at_once_as_two_jobs_and_both_succeed(
+    ray_cluster: str, project: tuple[Path, Path]
+) -> None:
+    work, bare = project
+    head, branches = git(work, "rev-parse", "HEAD"), git(work, "branch", "--list")
+    env = {**os.environ, "RALPH_DEMO_DELAY": "0.05", "RALPH_DEMO_TASKS_PER_RUN": "2"}
+    argv = [sys.executable, "-m", "ralph_lsp", "run", "add-slugify", "add-word-count"]
+    argv += ["--root", str(work), "--parallel", "2", "--agent", "demo", "--runner", "ray"]
+    argv += ["--ray-address", ray_cluster]
+    done = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "2/2 succeeded" in done.stdout, done.stdout
+    # The user's tree, HEAD and branches are as they were.
+    assert git(work, "status", "--porcelain") == ""
+    assert git(work, "rev-parse", "HEAD") == head
+    assert git(work, "branch", "--list") == branches
+    runs = sorted((work / ".ralph" / "runs").iterdir())
+    assert len(runs) == 2
+    for folder in runs:
+        record = json.loads((folder / "record.json").read_text())
+        assert record["state"] == "succeeded", record
+        branch = record["worktree"]["branch"]
+        assert branch == f"ralph/{record['change']}/{record['runId']}"
+        subjects = remote_log(bare, branch)
+        n = len(record["iterations"])
+        assert n >= 1
+        # One commit per iteration on the run branch, above the base.
+        assert len(subjects) == n + 1, subjects
+        assert all(f"{record['change']} iteration" in s for s in subjects[:n]), subjects
+        # diff works on this side: the branch was fetched back.
+        diff = subprocess.run(
+            [sys.executable, "-m", "ralph_lsp", "diff", record["change"], "--root", str(work)],
+            capture_output=True,
+            text=True,
+        )
+        assert diff.returncode == 0, diff.stderr
+        assert "tasks.md" in diff.stdout
+    # Nothing outside ralph/… was written on the remote.
+    refs = git(bare, "for-each-ref", "--format=%(refname)").splitlines()
+    assert all(r == "refs/heads/main" or r.startswith("refs/heads/ralph/") for r in refs), refs
+
+
+SLOW = Settings(agent="demo", env={"RALPH_DEMO_DELAY": "1.5", "RALPH_DEMO_TASKS_PER_RUN": "1"})
+
+
+def job_processes(run_id: str) -> list[psutil.Process]:
+    """The processes of a run's job (its runner, and the agents it started), by the run id."""
+    found = []
+    for p in psutil.process_iter(["cmdline", "environ"]):
+        try:
+            cmd = " ".join(p.info["cmdline"] or [])
+            if run_id in cmd and "ralph_lsp.remote.job" in cmd:
+                found.append(p)
+                found.extend(p.children(recursive=True))
+        except psutil.Error:
+            continue
+    return found
+
+
+async def until(predicate: object, timeout: float = 120.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():  # type: ignore[operator]
+        assert time.monotonic() < deadline, "timed out"
+        await asyncio.sleep(0.2)
+
+
+@pytest.mark.skip(
+    reason="written but not yet run: the machine's process table was full (another run's"
+    " zombies) when it was to run; remove this mark once it has passed"
+)
+async def test_progress_guidance_and_stop_reach_a_running_job(
+    ray_cluster: str, project: tuple[Path, Path]
+) -> None:
+    work, _bare = project
+    seen: list[EngineEvent] = []
+    runs = RayRuns(seen.append, address=ray_cluster)
+    status = await runs.start(work, "add-title-case", SLOW)
+    run_id = status.run_id
+
+    def iteration_started(n: int) -> bool:
+        return any(isinstance(e, IterationEvent) and e.phase == "start" and e.n >= n for e in seen)
+
+    await until(lambda: iteration_started(1))
+    # Progress arrives while the job runs: a status of this run, running, with its counts.
+    live = [e.status for e in seen if isinstance(e, StatusEvent) and not e.status.final]
+    assert any(s.iteration >= 1 and s.total == 3 and s.run_id == run_id for s in live)
+    await runs.guide(work, "add-title-case", "prefer short names")
+    await until(lambda: iteration_started(3))
+    delivered = [e for e in seen if type(e).__name__ == "GuidanceEvent"]
+    assert delivered and delivered[0].text == "prefer short names"  # type: ignore[attr-defined]
+    assert delivered[0].delivered_in >= 2  # type: ignore[attr-defined]
+    final = await runs.stop(work, "add-title-case")
+    assert final.final and final.state == "stopped", final
+    await until(lambda: not job_processes(run_id), timeout=30)
+    record = json.loads((work / ".ralph" / "runs" / run_id / "record.json").read_text())
+    assert record["state"] == "stopped"
+    assert record["guidance"][0]["text"] == "prefer short names"
+
+
+@pytest.mark.skip(
+    reason="written but not yet run: the machine's process table was full (another run's"
+    " zombies) when it was to run; remove this mark once it has passed"
+)
+async def test_a_killed_job_runner_ends_the_run_interrupted_and_keeps_its_commits(
+    ray_cluster: str, project: tuple[Path, Path]
+) -> None:
+    work, bare = project
+    seen: list[EngineEvent] = []
+    runs = RayRuns(seen.append, address=ray_cluster)
+    status = await runs.start(work, "add-word-count", SLOW)
+    run_id = status.run_id
+    branch = f"ralph/add-word-count/{run_id}"
+
+    def ended() -> int:
+        return sum(1 for e in seen if isinstance(e, IterationEvent) and e.phase == "end")
+
+    await until(lambda: ended() >= 1 and len(remote_log(bare, branch)) >= 2)
+    runner = [p for p in job_processes(run_id) if "ralph_lsp.remote.job" in " ".join(p.cmdline())]
+    assert runner
+    pushed = len(remote_log(bare, branch)) - 1
+    runner[0].kill()
+    final = await asyncio.wait_for(runs.wait(work, "add-word-count"), 120)
+    assert final.state == "interrupted", final
+    assert "Ray job" in (final.reason or ""), final.reason
+    assert len(remote_log(bare, branch)) - 1 >= pushed >= 1
+    await until(lambda: not job_processes(run_id), timeout=30)
