@@ -21,7 +21,7 @@ from tests.conftest import alive
 TAG = "RALPH_FAULT_TAG"
 FAULT_AGENT = Path(__file__).resolve().parents[1] / "fake_agents" / "fault_agent.py"
 CLI = [sys.executable, "-m", "ralph_lsp"]
-FINAL_STATES = ("succeeded", "stuck", "exhausted", "failed", "stopped")
+FINAL_STATES = ("succeeded", "stuck", "exhausted", "failed", "stopped", "interrupted")
 
 
 def tagged_processes(tag: str) -> list[int]:
@@ -170,7 +170,14 @@ class FaultEnv:
         return CliResult(code, out, err, time.monotonic() - started)
 
 
-EXIT_CODES = {"succeeded": 0, "failed": 1, "stuck": 3, "exhausted": 4, "stopped": 5}
+EXIT_CODES = {
+    "succeeded": 0,
+    "failed": 1,
+    "stuck": 3,
+    "exhausted": 4,
+    "stopped": 5,
+    "interrupted": 6,
+}
 
 
 def assert_outcome(
