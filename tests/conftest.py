@@ -1,5 +1,10 @@
 from __future__ import annotations
 
+import contextlib
+import gc
+import os
+import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -41,3 +46,41 @@ def shared_path(*parts: str) -> Path:
     if not path.exists():
         pytest.skip(f"shared material not found beside the checkout: {path}")
     return path
+
+
+@pytest.fixture(autouse=True)
+def _reap_adopted_orphans() -> Iterator[None]:
+    """This test process becomes a child subreaper once an in-process run starts an agent (as
+    the CLI and the server do, SPEC §3): from then on any orphan of a later test's process
+    trees (a detached runner whose CLI exited, a server's leftovers) is re-parented here, and
+    nothing here waits for it. Reap such zombies after each test (never one that a live Popen
+    still owns), so a long session cannot fill the process table."""
+    yield
+    reap_adopted_orphans()
+
+
+def reap_adopted_orphans() -> int:
+    me = os.getpid()
+    zombies = []
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat", "rb") as f:
+                rest = f.read().rsplit(b")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if rest[0] == b"Z" and int(rest[1]) == me:
+            zombies.append(int(name))
+    if not zombies:
+        return 0
+    owned = {
+        o.pid for o in gc.get_objects() if isinstance(o, subprocess.Popen) and o.returncode is None
+    }
+    reaped = 0
+    for pid in zombies:
+        if pid not in owned:
+            with contextlib.suppress(ChildProcessError, OSError):
+                os.waitpid(pid, os.WNOHANG)
+                reaped += 1
+    return reaped

@@ -77,19 +77,22 @@ def become_subreaper() -> None:
 
 
 def kill_tagged(tag: str) -> None:
-    """SIGKILL every process carrying the tree ``tag``, until none is left (at most 2 s)."""
-    deadline = time.monotonic() + 2.0
-    while tag and time.monotonic() < deadline:
+    """SIGKILL every process carrying the tree ``tag``, until none has shown in any scan for
+    0.3 s (at most 2 s): one empty scan proves nothing against a process that hops pids."""
+    quiet = time.monotonic()
+    deadline = quiet + 2.0
+    while tag and time.monotonic() < deadline and time.monotonic() - quiet < 0.3:
         proc = inspection.current()
         found = proc.tagged(tag)
-        if not found:
-            return
+        if found:
+            quiet = time.monotonic()
         for pid in found:
             stat = proc.stat(pid)
             with contextlib.suppress(OSError):
                 if stat is not None and stat.pgid > 1 and stat.pgid != os.getpgrp():
                     os.killpg(stat.pgid, signal.SIGKILL)  # a child it just forked, too
                 os.kill(pid, signal.SIGKILL)
+        time.sleep(0.005)
 
 
 async def end_orphans(since: float | None) -> None:

@@ -49,6 +49,8 @@ LINGER_GRACE = 0.5
 SIGTERM_GRACE = 1.0
 """Seconds between SIGTERM and SIGKILL when the watchdog itself receives SIGTERM."""
 KILL_CAP = 5.0
+STRAY_QUIET = 0.3
+"""Seconds without a stray in any scan before a tree without a subreaper counts as gone."""
 """Seconds of SIGKILL passes before giving up on processes that cannot be killed."""
 
 
@@ -140,6 +142,7 @@ class Watchdog:
         self.kill_started: float | None = None
         self.control_buffer = b""
         self.tag = tag  # in the agent's environment: finds its tree without a subreaper
+        self._quiet_since: float | None = None  # since when no stray was seen (settled())
         self.subreaper = False
 
     # -- status pipe -------------------------------------------------------------------------
@@ -191,6 +194,20 @@ class Watchdog:
         if self.subreaper or not self.tag:
             return []
         return inspection.current().tagged(self.tag)
+
+    def settled(self) -> bool:
+        """No stray of the tree in any scan for ``STRAY_QUIET`` seconds (at once with a
+        subreaper). One empty scan proves nothing: a process that hops to a new pid every few
+        milliseconds can be between two pids while /proc is read."""
+        if self.subreaper or not self.tag:
+            return True
+        now = time.monotonic()
+        if self.strays():
+            self._quiet_since = None
+            return False
+        if self._quiet_since is None:
+            self._quiet_since = now
+        return now - self._quiet_since >= STRAY_QUIET
 
     def agent_groups(self) -> tuple[int, ...]:
         # Without /proc the agent's own group is all that can be named. While the agent is
@@ -244,7 +261,7 @@ class Watchdog:
         if self.control_fd is not None:
             poller.register(self.control_fd, select.POLLIN)
         while True:
-            if self.reap() and (self.exit_code is None or not self.strays()):
+            if self.reap() and (self.exit_code is None or self.settled()):
                 return []
             now = time.monotonic()
             if self.deadline is not None and now >= self.deadline:

@@ -173,12 +173,13 @@ def directive(path: Path) -> list[str]:
 
 def hopper() -> None:
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    pause = float(os.environ.get("FAULT_HOP_SECONDS", "0.005"))
     if os.fork() == 0:
         while True:
             os.setsid()
             if os.fork() != 0:
                 os._exit(0)  # the parent goes; the child hops on under a new pid
-            time.sleep(0.005)
+            time.sleep(pause)
     print("ready", flush=True)
     sleep_forever()
 

@@ -3,10 +3,12 @@ recorded, the history record, and the process table."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
 import shlex
+import signal
 import subprocess
 import sys
 import time
@@ -40,6 +42,34 @@ def tagged_processes(tag: str) -> list[int]:
         if alive(int(name)):
             found.append(int(name))
     return found
+
+
+def gone_for(tag: str, *, within: float, quiet: float) -> bool:
+    """Whether, within ``within`` seconds, no process carrying ``tag`` is seen in any scan for
+    ``quiet`` seconds in a row."""
+    start = last_seen = time.monotonic()
+    while time.monotonic() - start < within + quiet:
+        if tagged_processes(tag):
+            last_seen = time.monotonic()
+        elif time.monotonic() - last_seen >= quiet and last_seen - start <= within:
+            return True
+        time.sleep(0.005)
+    return False
+
+
+def kill_tagged_for_good(tag: str, seconds: float = 3.0) -> None:
+    """The test's own cleanup: SIGKILL whatever carries ``tag`` until none has shown for a
+    second, so a failing test never leaves a process hopping for the rest of the session."""
+    quiet = time.monotonic()
+    deadline = quiet + seconds
+    while time.monotonic() < deadline and time.monotonic() - quiet < 1.0:
+        for pid in tagged_processes(tag):
+            quiet = time.monotonic()
+            with contextlib.suppress(OSError):
+                os.killpg(pid, signal.SIGKILL)
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+        time.sleep(0.002)
 
 
 def wait_until(predicate: Callable[[], Any], timeout: float, what: str) -> Any:
