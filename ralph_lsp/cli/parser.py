@@ -103,9 +103,10 @@ def build_parser() -> argparse.ArgumentParser:
         type=float,
         metavar="USD",
         help="stop when the cost reaches this: as the agent reports it (claude), else estimated"
-        " from its tokens at the model's list price (codex, gemini); refused when neither can be."
-        " With several changes, the whole queue's budget: a change does not start once it is"
-        " spent",
+        " from its tokens at the model's list price (codex, gemini); refused at start for a model"
+        " without a price, and a custom agent command's iteration that reports no cost ends the"
+        " run. With several changes, the whole queue's budget: a change does not start once it"
+        " is spent",
     )
     sp.add_argument(
         "--max-tokens",
