@@ -6,12 +6,17 @@ the number of tool calls already in the request's history (both CLIs send the wh
 time). A step is one tool call (``shell``, ``write``, ``edit``) or a final text. ``mode`` makes
 every request fail instead: ``401``, ``429`` (once, with retry-after 1 s, then the script), or
 ``429-always``.
+
+With a ``planner`` instead of fixed steps, the model follows the prompt: on a session's first
+turn the planner gets the request's prompt text and returns that session's steps
+(:mod:`.prompt_model`).
 """
 
 from __future__ import annotations
 
 import json
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -19,7 +24,7 @@ from typing import Any
 
 @dataclass(frozen=True)
 class Step:
-    kind: str  # "shell", "write", "edit", "text"
+    kind: str  # "shell", "write", "edit", "patch" (Codex: ``new`` is the raw patch), "text"
     path: str = ""  # write/edit: relative to the project
     command: str = ""  # shell
     old: str = ""  # edit
@@ -33,6 +38,10 @@ class Script:
     mode: str = "normal"
     requests: list[dict[str, Any]] = field(default_factory=list)
     failures_left: int = 1
+    #: (kind, prompt) → the session's steps; called on each session's first turn.
+    planner: Callable[[str, str], list[Step]] | None = None
+    #: the prompt of a session → its planned steps
+    plans: dict[str, list[Step]] = field(default_factory=dict)
 
 
 class _Server(ThreadingHTTPServer):
@@ -43,11 +52,17 @@ class _Server(ThreadingHTTPServer):
 class ScriptedServer:
     """``with ScriptedServer(kind, steps) as s: s.url``; kind ``codex`` or ``gemini``."""
 
-    def __init__(self, kind: str, steps: list[Step], mode: str = "normal") -> None:
+    def __init__(
+        self,
+        kind: str,
+        steps: list[Step],
+        mode: str = "normal",
+        planner: Callable[[str, str], list[Step]] | None = None,
+    ) -> None:
         handler = _CodexHandler if kind == "codex" else _GeminiHandler
         self.kind = kind
         self.server = _Server(("127.0.0.1", 0), handler)
-        self.server.script = Script(steps, mode)
+        self.server.script = Script(steps, mode, planner=planner)
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
 
     @property
@@ -127,8 +142,18 @@ class _Handler(BaseHTTPRequestHandler):
     def _error(self, status: int) -> None:
         raise NotImplementedError
 
-    def _step(self, turn: int) -> Step:
-        steps = self.server.script.steps
+    kind = ""
+
+    def _step(self, turn: int, body: dict[str, Any]) -> Step:
+        script = self.server.script
+        steps = script.steps
+        if script.planner is not None:
+            from .prompt_model import prompt_of
+
+            prompt = prompt_of(self.kind, body)
+            if turn == 0 or prompt not in script.plans:
+                script.plans[prompt] = script.planner(self.kind, prompt)
+            steps = script.plans[prompt]
         return steps[turn] if turn < len(steps) else Step("text", text="Done.")
 
 
@@ -136,6 +161,8 @@ class _Handler(BaseHTTPRequestHandler):
 
 
 class _CodexHandler(_Handler):
+    kind = "codex"
+
     def do_GET(self) -> None:
         self._json(404, {"error": {"message": "not here"}})
 
@@ -150,7 +177,7 @@ class _CodexHandler(_Handler):
             for it in items
             if isinstance(it, dict) and it.get("type") in ("function_call", "custom_tool_call")
         )
-        self._sse(_codex_events(self._step(turn), turn))
+        self._sse(_codex_events(self._step(turn, body), turn))
 
     def _error(self, status: int) -> None:
         if status == 401:
@@ -172,8 +199,10 @@ def _codex_item(step: Step, turn: int) -> dict[str, Any]:
         args = json.dumps(fields)
         return {"type": "function_call", "id": f"fc_{turn}", "call_id": call_id,
                 "name": "exec_command", "arguments": args, "status": "completed"}  # fmt: skip
-    if step.kind in ("write", "edit"):
-        if step.kind == "write":
+    if step.kind in ("write", "edit", "patch"):
+        if step.kind == "patch":
+            patch = step.new
+        elif step.kind == "write":
             lines = "".join(f"+{ln}\n" for ln in step.new.splitlines())
             patch = f"*** Begin Patch\n*** Add File: {step.path}\n{lines}*** End Patch\n"
         else:
@@ -206,6 +235,8 @@ def _codex_events(step: Step, turn: int) -> list[bytes]:
 
 
 class _GeminiHandler(_Handler):
+    kind = "gemini"
+
     def do_GET(self) -> None:
         self._json(404, {"error": {"code": 404, "message": "not here", "status": "NOT_FOUND"}})
 
@@ -219,7 +250,7 @@ class _GeminiHandler(_Handler):
             for part in (content or {}).get("parts") or []:
                 if isinstance(part, dict) and "functionCall" in part:
                     turn += 1
-        self._sse(_gemini_chunks(self._step(turn)))
+        self._sse(_gemini_chunks(self._step(turn, body)))
 
     def _error(self, status: int) -> None:
         if status == 401:
