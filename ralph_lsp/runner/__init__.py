@@ -13,7 +13,10 @@
   (:class:`~ralph_lsp.runner.client.Attachment`), send it stop or guide;
 - ``runs``     :class:`~ralph_lsp.runner.runs.Runs`: the engine's surface for the server, over
   runs hosted here and runs attached to;
-- ``__main__`` the detached runner process, ``python -m ralph_lsp.runner``.
+- ``queue_host`` :class:`~ralph_lsp.runner.queue_host.QueueHost`: a whole queue in a runner of its
+  own, with its live file (``.ralph/live/queues/``) and socket, so a queue outlives the editor;
+- ``__main__`` the detached runner process, ``python -m ralph_lsp.runner`` (``--changes``: a
+  queue's).
 
 Invariant: nothing of a run reaches a watcher except through the event stream; a run is live
 only while its host's pid (with its start time) runs and holds the change's claim. This package

@@ -1,4 +1,5 @@
-"""The detached runner: ``python -m ralph_lsp.runner --root DIR --change NAME --settings JSON …``.
+"""The detached runner: ``python -m ralph_lsp.runner --root DIR --change NAME --settings JSON …``,
+or a whole queue's with ``--changes JSON --options JSON`` instead of ``--change`` (QueueHost).
 
 Started by :class:`~ralph_lsp.runner.client.RunnerClient` in a session of its own (so it is not
 ended with the server's process group), it hosts one run (:class:`RunHost`) and exits when the
@@ -20,27 +21,34 @@ from pathlib import Path
 
 from ralph_lsp.loop.engine import EngineError
 from ralph_lsp.loop.history import history_root
+from ralph_lsp.loop.queue import QueueOptions
 from ralph_lsp.openspec.workspace import UnknownChangeError
 from ralph_lsp.runner.host import RunHost
-from ralph_lsp.settings import settings_from_dict
+from ralph_lsp.runner.queue_host import QueueHost
+from ralph_lsp.settings import Settings, settings_from_dict
 
 
 def parse(argv: list[str] | None = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(prog="python -m ralph_lsp.runner")
     p.add_argument("--root", required=True)
-    p.add_argument("--change", required=True)
+    p.add_argument("--change")
+    p.add_argument("--changes", help="a queue: the names of its changes, as a JSON list")
+    p.add_argument("--options", default="{}", help="a queue's options, as JSON")
     p.add_argument("--settings", default="{}", help="the ralph settings object, as JSON")
     p.add_argument("--max-iterations", type=int)
     p.add_argument("--scope")
     p.add_argument("--guidance", action="append", default=[])
     p.add_argument("--story")
     p.add_argument("--queue", help="the queue the run belongs to: {id, position, total} as JSON")
-    return p.parse_args(argv)
+    args = p.parse_args(argv)
+    if (args.change is None) == (args.changes is None):
+        p.error("name one --change, or a queue's --changes")
+    return args
 
 
-def _detach_output(root: Path, run_id: str) -> None:
+def _detach_output(root: Path, run_id: str, kind: str = "runs") -> None:
     """stdout and stderr to the run's runner.log (or /dev/null), stdin from /dev/null."""
-    target = history_root(root) / "runs" / run_id / "runner.log"
+    target = history_root(root) / kind / run_id / "runner.log"
     try:
         fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o600)
     except OSError:
@@ -50,10 +58,42 @@ def _detach_output(root: Path, run_id: str) -> None:
     os.close(fd)
 
 
+async def queue_main(args: argparse.Namespace, settings: Settings) -> int:
+    """A queue of its own (``--changes``): ``{"type": "ready", "queueId", "pid", "socket",
+    "status"}`` once it started; exit 2 (why on stderr) when it is refused."""
+    options = QueueOptions(**json.loads(args.options))
+    host = QueueHost(Path(args.root), json.loads(args.changes), settings, options)
+    try:
+        status = await host.start()
+    except (EngineError, UnknownChangeError) as exc:
+        print(str(exc), file=sys.stderr)
+        return 2
+    loop = asyncio.get_running_loop()
+    stopping: list[asyncio.Task[object]] = []
+
+    def on_sigterm() -> None:
+        if not stopping:
+            stopping.append(loop.create_task(host.stop()))
+
+    loop.add_signal_handler(signal.SIGTERM, on_sigterm)
+    ready = {"type": "ready", "queueId": host.queue.id, "pid": os.getpid(), "status": status}
+    ready["socket"] = host.live.socket if host.live else None
+    sys.stdout.write(json.dumps(ready) + "\n")
+    sys.stdout.flush()
+    _detach_output(host.root, host.queue.id, "queues")
+    try:
+        await host.wait()
+    finally:
+        host.runs.shutdown_now()
+    return 0
+
+
 async def main(args: argparse.Namespace) -> int:
     settings, warnings = settings_from_dict(json.loads(args.settings))
     for warning in warnings:
         print(warning, file=sys.stderr)
+    if args.changes is not None:
+        return await queue_main(args, settings)
     host = RunHost(
         Path(args.root),
         args.change,

@@ -71,6 +71,12 @@ async def spawn(
         argv += ["--story", story]
     if queue is not None:
         argv += ["--queue", json.dumps(queue)]
+    proc, ready = await _launch(argv, repr(change))
+    return Spawned(str(ready["runId"]), int(ready["pid"]), ready.get("socket"), proc)
+
+
+async def _launch(argv: list[str], what: str) -> tuple[asyncio.subprocess.Process, dict[str, Any]]:
+    """Start a runner in a session of its own; its ready line, or RunnerError with why not."""
     proc = await asyncio.create_subprocess_exec(
         *argv,
         stdin=asyncio.subprocess.DEVNULL,
@@ -84,16 +90,35 @@ async def spawn(
         line = await asyncio.wait_for(proc.stdout.readline(), READY_TIMEOUT)
     except asyncio.TimeoutError:
         proc.kill()
-        raise RunnerError(
-            f"the runner for {change!r} did not start in {READY_TIMEOUT:g}s"
-        ) from None
+        raise RunnerError(f"the runner for {what} did not start in {READY_TIMEOUT:g}s") from None
     if not line:
         err = (await proc.stderr.read()).decode(errors="replace").strip()
         await proc.wait()
         last = err.splitlines()[-1] if err else f"the runner exited with code {proc.returncode}"
         raise RunnerError(last)
     ready = json.loads(line)
-    return Spawned(str(ready["runId"]), int(ready["pid"]), ready.get("socket"), proc)
+    if not isinstance(ready, dict):
+        raise RunnerError(f"the runner for {what} said {line!r}")
+    return proc, ready
+
+
+@dataclass(frozen=True)
+class SpawnedQueue:
+    queue_id: str
+    pid: int
+    status: dict[str, Any]
+    process: asyncio.subprocess.Process
+
+
+async def spawn_queue(
+    root: Path, changes: Sequence[str], settings: Settings, options: dict[str, Any]
+) -> SpawnedQueue:
+    """Start a detached queue runner (``--changes``); returns once the queue runs."""
+    argv = [sys.executable, "-E", "-S", "-m", "ralph_lsp.runner", "--root", str(root)]
+    argv += ["--changes", json.dumps(list(changes)), "--options", json.dumps(options)]
+    argv += ["--settings", json.dumps(settings_to_dict(settings))]
+    proc, ready = await _launch(argv, "the queue")
+    return SpawnedQueue(str(ready["queueId"]), int(ready["pid"]), dict(ready["status"]), proc)
 
 
 class Attachment:
@@ -207,3 +232,33 @@ def pid_alive(pid: int) -> bool:
     except PermissionError:
         return True
     return True
+
+
+class QueueAttachment(Attachment):
+    """Following a queue runner (``runner/queue_host.py``): its queue statuses to ``on_queue``
+    (``queue_status`` the latest), its runs' events to ``on_event``, stop through ``send``."""
+
+    def __init__(
+        self,
+        live: LiveRun,
+        on_event: Callable[[EngineEvent], None],
+        on_queue: Callable[[dict[str, Any]], None],
+    ) -> None:
+        super().__init__(live, on_event)
+        self.on_queue = on_queue
+        self.queue_status: dict[str, Any] | None = None
+        self.first_queue = asyncio.Event()
+
+    def _line(self, line: bytes) -> None:
+        try:
+            obj = json.loads(line)
+        except ValueError:
+            return
+        if isinstance(obj, dict) and obj.get("type") == "queue":
+            status = obj.get("status")
+            if isinstance(status, dict):
+                self.queue_status = status
+                self.first_queue.set()
+                self.on_queue(status)
+            return
+        super()._line(line)

@@ -70,7 +70,8 @@ class _Client:
 
 class RunHost:
     """``await host.start()`` then ``await host.wait()``; ``sink_tells_user`` says whether the
-    sink is a person (a terminal, an editor) who is told how the run ended."""
+    sink is a person (a terminal, an editor) who is told how the run ended (a callable: asked
+    at the end)."""
 
     def __init__(
         self,
@@ -84,7 +85,7 @@ class RunHost:
         story: str | None = None,
         queue: dict[str, Any] | None = None,
         sink: Sink | None = None,
-        sink_tells_user: bool = True,
+        sink_tells_user: bool | Callable[[], bool] = True,
         endpoint: bool = True,
     ) -> None:
         self.root, self.change, self.settings = root, change, settings
@@ -229,7 +230,9 @@ class RunHost:
         elif isinstance(event, EndEvent):
             self._end_line = data
             told = any(c.subscribed and c.editor for c in self.clients)
-            self._told_end = told or (self.sink is not None and self.sink_tells_user)
+            tells = self.sink_tells_user
+            tells = tells() if callable(tells) else tells
+            self._told_end = told or (self.sink is not None and tells)
         for client in self.clients:
             if client.subscribed:
                 client.send(data)

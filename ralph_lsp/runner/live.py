@@ -154,6 +154,11 @@ def _same_process(info: LiveRun) -> bool:
     return started is not None and started == info.pid_started_at
 
 
+def process_alive(info: LiveRun) -> bool:
+    """The file's process runs: the same pid, started when the file says."""
+    return _same_process(info)
+
+
 def host_alive(info: LiveRun) -> bool:
     """The host runs (the same process as the file names) and holds the change's claim."""
     return _same_process(info) and claim_held(info.root, info.change)

@@ -33,8 +33,16 @@ FIRST_STATUS_TIMEOUT = 10.0
 
 
 class Runs:
-    def __init__(self, on_event: Callable[[EngineEvent], None] | None = None) -> None:
+    def __init__(
+        self,
+        on_event: Callable[[EngineEvent], None] | None = None,
+        *,
+        sink_tells_user: Callable[[], bool] | None = None,
+    ) -> None:
         self._on_event = on_event
+        # Whether the events' receiver tells a person of a hosted run's end (a queue runner
+        # asks whether an editor watches; else its ended note is left for the next attach).
+        self._tells_user: bool | Callable[[], bool] = sink_tells_user or True
         self._hosts: dict[Key, RunHost] = {}
         self._attached: dict[Key, Attachment] = {}
         self._latest: dict[Key, RunStatus] = {}
@@ -51,6 +59,17 @@ class Runs:
                 self._on_event(event)
             except Exception:  # a renderer's bug must not end a run or an attachment
                 log.exception("run event handler failed")
+
+    def feed(self, event: EngineEvent) -> None:
+        """An event of a run followed through someone else (a queue runner's stream); ignored
+        for a run followed here directly, which sends its own."""
+        if isinstance(event, StatusEvent):
+            key = (event.status.root, event.status.change)
+        else:
+            key = (event.root, event.change)
+        if key in self._attached or key in self._hosts:
+            return
+        self._emit(event)
 
     def _spawn_task(self, coro: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]:
         task: asyncio.Task[Any] = asyncio.ensure_future(coro)
@@ -96,7 +115,7 @@ class Runs:
         }
         if settings.runs_outlive_editor:
             return await self._start_runner(key, settings, args)
-        host = RunHost(*key, settings, sink=self._emit, **args)
+        host = RunHost(*key, settings, sink=self._emit, sink_tells_user=self._tells_user, **args)
         status = await host.start()
         self._hosts[key] = host
         self._done[key] = self._spawn_task(self._hosted(key, host))

@@ -5,14 +5,18 @@ a queue ends. The queue itself is the domain's (``loop/queue.py``); this only tr
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 
-from ralph_lsp.loop.engine import RunStatus
+from ralph_lsp.loop.engine import EngineError, RunStatus
 from ralph_lsp.loop.on_end import notify, queue_end_event, run_end_event
 from ralph_lsp.loop.queue import Queue, QueueEvent, QueueOptions, load_queues
+from ralph_lsp.runner.client import QueueAttachment, RunnerError, spawn_queue
+from ralph_lsp.runner.live import read_live
+from ralph_lsp.runner.queue_host import find_live_queues, queue_live_path, take_ended_queues
 from ralph_lsp.server import args
 from ralph_lsp.server.errors import InvalidArguments, RequestFailed
 from ralph_lsp.server.logs import LEVELS
@@ -34,6 +38,8 @@ class Queues:
         # (root, change) → the onRunEnd argv of its current run (settings as it started).
         self.end_commands: dict[tuple[Path, str], tuple[str, ...] | None] = {}
         self._ended: set[str] = set()
+        # Queues in runners of their own (ralph.runsOutliveEditor): followed, not owned.
+        self.attached: dict[str, QueueAttachment] = {}
 
     async def start(self, root: Path, names: list[str], obj: Obj, settings: Settings) -> Obj:
         """Start a queue of ``names`` (the caller checked trust and got ``settings``)."""
@@ -43,6 +49,8 @@ class Queues:
         if stop_on_failure is not None and not isinstance(stop_on_failure, bool):
             raise InvalidArguments(f'{cmd}: "stopOnFailure" must be true or false')
         options = QueueOptions.of(settings, parallel=parallel, stop_on_failure=stop_on_failure)
+        if settings.runs_outlive_editor:
+            return await self._start_runner(root, names, settings, options)
         queue = Queue(self.ls.engine, root, names, settings, options, self._on_event)
         for name in names:
             self.end_commands[(root, name)] = settings.on_run_end
@@ -50,6 +58,60 @@ class Queues:
         self.live[queue.id] = queue
         self.ls.run_task(self._follow(queue), f"queue {queue.id}")
         return status
+
+    async def _start_runner(
+        self, root: Path, names: list[str], settings: Settings, options: QueueOptions
+    ) -> Obj:
+        """The queue in a runner of its own, which outlives this server (and runs the
+        onRunEnd commands of its runs and its own end); this server follows it."""
+        opts = {
+            "parallel": options.parallel,
+            "stop_on_failure": options.stop_on_failure,
+            "max_cost_usd": options.max_cost_usd,
+        }
+        try:
+            spawned = await spawn_queue(root, names, settings, opts)
+        except RunnerError as exc:
+            raise EngineError(str(exc)) from None
+        self.ls.run_task(spawned.process.wait(), f"reap queue {spawned.queue_id}")
+        live = read_live(queue_live_path(root, spawned.queue_id))
+        if live is not None:
+            with contextlib.suppress(RunnerError, OSError):
+                await self._attach(live)
+        return spawned.status
+
+    async def attach_all(self, roots: list[Path]) -> None:
+        """Follow the live queues of ``roots``; tell the queues that ended unwatched."""
+        for root in roots:
+            for live in await asyncio.to_thread(find_live_queues, root):
+                if live.run_id not in self.attached:
+                    with contextlib.suppress(RunnerError, OSError):
+                        await self._attach(live)
+            self._tell_ended(root)
+
+    async def _attach(self, live: Any) -> None:
+        attached = QueueAttachment(live, self.ls.engine.feed, self._on_status)
+        await attached.open(editor=True)
+        self.attached[live.run_id] = attached
+        self.ls.run_task(self._follow_runner(live.run_id, live.root, attached), "follow queue")
+        with contextlib.suppress(asyncio.TimeoutError):
+            await asyncio.wait_for(attached.first_queue.wait(), 10.0)
+
+    async def _follow_runner(self, queue_id: str, root: Path, attached: QueueAttachment) -> None:
+        await attached.closed
+        if self.attached.get(queue_id) is attached:
+            del self.attached[queue_id]
+        last = attached.queue_status
+        if last is None or not last.get("endedAt"):  # hung up without its end: it died
+            await asyncio.to_thread(find_live_queues, root)
+            self._tell_ended(root)
+
+    def _tell_ended(self, root: Path) -> None:
+        for status in take_ended_queues(root):
+            self._on_status(status)
+
+    def _on_status(self, status: Obj) -> None:
+        self.ls.protocol.notify(QUEUE_STATUS, status)
 
     async def _follow(self, queue: Queue) -> None:
         status = await queue.wait()
@@ -87,6 +149,21 @@ class Queues:
             if (wanted is None or q.id == wanted) and (root is None or q.root == root)
         ]
         if not found:
+            for qid, attached in list(self.attached.items()):
+                if (wanted is None or qid == wanted) and (
+                    root is None or attached.live.root == root
+                ):
+                    try:
+                        reply = await attached.send({"type": "stop"}, 60.0)
+                    except (RunnerError, asyncio.TimeoutError) as exc:
+                        raise RequestFailed(f"queue {qid!r} cannot be stopped: {exc}") from None
+                    status = reply.get("status") or {}
+                    return {
+                        **status,
+                        "stopped": reply.get("stopped", []),
+                        "dropped": reply.get("dropped", []),
+                    }
+        if not found:
             raise RequestFailed(
                 f"queue {wanted!r} is not running" if wanted else "no queue is running"
             )
@@ -100,6 +177,11 @@ class Queues:
         root_arg = args.optional_string(cmd, obj, "root")
         roots = [self.ls.resolve_root(cmd, root_arg)] if root_arg else self.ls.roots.roots
         live = [q.to_json() for q in self.live.values() if q.root in roots]
+        live += [
+            a.queue_status
+            for a in self.attached.values()
+            if a.queue_status is not None and a.live.root in roots
+        ]
         ids = {q["queueId"] for q in live}
         recorded: list[Obj] = []
         for root in roots:

@@ -121,9 +121,14 @@ class RalphLanguageServer(LanguageServer):
         self.config.from_initialization_options(params.initialization_options)
         self.config.settings()  # report wrong-typed settings now, once
 
+    async def attach_all(self) -> None:
+        """Follow the live runs, then the live queues, of the workspace's roots."""
+        await self.engine.attach_all(self.roots.roots)
+        await self.queues.attach_all(self.roots.roots)
+
     async def on_initialized(self) -> None:
         self.roots.update()
-        self.run_task(self.engine.attach_all(self.roots.roots), "attach to live runs")
+        self.run_task(self.attach_all(), "attach to live runs and queues")
         if self.capability("workspace", "configuration"):
             await self.pull_settings(None)
 

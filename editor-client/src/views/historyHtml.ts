@@ -2,7 +2,7 @@
 // import; the panel passes in the nonce and the webview's CSP source. Times are local; colours come
 // from VS Code's theme variables (light, dark and high contrast alike); the chart is plain SVG, so
 // nothing is loaded from anywhere and the content security policy stays strict.
-import type { HistoryIteration, HistoryRecord } from "../protocol";
+import type { HistoryIteration, HistoryRecord, QueueItem, QueueStatus } from "../protocol";
 
 export function escapeHtml(text: string | number | null | undefined): string {
   return String(text ?? "").replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c] as string);
@@ -231,6 +231,91 @@ ${rows}
 </section>`;
 }
 
+/** Seconds as the page says a duration ("40 s", "2 min 5 s"). */
+export function seconds(s: number | null | undefined): string {
+  const v = num(s);
+  return v === null || v < 0 ? "—" : durationOf(new Date(0).toISOString(), new Date(v * 1000).toISOString());
+}
+
+/**
+ * A queue as the page may use it (a record under .ralph/queues is a workspace file and may hold
+ * anything): texts are texts, numbers numbers; an item without a text `change` is left out;
+ * anything but an object with a text `queueId` and a list `items` is no queue.
+ */
+export function cleanQueue(raw: unknown): QueueStatus | null {
+  if (!raw || typeof raw !== "object" || Array.isArray(raw)) {
+    return null;
+  }
+  const q = raw as Record<string, unknown>;
+  const queueId = text(q.queueId);
+  if (queueId === null || !Array.isArray(q.items)) {
+    return null;
+  }
+  const items = q.items
+    .filter((it): it is Record<string, unknown> => !!it && typeof it === "object" && !Array.isArray(it) && text((it as Record<string, unknown>).change) !== null)
+    .map((it) => ({
+      change: text(it.change) as string,
+      state: text(it.state) ?? "?",
+      reason: text(it.reason),
+      runId: text(it.runId),
+      iterations: num(it.iterations) ?? 0,
+      completed: num(it.completed) ?? 0,
+      total: num(it.total) ?? 0,
+      costUsd: num(it.costUsd),
+      startedAt: text(it.startedAt),
+      endedAt: text(it.endedAt),
+      durationS: num(it.durationS),
+      branch: text(it.branch),
+    })) as QueueItem[];
+  return {
+    queueId,
+    root: text(q.root) ?? "",
+    state: text(q.state) ?? "?",
+    reason: text(q.reason),
+    startedAt: text(q.startedAt) ?? "",
+    endedAt: text(q.endedAt),
+    parallel: num(q.parallel) ?? 1,
+    stopOnFailure: q.stopOnFailure === true,
+    maxCostUsd: num(q.maxCostUsd),
+    costUsd: num(q.costUsd),
+    position: num(q.position) ?? 0,
+    total: items.length,
+    items,
+  };
+}
+
+/** The queues that hold `change` (all of them when `change` is null), cleaned, as given. */
+export function queuesOf(queues: unknown, change: string | null): QueueStatus[] {
+  return (Array.isArray(queues) ? queues : [])
+    .map(cleanQueue)
+    .filter((q): q is QueueStatus => q !== null && (change === null || q.items.some((i) => i.change === change)));
+}
+
+function queueItemRow(item: QueueItem, current: string | null): string {
+  const name = escapeHtml(item.change);
+  const link = item.change === current ? `<strong>${name}</strong>` : `<a href="#" data-action="history" data-change="${name}" title="${escapeHtml(`the run history of ${item.change}`)}">${name}</a>`;
+  const progress = item.total ? ` (${item.completed}/${item.total} tasks)` : "";
+  return `<tr class="queue-item state-${escapeHtml(item.state)}">
+<td>${link}</td><td><span class="state">${escapeHtml(item.state)}</span></td><td>${escapeHtml(item.reason ?? "—")}</td>
+<td>${escapeHtml(`${item.iterations}${progress}`)}</td><td>${escapeHtml(money(item.costUsd))}</td><td>${escapeHtml(seconds(item.durationS))}</td>
+<td>${escapeHtml(item.branch ?? "—")}</td></tr>`;
+}
+
+/** One queue: its state and reason, then a row per change with a link to that change's history. */
+export function queueSection(queue: QueueStatus, current: string | null, locale?: string): string {
+  const rows = queue.items.map((i) => queueItemRow(i, current)).join("\n");
+  const budget = queue.maxCostUsd !== null ? ` of ${money(queue.maxCostUsd)}` : "";
+  return `<section class="queue state-${escapeHtml(queue.state)}" data-queue="${escapeHtml(queue.queueId)}">
+<h3>Queue <span class="state">${escapeHtml(queue.state)}</span> · ${escapeHtml(localTime(queue.startedAt, locale))} · ${escapeHtml(`${queue.position}/${queue.total}`)}
+ · ${escapeHtml(durationOf(queue.startedAt, queue.endedAt))} · ${escapeHtml(money(queue.costUsd) + budget)}</h3>
+<p class="reason">${escapeHtml(queue.reason ?? "")}</p>
+<table><thead><tr><th>change</th><th>state</th><th>reason</th><th>iterations</th><th>cost</th><th>duration</th><th>branch</th></tr></thead>
+<tbody>
+${rows}
+</tbody></table>
+</section>`;
+}
+
 export interface HistoryPage {
   change: string;
   runs: HistoryRecord[];
@@ -239,6 +324,8 @@ export interface HistoryPage {
   nonce: string;
   cspSource: string;
   locale?: string;
+  /** The queues the change's runs belong to (v3; `ralph.queues`), newest first. */
+  queues?: unknown[];
 }
 
 export function historyHtml(page: HistoryPage): string {
@@ -249,6 +336,8 @@ export function historyHtml(page: HistoryPage): string {
   const body = runs.length
     ? runs.map((r) => runSection(r, total, page.locale)).join("\n")
     : `<p class="empty">No run of ${escapeHtml(page.change)} yet.</p>`;
+  const queues = queuesOf(page.queues, page.change);
+  const queued = queues.length ? `<h2>Queues</h2>\n${queues.map((q) => queueSection(q, page.change, page.locale)).join("\n")}` : "";
   return `<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
 <meta http-equiv="Content-Security-Policy" content="${csp}">
@@ -257,10 +346,11 @@ export function historyHtml(page: HistoryPage): string {
 <style nonce="${nonce}">
 body { color: var(--vscode-foreground); background: var(--vscode-editor-background); font-family: var(--vscode-font-family); font-size: var(--vscode-font-size); padding: 0 16px 24px; }
 h1 { font-size: 1.3em; font-weight: 600; }
+h3 { font-size: 1em; font-weight: 600; margin: 1em 0 0.2em; }
 h2 { font-size: 1.05em; font-weight: 600; margin: 1.4em 0 0.2em; }
 .state-succeeded .state { color: var(--vscode-testing-iconPassed, var(--vscode-charts-green)); }
 .state-stuck .state, .state-exhausted .state { color: var(--vscode-editorWarning-foreground, var(--vscode-charts-yellow)); }
-.state-failed .state { color: var(--vscode-errorForeground, var(--vscode-charts-red)); }
+.state-failed .state, .state-skipped .state, .state-dropped .state, .state-interrupted .state { color: var(--vscode-errorForeground, var(--vscode-charts-red)); }
 .reason { margin: 0 0 0.6em; color: var(--vscode-descriptionForeground); }
 svg.chart { width: 100%; max-width: 560px; height: auto; display: block; margin: 0.4em 0 0.8em; }
 svg .grid { stroke: var(--vscode-editorWidget-border, var(--vscode-panel-border)); stroke-width: 1; }
@@ -283,13 +373,14 @@ button.restore:focus { outline: 1px solid var(--vscode-focusBorder); outline-off
 <body>
 <h1>Ralph: ${escapeHtml(page.change)}</h1>
 ${body}
+${queued}
 <script nonce="${nonce}">
 const vscode = acquireVsCodeApi();
 document.addEventListener("click", (e) => {
   const a = e.target.closest("[data-action]");
   if (!a) { return; }
   e.preventDefault();
-  vscode.postMessage({ action: a.dataset.action, uri: a.dataset.uri, runId: a.dataset.run, iteration: Number(a.dataset.iteration) });
+  vscode.postMessage({ action: a.dataset.action, uri: a.dataset.uri, runId: a.dataset.run, iteration: Number(a.dataset.iteration), change: a.dataset.change });
 });
 </script>
 </body></html>`;

@@ -17,6 +17,7 @@ interface Message {
   uri?: string;
   runId?: string;
   iteration?: number;
+  change?: string;
 }
 
 export class HistoryPanels implements vscode.Disposable {
@@ -28,6 +29,12 @@ export class HistoryPanels implements vscode.Disposable {
       vscode.workspace.registerTextDocumentContentProvider(CHECKPOINT_SCHEME, new CheckpointFiles(ctx)),
       // A page re-renders once per burst of its change's statuses (each render asks the server).
       ctx.onDidRunStatus((status) => this.panels.get(keyOf({ change: status.change, root: status.root }))?.renderSoon()),
+      // A queue's status re-renders the pages of its changes (their queue table).
+      ctx.onDidQueueStatus((queue) => {
+        for (const item of queue.items) {
+          this.panels.get(keyOf({ change: item.change, root: queue.root }))?.renderSoon();
+        }
+      }),
     );
   }
 
@@ -55,9 +62,12 @@ export class HistoryPanels implements vscode.Disposable {
   }
 
   private async render(panel: vscode.WebviewPanel, ref: ChangeRef): Promise<void> {
-    const [{ runs }, { changes }] = await Promise.all([
+    const scope = ref.root ? { root: ref.root } : {};
+    const [{ runs }, { changes }, queues] = await Promise.all([
       this.ctx.execute("ralph.history", ref),
-      this.ctx.execute("ralph.changes", ref.root ? { root: ref.root } : {}),
+      this.ctx.execute("ralph.changes", scope),
+      // The queues the change's runs belong to; a server without them shows the runs alone.
+      this.ctx.execute("ralph.queues", scope).then((r) => r.queues, () => []),
     ]);
     const info = changes.find((c) => c.name === ref.change);
     panel.webview.html = historyHtml({
@@ -67,6 +77,7 @@ export class HistoryPanels implements vscode.Disposable {
       nonce: randomBytes(16).toString("base64"),
       cspSource: panel.webview.cspSource,
       locale: vscode.env.language,
+      queues,
     });
   }
 
@@ -77,6 +88,8 @@ export class HistoryPanels implements vscode.Disposable {
         await vscode.window.showTextDocument(doc, { preview: true, viewColumn: vscode.ViewColumn.Beside });
       } else if (m.action === "diff" && typeof m.iteration === "number") {
         await this.diff(ref, m.runId, m.iteration);
+      } else if (m.action === "history" && typeof m.change === "string" && m.change) {
+        await this.show({ change: m.change, ...(ref.root ? { root: ref.root } : {}) });
       } else if (m.action === "restore") {
         await this.restore(ref, m);
       }

@@ -1,0 +1,292 @@
+"""QueueHost: a whole queue in a runner process of its own, so it outlives the editor as a run
+does (``python -m ralph_lsp.runner --changes …``).
+
+It drives a :class:`~ralph_lsp.loop.queue.Queue` over :class:`~ralph_lsp.runner.runs.Runs` with
+each change hosted in this process (a :class:`~ralph_lsp.runner.host.RunHost`: its own live file
+and control socket, so ``stop``/``guide``/``attach`` and a new server's ``attach_all`` reach it
+as any run). The queue itself is discoverable at ``.ralph/live/queues/<queueId>.json`` (a
+:class:`~ralph_lsp.runner.live.LiveRun` whose run id and change are the queue's id) with a control
+socket of its own:
+
+- client → runner: ``{"type": "hello", "editor": bool}`` subscribes; ``{"type": "stop", "id"}``
+  stops the queue (its running changes stopped, the rest dropped);
+- runner → client: ``{"v", "type": "queue", "status"}`` (the queue's status: at once, then on
+  every change of an item), every event of its runs as they come (the event stream), and to a
+  stop ``{"type": "reply", "id", "ok", "stopped", "dropped", "status"}``.
+
+The runner runs ``onRunEnd`` itself, for each run and for the queue, whether an editor watches or
+not. When the queue ends with no editor subscribed, its final status is left as an ended note
+(``.ralph/live/queues/<queueId>.ended.json``) that the next server to attach takes, once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from ralph_lsp.loop.engine import EngineEvent, StatusEvent
+from ralph_lsp.loop.history import atomic_write_json, process_started_at, read_small_file
+from ralph_lsp.loop.on_end import notify, queue_end_event, run_end_event
+from ralph_lsp.loop.queue import Queue, QueueEvent, QueueOptions
+from ralph_lsp.runner import events
+from ralph_lsp.runner.control import MAX_MESSAGE, ControlError, same_user, socket_path
+from ralph_lsp.runner.live import (
+    HEARTBEAT_SECONDS,
+    LiveRun,
+    live_dir,
+    now_iso,
+    process_alive,
+    read_live,
+)
+from ralph_lsp.runner.runs import Runs
+from ralph_lsp.settings import Settings
+
+log = logging.getLogger(__name__)
+QUEUES_LIVE = "queues"
+ENDED = ".ended.json"
+
+
+def queues_live_dir(root: Path) -> Path:
+    return live_dir(root) / QUEUES_LIVE
+
+
+def queue_live_path(root: Path, queue_id: str) -> Path:
+    return queues_live_dir(root) / f"{queue_id}.json"
+
+
+def queue_line(status: dict[str, Any]) -> bytes:
+    return (json.dumps({"v": events.VERSION, "type": "queue", "status": status}) + "\n").encode()
+
+
+class QueueHost:
+    """``await host.start()`` (the queue's first status) then ``await host.wait()``."""
+
+    def __init__(
+        self, root: Path, changes: Sequence[str], settings: Settings, options: QueueOptions
+    ) -> None:
+        self.root = root
+        # Each change in this process: the runner is what outlives the editor.
+        self.runs = Runs(on_event=self._on_run_event, sink_tells_user=self._watched)
+        run_settings = settings.replace(runs_outlive_editor=False)
+        self.queue = Queue(self.runs, root, changes, run_settings, options, self._on_queue)
+        self.settings = settings
+        self.clients: dict[asyncio.StreamWriter, bool] = {}  # writer → subscribed as an editor
+        self.live: LiveRun | None = None
+        self._server: asyncio.AbstractServer | None = None
+        self._socket: Path | None = None
+        self._ends: list[asyncio.Task[None]] = []
+        self._heartbeat: asyncio.Task[None] | None = None
+
+    def _watched(self) -> bool:
+        return any(self.clients.values())
+
+    async def start(self) -> dict[str, Any]:
+        status = await self.queue.start()  # EngineError: refused before anything starts
+        try:
+            await self._open()
+        except (ControlError, OSError) as exc:
+            log.warning("this queue cannot be attached to from elsewhere: %s", exc)
+        return status
+
+    async def _open(self) -> None:
+        queues_live_dir(self.root).mkdir(parents=True, exist_ok=True)
+        path = socket_path(self.root, "queue", self.queue.id)
+        with contextlib.suppress(FileNotFoundError):
+            path.unlink()
+        self._server = await asyncio.start_unix_server(
+            self._serve, path=str(path), limit=MAX_MESSAGE
+        )
+        self._socket = path
+        pid = os.getpid()
+        self.live = LiveRun(
+            pid=pid,
+            pid_started_at=process_started_at(pid),
+            run_id=self.queue.id,
+            change=self.queue.id,
+            root=self.root,
+            socket=str(path),
+            started_at=self.queue.started_at,
+            last_seen=now_iso(),
+            status=self.queue.to_json(),
+        )
+        self._write_live()
+        self._heartbeat = asyncio.ensure_future(self._beat())
+
+    def _write_live(self) -> None:
+        if self.live is None:
+            return
+        self.live = LiveRun(
+            **{**self.live.__dict__, "last_seen": now_iso(), "status": self.queue.to_json()}
+        )
+        with contextlib.suppress(OSError):
+            atomic_write_json(queue_live_path(self.root, self.queue.id), self.live.to_json())
+
+    async def _beat(self) -> None:
+        while self.live is not None:
+            await asyncio.sleep(HEARTBEAT_SECONDS)
+            self._write_live()
+
+    async def wait(self) -> dict[str, Any]:
+        try:
+            status = await self.queue.wait()
+            await asyncio.gather(*self._ends, return_exceptions=True)
+            await self._end_command(self.settings.on_run_end, queue_end_event(status))
+        finally:
+            await self._close()
+        return status
+
+    async def stop(self) -> dict[str, Any]:
+        stopped = [i.change for i in self.queue.items if i.state == "running"]
+        dropped = await self.queue.stop()
+        return {"stopped": stopped, "dropped": dropped, "status": self.queue.to_json()}
+
+    async def _close(self) -> None:
+        if self._heartbeat is not None:
+            self._heartbeat.cancel()
+        live, self.live = self.live, None
+        if live is not None:
+            if not self._watched():
+                with contextlib.suppress(OSError):
+                    path = queues_live_dir(self.root) / f"{self.queue.id}{ENDED}"
+                    atomic_write_json(path, self.queue.to_json())
+            with contextlib.suppress(OSError):
+                queue_live_path(self.root, self.queue.id).unlink()
+        if self._server is not None:
+            self._server.close()
+        for writer in list(self.clients):
+            writer.close()
+        if self._socket is not None:
+            with contextlib.suppress(OSError):
+                self._socket.unlink()
+
+    # -- events -----------------------------------------------------------------------------
+    def _broadcast(self, data: bytes) -> None:
+        for writer in self.clients:
+            if not writer.is_closing():
+                writer.write(data)
+
+    def _on_queue(self, event: QueueEvent) -> None:
+        self._broadcast(queue_line(event.status))
+        self._write_live()
+
+    def _on_run_event(self, event: EngineEvent) -> None:
+        self._broadcast(events.dumps(event))
+        if isinstance(event, StatusEvent) and event.status.final:
+            end = run_end_event(event.status)
+            self._ends.append(
+                asyncio.ensure_future(self._end_command(self.settings.on_run_end, end))
+            )
+
+    async def _end_command(self, argv: Sequence[str] | None, event: dict[str, Any]) -> None:
+        def say(text: str, level: str) -> None:
+            print(f"[{level}] {text}", file=sys.stderr, flush=True)
+
+        with contextlib.suppress(Exception):
+            await notify(argv, event, self.root, say)
+
+    # -- the control socket -------------------------------------------------------------------
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        if not same_user(writer.get_extra_info("socket")):
+            writer.transport.abort()
+            return
+        try:
+            while True:
+                line = await reader.readline()
+                if not line:
+                    break
+                with contextlib.suppress(ValueError):
+                    message = json.loads(line)
+                    if isinstance(message, dict):
+                        await self._handle(writer, message)
+        except (ConnectionError, ValueError, asyncio.LimitOverrunError):
+            pass
+        finally:
+            self.clients.pop(writer, None)
+            writer.close()
+
+    async def _handle(self, writer: asyncio.StreamWriter, message: dict[str, Any]) -> None:
+        kind = message.get("type")
+        if kind == "hello":
+            writer.write(queue_line(self.queue.to_json()))
+            self.clients[writer] = bool(message.get("editor"))
+            return
+        reply: dict[str, Any] = {"type": "reply", "id": message.get("id"), "ok": True}
+        if kind == "stop":
+            reply.update(await self.stop())
+        else:
+            reply.update(ok=False, error=f"unknown request {kind!r}")
+        writer.write((json.dumps(reply) + "\n").encode())
+
+
+def find_live_queues(root: Path) -> list[LiveRun]:
+    """The live queues of ``root``; a queue whose runner is gone is marked interrupted (its
+    record and an ended note) and its file removed."""
+    found: list[LiveRun] = []
+    try:
+        names = sorted(os.listdir(queues_live_dir(root)))
+    except OSError:
+        return found
+    for name in names:
+        if not name.endswith(".json") or name.endswith(ENDED) or name.startswith("."):
+            continue
+        info = read_live(queues_live_dir(root) / name)
+        if info is None:
+            continue
+        if process_alive(info):
+            found.append(info)
+        else:
+            _interrupted(root, info)
+    return found
+
+
+def _interrupted(root: Path, info: LiveRun) -> None:
+    from ralph_lsp.loop.history import history_root
+
+    record_path = history_root(root) / "queues" / info.run_id / "record.json"
+    try:
+        record = json.loads(read_small_file(record_path))
+    except (OSError, ValueError):
+        record = info.status
+    if isinstance(record, dict) and not record.get("endedAt"):
+        record.update(
+            state="interrupted",
+            endedAt=now_iso(),
+            reason=f"interrupted: its runner (pid {info.pid}) ended; last seen {info.last_seen}",
+        )
+        with contextlib.suppress(OSError):
+            atomic_write_json(record_path, record)
+            atomic_write_json(queues_live_dir(root) / f"{info.run_id}{ENDED}", record)
+    with contextlib.suppress(OSError):
+        queue_live_path(root, info.run_id).unlink()
+
+
+def take_ended_queues(root: Path) -> list[dict[str, Any]]:
+    """The ended notes of ``root``'s queues, each taken by exactly one caller."""
+    out: list[dict[str, Any]] = []
+    base = queues_live_dir(root)
+    try:
+        names = sorted(os.listdir(base))
+    except OSError:
+        return out
+    for name in names:
+        if not name.endswith(ENDED) or name.startswith("."):
+            continue
+        taken = base / f".taken-{os.getpid()}-{name}"
+        try:
+            os.rename(base / name, taken)
+        except OSError:
+            continue
+        with contextlib.suppress(OSError, ValueError):
+            data = json.loads(read_small_file(taken, 1024 * 1024))
+            if isinstance(data, dict):
+                out.append(data)
+        with contextlib.suppress(OSError):
+            taken.unlink()
+    return out
