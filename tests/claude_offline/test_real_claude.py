@@ -335,9 +335,9 @@ def test_the_default_preset_lets_the_agent_run_the_checks_and_records_a_refusal(
             extra=["--verify", "python3 check.py", "--max-iterations", "2"],
         )  # fmt: skip
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-2000:]
-    assert (
-        run.last_line
-        == "succeeded: every task is checked (1/1); verification passed (python3 check.py)"
+    # `<state>: <reason>`, then what the money bought (` · $… per verified task · …`)
+    assert run.last_line.split(" · $")[0] == (
+        "succeeded: every task is checked (1/1); verification passed (python3 check.py)"
     )
     # Once by the agent (allowed without asking), once by the verification.
     assert marker.read_text().splitlines() == ["ran", "ran"]

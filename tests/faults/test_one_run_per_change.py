@@ -55,10 +55,15 @@ def test_the_server_refuses_it_too_and_shows_it_running_elsewhere(
     answer = server.command("ralph.run", {"change": "alpha"})
     message = answer["error"]["message"]
     assert f"already running in another ralph-lsp process (pid {cli.pid}" in message
-    lenses = server.code_lens(fx.tasks().as_uri())
-    titles = [lens["command"]["title"] for lens in lenses if lens["range"]["start"]["line"] == 0]
-    # v3: the CLI's run is live, so the server follows it as if it had started it (SPEC §9).
-    assert titles == ["■ Stop · iteration 1 · 0/3 tasks", "✎ Guide"]
+
+    def titles() -> list[str]:
+        lenses = server.code_lens(fx.tasks().as_uri())
+        return [lens["command"]["title"] for lens in lenses if lens["range"]["start"]["line"] == 0]
+
+    # v3: the CLI's run is live, so the server follows it as if it had started it (SPEC §9),
+    # once it has attached (at start, in the background: "running elsewhere" until then).
+    attached = ["■ Stop · iteration 1 · 0/3 tasks", "✎ Guide"]
+    wait_until(lambda: titles() == attached, 15, f"the attached run's lenses ({titles()})")
     (fx.tmp / "release").touch()
     assert cli.wait(60) == 0
     assert len(fx.spawns()) == 3  # only the CLI's agent ever ran

@@ -90,7 +90,7 @@ def test_history_identity_reads_the_same_under_either_inspection(
         # The same pid, another start time: the pid was reused; the run's process is gone.
         pid, start = written.split()
         (hist.dir / "owner.pid").write_text(f"{pid} {float(start) - 5:.2f}\n")
-        assert load_records(tmp_path, "c")[0]["state"] == "failed"
+        assert load_records(tmp_path, "c")[0]["state"] == "interrupted"
     finally:
         sleeper.kill()
         sleeper.wait()

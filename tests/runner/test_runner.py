@@ -167,8 +167,12 @@ def _connect_as_nobody(path: str) -> str:
                     data = sock.recv(4096)
                 except OSError as exc:
                     data = type(exc).__name__.encode()
-                out = "closed without a word" if data in (b"", b"ConnectionResetError") else "got"
+                # closed, reset, or never answered (a loaded machine): told nothing either way
+                told_nothing = data in (b"", b"ConnectionResetError", b"TimeoutError")
+                out = "closed without a word" if told_nothing else f"got {data[:80]!r}"
             os.write(write, out.encode())
+        except BaseException as exc:  # say what went wrong rather than nothing
+            os.write(write, f"error in the child: {exc!r}".encode())
         finally:
             os._exit(0)
     os.close(write)
