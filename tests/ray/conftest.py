@@ -46,6 +46,9 @@ def cluster_env(home: Path, closed: int) -> dict[str, str]:
         PATH=f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}",
         RALPH_REMOTE_POLL_SECONDS="0.5",
         RAY_JOB_STOP_WAIT_TIME_S="10",
+        # The jobs' temp folders (a job's clone) inside the cluster's own folder, removed with
+        # it: a runner killed by a test cannot remove its clone itself.
+        TMPDIR=str(home / "tmp"),
     )
     return env
 
@@ -77,6 +80,7 @@ def ray_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     # a short folder of its own, removed at the end.
     home = Path(tempfile.mkdtemp(prefix="rayh"))
     (home / "ray_bootstrap_config.yaml").write_text("provider: {type: local}\n")
+    (home / "tmp").mkdir()
     closed = free_port()  # nothing listens there: the usage note goes nowhere
     dash = free_port()
     env = cluster_env(home, closed)
