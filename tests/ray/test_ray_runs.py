@@ -223,3 +223,24 @@ async def test_uncommitted_changes_are_refused_before_anything_is_pushed_or_subm
     assert len(JobSubmissionClient(ray_cluster).list_jobs()) == jobs
     assert not (work / ".ralph" / "runs").exists() or not any((work / ".ralph" / "runs").iterdir())
     assert runs.statuses() == []
+
+
+def test_one_change_on_ray_ends_as_a_single_run_does(
+    ray_cluster: str, project: tuple[Path, Path]
+) -> None:
+    work, bare = project
+    env = {**os.environ, "RALPH_DEMO_DELAY": "0.05", "RALPH_DEMO_TASKS_PER_RUN": "2"}
+    argv = [sys.executable, "-m", "ralph_lsp", "run", "add-title-case", "--root", str(work)]
+    argv += ["--agent", "demo", "--runner", "ray", "--ray-address", ray_cluster]
+    done = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    lines = done.stdout.rstrip("\n").splitlines()
+    # The single run's ending, once, as the last line; no queue summary.
+    assert lines[-1].startswith("succeeded: every task is checked"), done.stdout
+    assert sum(1 for line in lines if line.startswith(("succeeded: ", "■ succeeded: "))) == 1
+    assert not any(line.startswith("queue ") for line in lines), done.stdout
+    assert "Ray job" in done.stdout
+    (folder,) = (work / ".ralph" / "runs").iterdir()
+    record = json.loads((folder / "record.json").read_text())
+    assert record["state"] == "succeeded", record
+    assert len(remote_log(bare, record["worktree"]["branch"])) == len(record["iterations"]) + 1
