@@ -109,17 +109,35 @@ def local_cluster() -> Iterator[str]:
         os.environ.update({k: env[k] for k in ("RALPH_REMOTE_POLL_SECONDS",)})
         yield url
     finally:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(20)
-        except subprocess.TimeoutExpired:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait(10)
+        _end(proc)
         _kill_leftovers(home)
         log.close()
         shutil.rmtree(home, ignore_errors=True)
+
+
+def _end(proc: subprocess.Popen[bytes], grace: float = 3.0) -> None:
+    """SIGTERM to the head's process group and to each of its descendants (Ray starts some,
+    the GCS and the raylet among them, in groups of their own); SIGKILL to whatever is left once
+    they have ended or after ``grace``. ``ray start --block``, the GCS and the raylet outlive a
+    SIGTERM here (measured: still there after 20 s), so waiting longer only costs time."""
+    import psutil
+
+    try:
+        kids = psutil.Process(proc.pid).children(recursive=True)
+    except psutil.Error:
+        kids = []
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, signal.SIGTERM)
+    for kid in kids:
+        with contextlib.suppress(psutil.Error):
+            kid.terminate()
+    _, alive = psutil.wait_procs(kids, timeout=grace)
+    for kid in alive:
+        with contextlib.suppress(psutil.Error):
+            kid.kill()
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait(10)
 
 
 def _kill_leftovers(home: Path) -> None:
