@@ -11,7 +11,17 @@ import traceback
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
-from bench import claude_home, lsp_cases, offline, plot, report, runner_cases, scale, yardstick
+from bench import (
+    claude_home,
+    lsp_cases,
+    offline,
+    plot,
+    ray_cases,
+    report,
+    runner_cases,
+    scale,
+    yardstick,
+)
 from bench.common import kill_leftovers, load_average
 from bench.report import Results
 
@@ -58,6 +68,11 @@ CASES: dict[str, tuple[str, dict[str, float], dict[str, float]]] = {
         {"attaches": 10, "idle_seconds": 20, "floods": 3},
         {"attaches": 3, "idle_seconds": 5, "floods": 1},
     ),
+    "ray": (
+        "a Ray job's overhead over a local run: to the first iteration, per iteration",
+        {"reps": 3},
+        {"reps": 1},
+    ),
     "soak": (
         "1000 short iterations: RSS growth, .ralph/ size",
         {"iterations": 1000, "output_bytes": 600_000},
@@ -95,6 +110,8 @@ def _runner(name: str, a: dict[str, float]) -> Callable[[Results], Awaitable[Non
             claude_home.heavy_vs_clean(r)
         elif name == "runner":
             await runner_cases.runner(r, int(a["attaches"]), a["idle_seconds"], int(a["floods"]))
+        elif name == "ray":
+            await ray_cases.ray_overhead(r, int(a["reps"]))
         elif name == "soak":
             await scale.soak(r, int(a["iterations"]), int(a["output_bytes"]))
 

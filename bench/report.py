@@ -63,6 +63,8 @@ TARGETS = [
     Target("runner_request_p99_ms_during_flood", None, "<=", 50, "ms"),
     Target("runner_idle_cpu_percent", None, "<=", 0.5, "%"),
     Target("runner_rss_mb", None, "<=", 60, "MiB"),
+    Target("ray_overhead_first_iteration_s", None, "", math.nan, "s"),
+    Target("ray_overhead_per_iteration_ms", None, "", math.nan, "ms"),
     Target("soak_1000_iterations_rss_growth_mb", None, "<=", 5, "MiB"),
     Target("soak_1000_iterations_ralph_dir_mb", None, "<=", 600, "MiB"),
     Target("claude_iteration_bytes_heavy_vs_clean", None, "<=", 1.05, "×"),

@@ -26,3 +26,13 @@ async def on_end(settings: Settings, event: Mapping[str, Any], root: Path) -> No
         print(f"ralph-lsp: {text}", file=sys.stderr)
 
     await notify(settings.on_run_end, event, root, say)
+
+
+def spent(root: Path, run_id: str) -> str:
+    """`` · $total · $x per task · $y on n iterations without progress`` of a recorded run."""
+    from ralph_lsp.loop.costs import summarize
+    from ralph_lsp.loop.history import read_record
+
+    record = read_record(root, run_id) or {}
+    text = summarize(record.get("iterations") or []).text()
+    return f" · {text}" if text else ""

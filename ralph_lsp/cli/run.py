@@ -11,7 +11,7 @@ from typing import Any, TextIO
 
 from ralph_lsp.cli import git_commands, runs
 from ralph_lsp.cli.common import EXIT_CODES, CliError, change_of, root_of
-from ralph_lsp.cli.ending import on_end
+from ralph_lsp.cli.ending import on_end, spent
 from ralph_lsp.cli.flags import settings_from_args
 from ralph_lsp.cli.terminal import Renderer
 from ralph_lsp.openspec.workspace import (
@@ -35,7 +35,10 @@ def cmd_run(args: argparse.Namespace, out: TextIO) -> int:
             raise CliError("--detach runs on this machine; a Ray run is followed until it ends")
         if len(names) > 1:
             settings = settings.replace(queue_max_cost_usd=settings.max_cost_usd, max_cost_usd=None)
-        return queue.run_queue(root, names, settings, args, out)
+            return queue.run_queue(root, names, settings, args, out)
+        from ralph_lsp.cli.remote import run_remote  # one change: the single run's ending
+
+        return run_remote(change_of(root, names[0]), settings, args, out)
     if len(names) > 1:  # a queue (SPEC §9): --max-cost is the whole queue's budget
         settings = settings.replace(queue_max_cost_usd=settings.max_cost_usd, max_cost_usd=None)
         _preflight(settings, root)
@@ -125,19 +128,9 @@ async def _run(
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.remove_signal_handler(sig)
     if sink is None:
-        renderer.done(f"{status.state}: {status.reason}" + _spent(change.root, status.run_id))
+        renderer.done(f"{status.state}: {status.reason}" + spent(change.root, status.run_id))
     await on_end(settings, run_end_event(status), change.root)
     return EXIT_CODES.get(status.state, 1)
-
-
-def _spent(root: Path, run_id: str) -> str:
-    """`` · $total · $x per task · $y on n iterations without progress`` of a recorded run."""
-    from ralph_lsp.loop.costs import summarize
-    from ralph_lsp.loop.history import read_record
-
-    record = read_record(root, run_id) or {}
-    text = summarize(record.get("iterations") or []).text()
-    return f" · {text}" if text else ""
 
 
 async def _tick(renderer: Renderer) -> None:

@@ -7,7 +7,9 @@ stdout (``docs/events.md``), which the operator follows through the job's log. A
 iteration's commit it pushes the branch (never forced). Every :data:`POLL_SECONDS` it looks at
 the remote's ``refs/ralph/guidance/<change>/<runId>/<k>`` (each a commit whose message is the
 text; delivered before the next iteration) and ``refs/ralph/stop/<change>/<runId>`` (stop the
-run cooperatively). SIGTERM (the engine's own stop) stops the run as ``stop`` does.
+run cooperatively). SIGTERM (the engine's own stop) stops the run as ``stop`` does. Its clone
+lives in a ``ralph-job-*`` temp folder, removed at the end, or by a later job on the node when
+this runner was killed (:func:`new_workdir`).
 """
 
 from __future__ import annotations
@@ -145,10 +147,37 @@ class Job:
         emit(LogEvent(root, self.args.change, text, "error" if level == "error" else "warning"))
 
 
+def _gone(pid_file: Path) -> bool:
+    """The runner named by ``pid_file`` has ended (False when it runs, or cannot be told)."""
+    try:
+        pid = int(pid_file.read_text().strip())
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except (OSError, ValueError):
+        return False
+    return False
+
+
+def new_workdir(parent: Path | None = None) -> Path:
+    """A ``ralph-job-*`` folder for this job's clone, its ``owner`` file naming this runner;
+    first the folders of runners that are gone (killed, so they could not remove their own) are
+    removed, only this user's and only those whose ``owner`` names a process that has ended."""
+    parent = parent or Path(tempfile.gettempdir())
+    with contextlib.suppress(OSError):
+        for old in parent.glob("ralph-job-*"):
+            with contextlib.suppress(OSError):
+                if old.is_dir() and old.stat().st_uid == os.getuid() and _gone(old / "owner"):
+                    shutil.rmtree(old, ignore_errors=True)
+    work = Path(tempfile.mkdtemp(prefix="ralph-job-", dir=parent))
+    (work / "owner").write_text(f"{os.getpid()}\n")
+    return work
+
+
 async def main(args: argparse.Namespace) -> int:
     settings, _ = settings_from_dict(json.loads(args.settings))
     settings = settings.replace(isolation="worktree", runner="local")
-    work = Path(tempfile.mkdtemp(prefix="ralph-job-"))
+    work = new_workdir()
     try:
         return await _run(args, settings, work)
     finally:

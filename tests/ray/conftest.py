@@ -1,140 +1,20 @@
-"""A real single-node Ray cluster on 127.0.0.1 for the session (../shared/notes/ray-offline.md).
-
-Its own HOME (with ``ray_bootstrap_config.yaml`` naming a local provider, so no cloud metadata
-probe), usage reports off and their URL on a closed loopback port, every address on 127.0.0.1
-(checked: the test fails when a node's ``node_ip`` is anything else). The head runs in its own
-process group and is ended by that group, never by ``ray stop`` (which ends every Ray process of
-the machine).
-"""
+"""The session's Ray cluster: one real single-node head on 127.0.0.1 only (``cluster.py``),
+started once for every Ray test and ended by its process group."""
 
 from __future__ import annotations
 
-import os
-import shutil
-import signal
-import socket
-import subprocess
-import sys
-import tempfile
-import time
-import urllib.request
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
 pytest.importorskip("ray", reason="Ray is not installed: pip install 'ralph-lsp[ray]'")
 
+from tests.ray.cluster import local_cluster
+
 pytestmark = pytest.mark.ray
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def cluster_env(home: Path, closed: int) -> dict[str, str]:
-    env = dict(os.environ)
-    env.update(
-        HOME=str(home),
-        RAY_USAGE_STATS_ENABLED="0",
-        # Without it Ray turns 127.0.0.1 into the machine's routable address (its
-        # resolve_ip_for_localhost); off, every node address it picks is loopback.
-        RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER="0",
-        RAY_USAGE_STATS_REPORT_URL=f"http://127.0.0.1:{closed}/usage",
-        PATH=f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}",
-        RALPH_REMOTE_POLL_SECONDS="0.5",
-        RAY_JOB_STOP_WAIT_TIME_S="10",
-    )
-    return env
-
-
-def wait_dashboard(url: str, proc: subprocess.Popen[bytes], timeout: float = 90.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc.poll() is not None and proc.returncode != 0:
-            raise RuntimeError(f"ray start exited {proc.returncode}")
-        try:
-            with urllib.request.urlopen(url + "/api/version", timeout=2) as r:
-                if r.status == 200:
-                    return
-        except OSError:
-            pass
-        time.sleep(0.5)
-    raise RuntimeError("the Ray dashboard did not come up")
-
-
-def node_ips(url: str) -> list[str]:
-    from ray.util.state import list_nodes
-
-    return [str(n.node_ip) for n in list_nodes(address=url)]
-
-
 @pytest.fixture(scope="session")
-def ray_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    # Ray's sockets live under its temp dir, and a Unix socket's path holds at most 107 bytes:
-    # a short folder of its own, removed at the end.
-    home = Path(tempfile.mkdtemp(prefix="rayh"))
-    (home / "ray_bootstrap_config.yaml").write_text("provider: {type: local}\n")
-    closed = free_port()  # nothing listens there: the usage note goes nowhere
-    dash = free_port()
-    env = cluster_env(home, closed)
-    ray = str(Path(sys.executable).parent / "ray")
-    argv = [ray, "start", "--head", "--block", "--disable-usage-stats"]
-    argv += ["--node-ip-address", "127.0.0.1", "--dashboard-host", "127.0.0.1"]
-    argv += ["--dashboard-port", str(dash), "--port", str(free_port()), "--num-cpus", "4"]
-    argv += ["--temp-dir", str(home / "t"), "--include-dashboard", "true"]
-    log = open(home / "ray-start.log", "wb")  # noqa: SIM115
-    proc = subprocess.Popen(
-        argv, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True, cwd=home
-    )
-    url = f"http://127.0.0.1:{dash}"
-    try:
-        try:
-            wait_dashboard(url, proc)
-        except RuntimeError as exc:
-            log.flush()
-            tail = (home / "ray-start.log").read_text(errors="replace")[-3000:]
-            raise RuntimeError(f"{exc}\n{tail}") from None
-        ips: list[str] = []
-        for _ in range(60):  # the head registers its node a moment after the dashboard is up
-            ips = node_ips(url)
-            if ips:
-                break
-            time.sleep(0.5)
-        assert ips and all(ip == "127.0.0.1" for ip in ips), f"a node left loopback: {ips}"
-        os.environ.update({k: env[k] for k in ("RALPH_REMOTE_POLL_SECONDS",)})
+def ray_cluster() -> Iterator[str]:
+    with local_cluster() as url:
         yield url
-    finally:
-        with _suppress():
-            os.killpg(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(20)
-        except subprocess.TimeoutExpired:
-            with _suppress():
-                os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait(10)
-        _kill_leftovers(home)
-        log.close()
-        shutil.rmtree(home, ignore_errors=True)
-
-
-class _suppress:
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, *exc: object) -> bool:
-        return exc[0] is not None and issubclass(exc[0], ProcessLookupError)  # type: ignore[arg-type]
-
-
-def _kill_leftovers(home: Path) -> None:
-    """Ray's own processes of this cluster only (they run with its HOME), by pid."""
-    import psutil
-
-    for p in psutil.process_iter(["pid", "environ"]):
-        try:
-            if (p.info["environ"] or {}).get("HOME") == str(home):
-                p.kill()
-        except (psutil.Error, OSError):
-            continue

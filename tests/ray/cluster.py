@@ -1,0 +1,152 @@
+"""A real single-node Ray cluster on 127.0.0.1 only (../shared/notes/ray-offline.md), for the
+tests (conftest's session fixture) and the bench (``bench/ray_cases.py``).
+
+Its own HOME (with ``ray_bootstrap_config.yaml`` naming a local provider, so no cloud metadata
+probe), usage reports off and their URL on a closed loopback port, every address on 127.0.0.1
+(checked: :func:`local_cluster` fails when a node's ``node_ip`` is anything else), the jobs'
+temp folders inside its own folder. The head runs in its own process group and is ended by that
+group, never by ``ray stop`` (which ends every Ray process of the machine).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def cluster_env(home: Path, closed: int) -> dict[str, str]:
+    env = dict(os.environ)
+    env.update(
+        HOME=str(home),
+        RAY_USAGE_STATS_ENABLED="0",
+        # Without it Ray turns 127.0.0.1 into the machine's routable address (its
+        # resolve_ip_for_localhost); off, every node address it picks is loopback.
+        RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER="0",
+        RAY_USAGE_STATS_REPORT_URL=f"http://127.0.0.1:{closed}/usage",
+        PATH=f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}",
+        RALPH_REMOTE_POLL_SECONDS="0.5",
+        RAY_JOB_STOP_WAIT_TIME_S="10",
+        # The jobs' temp folders (a job's clone) inside the cluster's own folder, removed with
+        # it: a runner killed by a test cannot remove its clone itself.
+        TMPDIR=str(home / "tmp"),
+    )
+    return env
+
+
+def wait_dashboard(url: str, proc: subprocess.Popen[bytes], timeout: float = 90.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None and proc.returncode != 0:
+            raise RuntimeError(f"ray start exited {proc.returncode}")
+        try:
+            with urllib.request.urlopen(url + "/api/version", timeout=2) as r:
+                if r.status == 200:
+                    return
+        except OSError:
+            pass
+        time.sleep(0.5)
+    raise RuntimeError("the Ray dashboard did not come up")
+
+
+def node_ips(url: str) -> list[str]:
+    from ray.util.state import list_nodes
+
+    return [str(n.node_ip) for n in list_nodes(address=url)]
+
+
+@contextlib.contextmanager
+def local_cluster() -> Iterator[str]:
+    """The head's dashboard URL (the Jobs API address) while the cluster runs."""
+    # Ray's sockets live under its temp dir, and a Unix socket's path holds at most 107 bytes:
+    # a short folder of its own, removed at the end.
+    home = Path(tempfile.mkdtemp(prefix="rayh"))
+    (home / "ray_bootstrap_config.yaml").write_text("provider: {type: local}\n")
+    (home / "tmp").mkdir()
+    closed = free_port()  # nothing listens there: the usage note goes nowhere
+    dash = free_port()
+    env = cluster_env(home, closed)
+    ray = str(Path(sys.executable).parent / "ray")
+    argv = [ray, "start", "--head", "--block", "--disable-usage-stats"]
+    argv += ["--node-ip-address", "127.0.0.1", "--dashboard-host", "127.0.0.1"]
+    argv += ["--dashboard-port", str(dash), "--port", str(free_port()), "--num-cpus", "4"]
+    argv += ["--temp-dir", str(home / "t"), "--include-dashboard", "true"]
+    log = open(home / "ray-start.log", "wb")  # noqa: SIM115
+    proc = subprocess.Popen(
+        argv, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True, cwd=home
+    )
+    url = f"http://127.0.0.1:{dash}"
+    try:
+        try:
+            wait_dashboard(url, proc)
+        except RuntimeError as exc:
+            log.flush()
+            tail = (home / "ray-start.log").read_text(errors="replace")[-3000:]
+            raise RuntimeError(f"{exc}\n{tail}") from None
+        ips: list[str] = []
+        for _ in range(60):  # the head registers its node a moment after the dashboard is up
+            ips = node_ips(url)
+            if ips:
+                break
+            time.sleep(0.5)
+        if not ips or any(ip != "127.0.0.1" for ip in ips):
+            raise RuntimeError(f"a node left loopback: {ips}")
+        os.environ.update({k: env[k] for k in ("RALPH_REMOTE_POLL_SECONDS",)})
+        yield url
+    finally:
+        _end(proc)
+        _kill_leftovers(home)
+        log.close()
+        shutil.rmtree(home, ignore_errors=True)
+
+
+def _end(proc: subprocess.Popen[bytes], grace: float = 3.0) -> None:
+    """SIGTERM to the head's process group and to each of its descendants (Ray starts some,
+    the GCS and the raylet among them, in groups of their own); SIGKILL to whatever is left once
+    they have ended or after ``grace``. ``ray start --block``, the GCS and the raylet outlive a
+    SIGTERM here (measured: still there after 20 s), so waiting longer only costs time."""
+    import psutil
+
+    try:
+        kids = psutil.Process(proc.pid).children(recursive=True)
+    except psutil.Error:
+        kids = []
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, signal.SIGTERM)
+    for kid in kids:
+        with contextlib.suppress(psutil.Error):
+            kid.terminate()
+    _, alive = psutil.wait_procs(kids, timeout=grace)
+    for kid in alive:
+        with contextlib.suppress(psutil.Error):
+            kid.kill()
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait(10)
+
+
+def _kill_leftovers(home: Path) -> None:
+    """Ray's own processes of this cluster only (they run with its HOME), by pid."""
+    import psutil
+
+    for p in psutil.process_iter(["pid", "environ"]):
+        try:
+            if (p.info["environ"] or {}).get("HOME") == str(home):
+                p.kill()
+        except (psutil.Error, OSError):
+            continue
