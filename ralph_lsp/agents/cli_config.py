@@ -25,9 +25,11 @@ precedence layer: the user's and the project's ``settings.json`` still win) with
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
+import stat
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -139,10 +141,49 @@ def gemini_files(
     files = {str(policy): gemini_policy(rules)}
     extra_env: dict[str, str] = {}
     if not env.get(GEMINI_DEFAULTS_ENV):
-        defaults = Path(f"{base}.gemini-defaults.json")
+        folder = gemini_defaults_folder(env) or base.parent
+        defaults = folder / f"{_digest(str(base))}.gemini-defaults.json"
         files[str(defaults)] = gemini_defaults(extra_defaults)
         extra_env[GEMINI_DEFAULTS_ENV] = str(defaults)
     return files, extra_env, ["--policy", str(policy)]
+
+
+def gemini_defaults_folder(env: Mapping[str, str]) -> Path | None:
+    """Where the Gemini defaults file goes: a folder of the user's that nobody else can write
+    to, from the ground up. Gemini ignores a system settings file under a folder others can
+    write to (a project under /tmp), and then keeps its ten attempts and the user's skills.
+    None: no such folder (the file then goes beside the prompt, as before)."""
+    candidates = [env.get("XDG_RUNTIME_DIR"), env.get("XDG_CACHE_HOME")]
+    home = env.get("HOME")
+    candidates.append(str(Path(home) / ".cache") if home else None)
+    try:
+        import pwd
+
+        candidates.append(str(Path(pwd.getpwuid(os.getuid()).pw_dir) / ".cache"))
+    except (ImportError, KeyError):
+        pass
+    for base in candidates:
+        if base and Path(base).is_absolute():
+            folder = Path(base) / "ralph-lsp" / "gemini"
+            if _nobody_else_writes(folder):
+                return folder
+    return None
+
+
+def _nobody_else_writes(path: Path) -> bool:
+    """No existing folder from ``path`` up to / is writable by others (the sticky /tmp is)."""
+    for folder in (path, *path.parents):
+        try:
+            mode = os.stat(folder).st_mode
+        except OSError:
+            continue  # made later, private (mode 0700)
+        if mode & stat.S_IWOTH:
+            return False
+    return True
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 
 def merged_env(env: Mapping[str, str] | None) -> Mapping[str, str]:

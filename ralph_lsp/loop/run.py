@@ -383,6 +383,7 @@ class Run(RunReporting, TasksFollowing):
                 env={**os.environ, **s.env},
             )
             for path, text in inv.files.items():  # the CLI's policy and defaults files
+                Path(path).parent.mkdir(parents=True, exist_ok=True, mode=0o700)
                 Path(path).write_text(text, encoding="utf-8")
         except (ValueError, OSError) as exc:
             return IterationOutcome(start_error=AgentStartError("not_found", str(exc)))
