@@ -19,7 +19,23 @@ imports ``server`` only to serve LSP, and reaches runs of other processes only t
 
 from __future__ import annotations
 
+import importlib
 import sys
+
+#: command → (module of ralph_lsp.cli, function)
+HANDLERS = {
+    "changes": ("project", "cmd_changes"),
+    "run": ("run", "cmd_run"),
+    "prompt": ("project", "cmd_prompt"),
+    "history": ("project", "cmd_history"),
+    "diff": ("git_commands", "cmd_diff"),
+    "restore": ("git_commands", "cmd_restore"),
+    "verify": ("verify", "cmd_verify"),
+    "runs": ("runs", "cmd_runs"),
+    "attach": ("runs", "cmd_attach_here"),
+    "stop": ("runs", "cmd_stop"),
+    "guide": ("runs", "cmd_guide"),
+}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -31,10 +47,8 @@ def main(argv: list[str] | None = None) -> int:
     if reason is not None:
         print(f"ralph-lsp: error: {reason}", file=sys.stderr)
         return 2
-    from ralph_lsp.cli import git_commands, project, run, runs, verify
-    from ralph_lsp.cli.common import EXIT_CODES, CliError, fail, is_terminal
+    from ralph_lsp.cli.common import CliError, fail, is_terminal
     from ralph_lsp.cli.parser import build_parser
-    from ralph_lsp.cli.terminal import Renderer
 
     args = build_parser().parse_args(argv)
     if args.command in (None, "serve"):
@@ -50,21 +64,11 @@ def main(argv: list[str] | None = None) -> int:
             )
         serve()
         return 0
-    handlers = {
-        "changes": project.cmd_changes,
-        "run": run.cmd_run,
-        "prompt": project.cmd_prompt,
-        "history": project.cmd_history,
-        "diff": git_commands.cmd_diff,
-        "restore": git_commands.cmd_restore,
-        "verify": verify.cmd_verify,
-        "runs": runs.cmd_runs,
-        "attach": lambda a, o: runs.cmd_attach(a, o, Renderer(o, lambda: None), EXIT_CODES),
-        "stop": runs.cmd_stop,
-        "guide": runs.cmd_guide,
-    }
+    # Each command's module is imported when it runs: `changes` never loads the engine.
+    module, name = HANDLERS[args.command]
+    handler = getattr(importlib.import_module(f"ralph_lsp.cli.{module}"), name)
     try:
-        return handlers[args.command](args, sys.stdout)
+        return int(handler(args, sys.stdout))
     except CliError as exc:
         fail(str(exc))
     except KeyboardInterrupt:

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 from typing import NoReturn, TextIO
 
-from ralph_lsp.loop.policy import RunState
+from ralph_lsp.loop.states import RunState
 from ralph_lsp.openspec.workspace import (
     Change,
     UnknownChangeError,

@@ -6,58 +6,12 @@ import argparse
 import io
 import os
 import sys
-from collections.abc import Callable
 from pathlib import Path
 from typing import TextIO
 
 from ralph_lsp.cli.common import CliError, root_of
 from ralph_lsp.git.refs import CheckpointError
 from ralph_lsp.settings import Settings
-
-AddRoot = Callable[[argparse.ArgumentParser], None]
-
-
-def add_parsers(
-    sub: argparse._SubParsersAction[argparse.ArgumentParser], with_root: AddRoot
-) -> None:
-    sp = sub.add_parser(
-        "diff",
-        help="git's diff of what one iteration of a run changed (needs a git work tree)",
-    )
-    sp.add_argument("change", metavar="CHANGE")
-    with_root(sp)
-    sp.add_argument("--run", metavar="ID", help="the run (default: the latest with checkpoints)")
-    sp.add_argument(
-        "--iteration", type=_whole, metavar="N", help="the iteration (default: the run's last)"
-    )
-    sp = sub.add_parser(
-        "restore",
-        help="put the work tree's files back as they were after an iteration (undoable)",
-        description="Put the work tree's files back as they were after iteration N. The state"
-        " before is recorded first as a checkpoint, named in the output, so the restore can be"
-        " undone with --checkpoint (no run or retention removes an undo). Your index, HEAD,"
-        " branches and stash are left alone, and ignored files are never touched. Refused while"
-        " any change runs in this work tree.",
-    )
-    sp.add_argument("change", metavar="CHANGE")
-    with_root(sp)
-    sp.add_argument("--iteration", type=_whole, metavar="N", help="the iteration to go back to")
-    sp.add_argument("--run", metavar="ID", help="the run (default: the latest with checkpoints)")
-    sp.add_argument(
-        "--checkpoint",
-        metavar="REF",
-        help="restore this checkpoint instead (e.g. the undo checkpoint a restore printed)",
-    )
-
-
-def _whole(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a whole number of at least 1, got {value}")
-    return value
 
 
 def cmd_diff(args: argparse.Namespace, out: TextIO) -> int:

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 
 from ralph_lsp import __version__
-from ralph_lsp.cli import git_commands, runs
 from ralph_lsp.settings import (
     ISOLATIONS,
     PRESETS,
@@ -14,6 +14,8 @@ from ralph_lsp.settings import (
     USER_CONFIGS,
     VERIFY_WHEN,
 )
+
+AddRoot = Callable[[argparse.ArgumentParser], None]
 
 
 # Long: a declarative table of every subcommand and flag, read top to bottom like --help.
@@ -220,7 +222,7 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="do not record a git checkpoint of the work tree before and after each iteration",
     )
-    runs.add_run_flags(sp)
+    add_run_flags(sp)
 
     sp = sub.add_parser("prompt", help="print the prompt the next iteration would get")
     sp.add_argument("change", metavar="CHANGE")
@@ -254,6 +256,87 @@ def build_parser() -> argparse.ArgumentParser:
     )
     with_root(sp)
     sp.add_argument("--json", action="store_true", help="print the ralph.history object")
-    git_commands.add_parsers(sub, with_root)
-    runs.add_parsers(sub, with_root)
+    add_git_parsers(sub, with_root)
+    add_runs_parsers(sub, with_root)
     return p
+
+
+# -- diff and restore (cli/git_commands.py) ----------------------------------------------
+def add_git_parsers(
+    sub: argparse._SubParsersAction[argparse.ArgumentParser], with_root: AddRoot
+) -> None:
+    sp = sub.add_parser(
+        "diff",
+        help="git's diff of what one iteration of a run changed (needs a git work tree)",
+    )
+    sp.add_argument("change", metavar="CHANGE")
+    with_root(sp)
+    sp.add_argument("--run", metavar="ID", help="the run (default: the latest with checkpoints)")
+    sp.add_argument(
+        "--iteration", type=_whole, metavar="N", help="the iteration (default: the run's last)"
+    )
+    sp = sub.add_parser(
+        "restore",
+        help="put the work tree's files back as they were after an iteration (undoable)",
+        description="Put the work tree's files back as they were after iteration N. The state"
+        " before is recorded first as a checkpoint, named in the output, so the restore can be"
+        " undone with --checkpoint (no run or retention removes an undo). Your index, HEAD,"
+        " branches and stash are left alone, and ignored files are never touched. Refused while"
+        " any change runs in this work tree.",
+    )
+    sp.add_argument("change", metavar="CHANGE")
+    with_root(sp)
+    sp.add_argument("--iteration", type=_whole, metavar="N", help="the iteration to go back to")
+    sp.add_argument("--run", metavar="ID", help="the run (default: the latest with checkpoints)")
+    sp.add_argument(
+        "--checkpoint",
+        metavar="REF",
+        help="restore this checkpoint instead (e.g. the undo checkpoint a restore printed)",
+    )
+
+
+def _whole(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number of at least 1, got {value}")
+    return value
+
+
+# -- runs, attach, stop, guide; run --detach/--events (cli/runs.py) -------------------------
+def add_run_flags(sp: argparse.ArgumentParser) -> None:
+    sp.add_argument(
+        "--detach",
+        action="store_true",
+        help="start the run in a runner of its own and return once it runs, printing the run"
+        " id (follow it with `attach`, end it with `stop`)",
+    )
+    sp.add_argument(
+        "--events",
+        action="store_true",
+        help="print the run's event stream (newline-delimited JSON, docs/events.md) on stdout"
+        " instead of the terminal rendering; the last event is `end`",
+    )
+
+
+def add_runs_parsers(
+    sub: argparse._SubParsersAction[argparse.ArgumentParser], with_root: AddRoot
+) -> None:
+    sp = sub.add_parser("runs", help="the live and recent runs: state, progress, pid, how long")
+    with_root(sp)
+    sp.add_argument("--json", action="store_true", help='print {"runs": [...]}')
+    sp = sub.add_parser(
+        "attach",
+        help="follow CHANGE's live run as `run` shows one; Ctrl-C detaches without stopping it",
+    )
+    sp.add_argument("change", metavar="CHANGE")
+    with_root(sp)
+    sp = sub.add_parser("stop", help="stop CHANGE's live run, whoever started it")
+    sp.add_argument("change", metavar="CHANGE")
+    with_root(sp)
+    sp = sub.add_parser("guide", help="queue guidance for the next iteration of CHANGE's live run")
+    sp.add_argument("change", metavar="CHANGE")
+    sp.add_argument("text", metavar="TEXT")
+    with_root(sp)

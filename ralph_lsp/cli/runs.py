@@ -23,48 +23,11 @@ from ralph_lsp.runner.host import RunHost
 from ralph_lsp.runner.live import LiveRun, find_live
 from ralph_lsp.settings import Settings
 
-AddRoot = Callable[[argparse.ArgumentParser], None]
 RECENT = 10  # finished runs listed by `runs`
 
 
 class NoLiveRun(Exception):
     """The change has no live run (exit 1)."""
-
-
-def add_run_flags(sp: argparse.ArgumentParser) -> None:
-    sp.add_argument(
-        "--detach",
-        action="store_true",
-        help="start the run in a runner of its own and return once it runs, printing the run"
-        " id (follow it with `attach`, end it with `stop`)",
-    )
-    sp.add_argument(
-        "--events",
-        action="store_true",
-        help="print the run's event stream (newline-delimited JSON, docs/events.md) on stdout"
-        " instead of the terminal rendering; the last event is `end`",
-    )
-
-
-def add_parsers(
-    sub: argparse._SubParsersAction[argparse.ArgumentParser], with_root: AddRoot
-) -> None:
-    sp = sub.add_parser("runs", help="the live and recent runs: state, progress, pid, how long")
-    with_root(sp)
-    sp.add_argument("--json", action="store_true", help='print {"runs": [...]}')
-    sp = sub.add_parser(
-        "attach",
-        help="follow CHANGE's live run as `run` shows one; Ctrl-C detaches without stopping it",
-    )
-    sp.add_argument("change", metavar="CHANGE")
-    with_root(sp)
-    sp = sub.add_parser("stop", help="stop CHANGE's live run, whoever started it")
-    sp.add_argument("change", metavar="CHANGE")
-    with_root(sp)
-    sp = sub.add_parser("guide", help="queue guidance for the next iteration of CHANGE's live run")
-    sp.add_argument("change", metavar="CHANGE")
-    sp.add_argument("text", metavar="TEXT")
-    with_root(sp)
 
 
 def root_of(arg: str | None) -> Path:
@@ -346,3 +309,11 @@ async def _attach(root: Path, live: LiveRun, renderer: Any, exit_codes: dict[str
         return exit_codes.get("interrupted", 1)
     renderer.done(f"{final.state}: {final.reason}")
     return exit_codes.get(final.state, 1)
+
+
+def cmd_attach_here(args: argparse.Namespace, out: TextIO) -> int:
+    """``ralph-lsp attach``, rendered in this terminal as ``run`` renders a run."""
+    from ralph_lsp.cli.common import EXIT_CODES
+    from ralph_lsp.cli.terminal import Renderer
+
+    return cmd_attach(args, out, Renderer(out, lambda: None), EXIT_CODES)

@@ -9,7 +9,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from ralph_lsp.loop.policy import RunState
+from ralph_lsp.loop.states import RunState
 from ralph_lsp.loop.status import Level, RunEnd, RunStatus
 from ralph_lsp.openspec.tasks import TasksDoc, read_tasks_text
 from ralph_lsp.openspec.tasks_fast import parse_tasks

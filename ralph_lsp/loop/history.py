@@ -27,8 +27,8 @@ from typing import IO, Any, TypedDict
 
 from ralph_lsp.agents.base import RefusalRecord
 from ralph_lsp.loop.costs import TokensRecord
-from ralph_lsp.loop.policy import RunState
 from ralph_lsp.loop.record_schema import normalize_record
+from ralph_lsp.loop.states import RunState
 from ralph_lsp.loop.verify import VerificationRecord
 from ralph_lsp.openspec.tasks import read_regular_text
 from ralph_lsp.proc import inspection

@@ -12,37 +12,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from enum import Enum
 
 from ralph_lsp.agents.base import AgentProblem
+from ralph_lsp.loop.states import RunState
 
 # First wait after a rate limit that names no reset time; doubled each time, capped.
 DEFAULT_BACKOFF_SECONDS = 30.0
 MAX_BACKOFF_SECONDS = 15 * 60.0
-
-
-class RunState(str, Enum):
-    """The state of a run; its value is the word clients and the history see."""
-
-    RUNNING = "running"
-    SUCCEEDED = "succeeded"
-    STUCK = "stuck"
-    EXHAUSTED = "exhausted"
-    FAILED = "failed"
-    STOPPED = "stopped"
-    # The runner hosting the run died without ending it (SIGKILL, a reboot): set by whoever
-    # next finds it gone (SPEC §9).
-    INTERRUPTED = "interrupted"
-
-    def __str__(self) -> str:
-        return self.value
-
-    def __format__(self, spec: str) -> str:
-        return format(self.value, spec)
-
-    @property
-    def final(self) -> bool:
-        return self is not RunState.RUNNING
 
 
 def iterations(n: int) -> str:

@@ -30,9 +30,10 @@ from ralph_lsp.loop.events import EndEvent, IterationEvent
 from ralph_lsp.loop.following import TasksFollowing
 from ralph_lsp.loop.history import IterationRecord, RateLimitedRecord, RunHistory, TransitionRecord
 from ralph_lsp.loop.iteration import AgentIteration, IterationOutcome
-from ralph_lsp.loop.policy import DEFAULT_BACKOFF_SECONDS, MAX_BACKOFF_SECONDS, RunState
+from ralph_lsp.loop.policy import DEFAULT_BACKOFF_SECONDS, MAX_BACKOFF_SECONDS
 from ralph_lsp.loop.prompt import build_prompt, scope_story
 from ralph_lsp.loop.reporting import Guidance, RunReporting
+from ralph_lsp.loop.states import RunState
 from ralph_lsp.loop.status import (
     RunEnd,
     RunStatus,
@@ -310,7 +311,7 @@ class Run(RunReporting, TasksFollowing):
         self._summarize(n, outcome, result, after, elapsed)
         if read_error is not None:
             if result.stopped:
-                return after, policy.End(policy.RunState.STOPPED, "stopped by the user")
+                return after, policy.End(RunState.STOPPED, "stopped by the user")
             raise read_error
         return after, decision
 

@@ -20,7 +20,7 @@ from ralph_lsp.loop.events import (
     IterationEvent,
     VerificationEvent,
 )
-from ralph_lsp.loop.policy import RunState
+from ralph_lsp.loop.states import RunState
 
 FINAL_STATES = tuple(state.value for state in RunState if state.final)
 

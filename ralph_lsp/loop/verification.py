@@ -14,7 +14,7 @@ from typing import Any, Protocol
 from ralph_lsp.loop import policy, verify
 from ralph_lsp.loop.events import VerificationEvent
 from ralph_lsp.loop.iteration import bounded
-from ralph_lsp.loop.policy import RunState
+from ralph_lsp.loop.states import RunState
 from ralph_lsp.loop.status import Level, RunEnd
 from ralph_lsp.openspec.workspace import Change
 from ralph_lsp.proc.process import AgentProcess

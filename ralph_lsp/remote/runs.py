@@ -33,7 +33,7 @@ from ralph_lsp.git.refs import ref_name
 from ralph_lsp.loop.engine import EngineError, EngineEvent, LogEvent, RunStatus, StatusEvent
 from ralph_lsp.loop.events import CheckpointEvent, EndEvent, GuidanceEvent, IterationEvent
 from ralph_lsp.loop.history import RunHistory, new_run_id
-from ralph_lsp.loop.policy import RunState
+from ralph_lsp.loop.states import RunState
 from ralph_lsp.loop.status import now_iso
 from ralph_lsp.openspec.workspace import resolve_change
 from ralph_lsp.runner import events

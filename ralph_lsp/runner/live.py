@@ -31,7 +31,7 @@ from ralph_lsp.loop.history import (
     read_record,
     read_small_file,
 )
-from ralph_lsp.loop.policy import RunState
+from ralph_lsp.loop.states import RunState
 
 LIVE_DIR = "live"
 LOCKS_DIR = "locks"

@@ -14,7 +14,6 @@ from ralph_lsp.loop.policy import (
     End,
     IterationResult,
     Limits,
-    RunState,
     Wait,
     after_iteration,
     all_blocked,
@@ -22,6 +21,7 @@ from ralph_lsp.loop.policy import (
     before_start,
     failed_start,
 )
+from ralph_lsp.loop.states import RunState
 
 LIMITS = Limits(max_iterations=20, stuck_after=3, max_cost_usd=None)
 NOW = 1_700_000_000.0

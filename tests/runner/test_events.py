@@ -19,7 +19,7 @@ from ralph_lsp.loop.events import (
     IterationEvent,
     VerificationEvent,
 )
-from ralph_lsp.loop.policy import RunState
+from ralph_lsp.loop.states import RunState
 from ralph_lsp.runner import events
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "events.md"

@@ -1,0 +1,33 @@
+"""The states of a run (SPEC §3), on their own: what the CLI's exit codes, the client's mirror
+and the history read, importable without the rest of the loop (``ralph-lsp changes`` stays
+fast)."""
+
+from __future__ import annotations
+
+from enum import Enum
+
+__all__ = ["RunState"]
+
+
+class RunState(str, Enum):
+    """The state of a run; its value is the word clients and the history see."""
+
+    RUNNING = "running"
+    SUCCEEDED = "succeeded"
+    STUCK = "stuck"
+    EXHAUSTED = "exhausted"
+    FAILED = "failed"
+    STOPPED = "stopped"
+    # The runner hosting the run died without ending it (SIGKILL, a reboot): set by whoever
+    # next finds it gone (SPEC §9).
+    INTERRUPTED = "interrupted"
+
+    def __str__(self) -> str:
+        return self.value
+
+    def __format__(self, spec: str) -> str:
+        return format(self.value, spec)
+
+    @property
+    def final(self) -> bool:
+        return self is not RunState.RUNNING
