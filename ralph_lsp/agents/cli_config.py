@@ -142,8 +142,11 @@ def gemini_files(
     extra_env: dict[str, str] = {}
     if not env.get(GEMINI_DEFAULTS_ENV):
         folder = gemini_defaults_folder(env) or base.parent
-        defaults = folder / f"{_digest(str(base))}.gemini-defaults.json"
-        files[str(defaults)] = gemini_defaults(extra_defaults)
+        text = gemini_defaults(extra_defaults)
+        # Named by its content: every spawn with the same defaults shares one small file, so
+        # the user's cache folder does not grow with each iteration.
+        defaults = folder / f"{_digest(text)}.gemini-defaults.json"
+        files[str(defaults)] = text
         extra_env[GEMINI_DEFAULTS_ENV] = str(defaults)
     return files, extra_env, ["--policy", str(policy)]
 

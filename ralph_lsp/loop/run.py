@@ -28,7 +28,13 @@ from ralph_lsp.loop import run_git as rungit
 from ralph_lsp.loop.claims import ChangeClaim
 from ralph_lsp.loop.events import EndEvent, IterationEvent
 from ralph_lsp.loop.following import TasksFollowing
-from ralph_lsp.loop.history import IterationRecord, RateLimitedRecord, RunHistory, TransitionRecord
+from ralph_lsp.loop.history import (
+    IterationRecord,
+    RateLimitedRecord,
+    RunHistory,
+    TransitionRecord,
+    atomic_write_text,
+)
 from ralph_lsp.loop.iteration import AgentIteration, IterationOutcome
 from ralph_lsp.loop.policy import DEFAULT_BACKOFF_SECONDS, MAX_BACKOFF_SECONDS
 from ralph_lsp.loop.prompt import build_prompt, scope_story
@@ -385,7 +391,7 @@ class Run(RunReporting, TasksFollowing):
             )
             for path, text in inv.files.items():  # the CLI's policy and defaults files
                 Path(path).parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-                Path(path).write_text(text, encoding="utf-8")
+                atomic_write_text(Path(path), text)  # another run may read the same file
         except (ValueError, OSError) as exc:
             return IterationOutcome(start_error=AgentStartError("not_found", str(exc)))
         # the preset's (login, isolation, Gemini's defaults), then the user's own env setting
