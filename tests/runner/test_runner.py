@@ -162,13 +162,19 @@ def _connect_as_nobody(path: str) -> str:
             except OSError as exc:
                 out = f"refused: {type(exc).__name__}"
             else:
-                sock.sendall(b'{"type": "hello"}\n')
                 try:
+                    # The runner may hang up before the hello is even sent (broken pipe).
+                    sock.sendall(b'{"type": "hello"}\n')
                     data = sock.recv(4096)
                 except OSError as exc:
                     data = type(exc).__name__.encode()
                 # closed, reset, or never answered (a loaded machine): told nothing either way
-                told_nothing = data in (b"", b"ConnectionResetError", b"TimeoutError")
+                told_nothing = data in (
+                    b"",
+                    b"BrokenPipeError",
+                    b"ConnectionResetError",
+                    b"TimeoutError",
+                )
                 out = "closed without a word" if told_nothing else f"got {data[:80]!r}"
             os.write(write, out.encode())
         except BaseException as exc:  # say what went wrong rather than nothing
