@@ -13,10 +13,11 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, TextIO
 
+from ralph_lsp.cli.common import root_of
 from ralph_lsp.cli.ending import is_end_line
 from ralph_lsp.loop.engine import EngineEvent, LogEvent, StatusEvent
 from ralph_lsp.loop.history import load_records
-from ralph_lsp.openspec.workspace import Change, find_root
+from ralph_lsp.openspec.workspace import Change
 from ralph_lsp.runner import events
 from ralph_lsp.runner.client import Attachment, RunnerError, request, spawn
 from ralph_lsp.runner.host import RunHost
@@ -28,18 +29,6 @@ RECENT = 10  # finished runs listed by `runs`
 
 class NoLiveRun(Exception):
     """The change has no live run (exit 1)."""
-
-
-def root_of(arg: str | None) -> Path:
-    start = Path(arg) if arg else Path.cwd()
-    root = find_root(start) if start.exists() else None
-    if root is None:
-        print(
-            f"ralph-lsp: error: no OpenSpec project at or above {start}; pass --root DIR",
-            file=sys.stderr,
-        )
-        raise SystemExit(2)
-    return root
 
 
 def live_run(root: Path, change: str) -> LiveRun:
