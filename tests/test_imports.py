@@ -60,3 +60,22 @@ def test_the_watchdog_imports_only_the_standard_library_and_its_package() -> Non
         and not n.startswith(("ralph_lsp.proc", "psutil"))
     }
     assert foreign == set()
+
+
+def test_the_server_starts_and_finds_live_runs_without_the_engine() -> None:
+    """Attach latency (issue 27): a server answers ``initialize`` and follows live runs and queues
+    without importing what only starting a run needs (the engine, agent presets, git)."""
+    code = (
+        "import asyncio, sys, tempfile\n"
+        "from pathlib import Path\n"
+        "from ralph_lsp.server import create_server\n"
+        "server = create_server()\n"
+        "root = Path(tempfile.mkdtemp())\n"
+        "asyncio.run(server.engine.attach_all([root]))\n"
+        "asyncio.run(server.queues.attach_all([root]))\n"
+        "heavy = ('ralph_lsp.loop.engine', 'ralph_lsp.loop.queue', 'ralph_lsp.agents',"
+        " 'ralph_lsp.git')\n"
+        "print(sorted(m for m in sys.modules if m.startswith(heavy)))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip().splitlines()[-1] == "[]", done.stdout

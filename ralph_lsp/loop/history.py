@@ -23,15 +23,17 @@ import tempfile
 from collections.abc import Callable, Mapping
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import IO, Any, TypedDict
+from typing import IO, TYPE_CHECKING, Any, TypedDict
 
-from ralph_lsp.agents.base import RefusalRecord
-from ralph_lsp.loop.costs import TokensRecord
 from ralph_lsp.loop.record_schema import normalize_record
 from ralph_lsp.loop.states import RunState
-from ralph_lsp.loop.verify import VerificationRecord
 from ralph_lsp.openspec.tasks import read_regular_text
 from ralph_lsp.proc import inspection
+
+if TYPE_CHECKING:  # types of the records only: a reader of live files imports no agent preset
+    from ralph_lsp.agents.base import RefusalRecord
+    from ralph_lsp.loop.costs import TokensRecord
+    from ralph_lsp.loop.verify import VerificationRecord
 
 HISTORY_DIR = ".ralph"
 OWNER_FILE = "owner.pid"

@@ -15,10 +15,13 @@
   runs hosted here and runs attached to;
 - ``queue_host`` :class:`~ralph_lsp.runner.queue_host.QueueHost`: a whole queue in a runner of its
   own, with its live file (``.ralph/live/queues/``) and socket, so a queue outlives the editor;
+- ``queue_live`` those live files read: the live queues of a root
+  (:func:`~ralph_lsp.runner.queue_live.find_live_queues`) and their ended notes;
 - ``__main__`` the detached runner process, ``python -m ralph_lsp.runner`` (``--changes``: a
   queue's).
 
 Invariant: nothing of a run reaches a watcher except through the event stream; a run is live
 only while its host's pid (with its start time) runs and holds the change's claim. This package
-imports ``loop`` and below, never ``server`` or ``cli``, nor pygls or lsprotocol.
+imports ``loop`` and below, never ``server`` or ``cli``, nor pygls or lsprotocol. Following a
+live run imports no engine (``loop/engine.py``, the agents, git): only hosting one does.
 """

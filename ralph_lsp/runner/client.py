@@ -20,8 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ralph_lsp.loop.engine import EngineEvent, RunStatus, StatusEvent
 from ralph_lsp.loop.events import EndEvent
+from ralph_lsp.loop.status import EngineEvent, RunStatus, StatusEvent
 from ralph_lsp.runner import events
 from ralph_lsp.runner.control import MAX_MESSAGE
 from ralph_lsp.runner.live import LiveRun

@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlparse
 
-from ralph_lsp.loop.engine import EngineEvent, LogEvent, RunStatus, StatusEvent
 from ralph_lsp.loop.events import (
     CheckpointEvent,
     EndEvent,
@@ -22,6 +21,7 @@ from ralph_lsp.loop.events import (
     IterationEvent,
     VerificationEvent,
 )
+from ralph_lsp.loop.status import EngineEvent, LogEvent, RunStatus, StatusEvent
 
 VERSION = 1
 """The schema version every event carries as ``"v"``; raised when a field changes meaning."""

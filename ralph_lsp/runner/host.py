@@ -20,9 +20,9 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from ralph_lsp.loop.engine import Engine, EngineError, EngineEvent, LogEvent, RunStatus, StatusEvent
 from ralph_lsp.loop.events import EndEvent
 from ralph_lsp.loop.history import process_started_at
+from ralph_lsp.loop.status import EngineError, EngineEvent, LogEvent, RunStatus, StatusEvent
 from ralph_lsp.runner import events
 from ralph_lsp.runner.control import (
     HIGH_WATER,
@@ -97,6 +97,10 @@ class RunHost:
             "queue": queue,
         }
         self.sink, self.sink_tells_user, self.endpoint = sink, sink_tells_user, endpoint
+        # The engine (agents, git, prices) is imported by the first run hosted here: a process
+        # that only follows live runs (a server at its start) never imports it.
+        from ralph_lsp.loop.engine import Engine
+
         self.engine = Engine(self._on_event)
         self.engine.pace = self._pace
         self.status: RunStatus | None = None

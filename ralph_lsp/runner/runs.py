@@ -19,8 +19,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from ralph_lsp.loop.engine import EngineError, EngineEvent, RunStatus, StatusEvent
 from ralph_lsp.loop.states import RunState
+from ralph_lsp.loop.status import EngineError, EngineEvent, RunStatus, StatusEvent
 from ralph_lsp.openspec.workspace import resolve_change
 from ralph_lsp.runner.client import Attachment, RunnerError, request, spawn
 from ralph_lsp.runner.host import RunHost

@@ -11,9 +11,9 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-from ralph_lsp.loop.engine import EngineError
 from ralph_lsp.loop.history import load_records, with_file_uris
 from ralph_lsp.loop.record_schema import damaged_note
+from ralph_lsp.loop.status import EngineError
 from ralph_lsp.openspec.workspace import (
     Change,
     UnknownChangeError,

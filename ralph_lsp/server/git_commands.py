@@ -2,6 +2,7 @@
 
 Thin: check the argument, call :mod:`ralph_lsp.loop.review` in a worker thread (git may take a
 moment on a big repository), answer. A refusal is a ``RequestFailed`` whose message says why.
+The git layer is imported by the first of these calls, not by the server's start.
 
 - ``ralph.diff`` ``{"change", "root"?, "runId"?, "iteration"?}`` (default: the newest run with
   checkpoints, its last iteration) → ``{"runId", "iteration", "before", "after", "files":
@@ -26,8 +27,6 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
-from ralph_lsp.git.refs import CheckpointError
-from ralph_lsp.loop.review import diff_json, iteration_diff, restore_iteration, text_at
 from ralph_lsp.openspec.workspace import resolve_change
 from ralph_lsp.server import args
 from ralph_lsp.server.errors import RequestFailed
@@ -51,6 +50,9 @@ async def diff(ls: Host, obj: Obj) -> Obj:
     run_id = args.optional_string(cmd, obj, "runId")
     n = args.positive_int(cmd, obj, "iteration")
     await _refuse_untrusted(ls, root, "showing a diff")
+    from ralph_lsp.git.refs import CheckpointError
+    from ralph_lsp.loop.review import diff_json, iteration_diff
+
     try:
         d = await asyncio.to_thread(iteration_diff, root, name, run_id, n)
     except CheckpointError as exc:
@@ -74,6 +76,9 @@ async def restore(ls: Host, obj: Obj) -> Obj:
     await ls.pull_settings(root)
     if not ls.config.trusted:
         raise RequestFailed("this workspace is not trusted; restoring rewrites its files")
+    from ralph_lsp.git.refs import CheckpointError
+    from ralph_lsp.loop.review import restore_iteration
+
     try:
         run, result = await asyncio.to_thread(restore_iteration, root, name, run_id, n, checkpoint)
     except (CheckpointError, OSError) as exc:
@@ -87,6 +92,9 @@ async def file_at(ls: Host, obj: Obj) -> Obj:
     checkpoint = args.required_string(cmd, obj, "checkpoint")
     path = args.required_string(cmd, obj, "path")
     await _refuse_untrusted(ls, root, "showing a file of a checkpoint")
+    from ralph_lsp.git.refs import CheckpointError
+    from ralph_lsp.loop.review import text_at
+
     try:
         text = await asyncio.to_thread(text_at, root, checkpoint, path)
     except CheckpointError as exc:

@@ -1,6 +1,10 @@
 """Queues in the server (SPEC §9): ``ralph.run`` with ``changes``, ``ralph.stopQueue``,
 ``ralph.queues``, the ``ralph/queueStatus`` notification, and ``ralph.onRunEnd`` when a run or
-a queue ends. The queue itself is the domain's (``loop/queue.py``); this only translates."""
+a queue ends. The queue itself is the domain's (``loop/queue.py``); this only translates.
+
+The queue (``loop/queue.py``: the engine, git) is imported when a queue is started or listed:
+the server's start path, which discovers and follows live queues, imports no engine.
+"""
 
 from __future__ import annotations
 
@@ -11,18 +15,18 @@ from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 
-from ralph_lsp.loop.engine import EngineError, RunStatus
 from ralph_lsp.loop.on_end import notify, queue_end_event, run_end_event
-from ralph_lsp.loop.queue import Queue, QueueEvent, QueueOptions, load_queues
+from ralph_lsp.loop.status import EngineError, RunStatus
 from ralph_lsp.runner.client import QueueAttachment, RunnerError, spawn_queue
 from ralph_lsp.runner.live import read_live
-from ralph_lsp.runner.queue_host import find_live_queues, queue_live_path, take_ended_queues
+from ralph_lsp.runner.queue_live import find_live_queues, queue_live_path, take_ended_queues
 from ralph_lsp.server import args
 from ralph_lsp.server.errors import InvalidArguments, RequestFailed
 from ralph_lsp.server.logs import LEVELS
 from ralph_lsp.settings import Settings
 
 if TYPE_CHECKING:
+    from ralph_lsp.loop.queue import Queue, QueueEvent, QueueOptions
     from ralph_lsp.server.host import Host
 
 QUEUE_STATUS = "ralph/queueStatus"
@@ -48,6 +52,8 @@ class Queues:
         stop_on_failure = obj.get("stopOnFailure")
         if stop_on_failure is not None and not isinstance(stop_on_failure, bool):
             raise InvalidArguments(f'{cmd}: "stopOnFailure" must be true or false')
+        from ralph_lsp.loop.queue import Queue, QueueOptions
+
         options = QueueOptions.of(settings, parallel=parallel, stop_on_failure=stop_on_failure)
         if settings.runs_outlive_editor:
             return await self._start_runner(root, names, settings, options)
@@ -183,6 +189,8 @@ class Queues:
             if a.queue_status is not None and a.live.root in roots
         ]
         ids = {q["queueId"] for q in live}
+        from ralph_lsp.loop.queue import load_queues
+
         recorded: list[Obj] = []
         for root in roots:
             found = await asyncio.to_thread(load_queues, root)

@@ -25,7 +25,7 @@ from pygls.exceptions import FeatureRequestError
 from pygls.lsp.server import LanguageServer
 
 from ralph_lsp import __version__
-from ralph_lsp.loop.engine import RunStatus
+from ralph_lsp.loop.status import RunStatus
 from ralph_lsp.runner.runs import Runs
 from ralph_lsp.server.config import SECTION, Config
 from ralph_lsp.server.documents import DocumentStore
