@@ -73,7 +73,7 @@ def register(server: RalphLanguageServer) -> None:
     @server.feature(types.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)
     def did_change_folders(params: types.DidChangeWorkspaceFoldersParams) -> None:
         server.roots.update()
-        server.run_task(server.attach_all(), "attach to live runs and queues")
+        server.run_task(server.attach_all(server.roots.roots), "attach to live runs and queues")
 
     @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
     def did_open(params: types.DidOpenTextDocumentParams) -> None:

@@ -46,13 +46,17 @@ class Roots:
         self.roots: list[Path] = []
         self._watchers: dict[Path, RootWatcher] = {}
 
-    def update(self) -> None:
-        """The workspace folders changed (or were first known): find the roots, watch them."""
+    def find(self) -> list[Path]:
+        """The OpenSpec roots of the workspace folders (known from ``initialize`` on)."""
         ws = self.ls.workspace
         folders = [to_fs_path(f.uri) for f in ws.folders.values()]
         if not folders and ws.root_path:
             folders = [ws.root_path]
-        self.roots = find_roots([Path(f) for f in folders if f])
+        return find_roots([Path(f) for f in folders if f])
+
+    def update(self) -> None:
+        """The workspace folders changed (or were first known): find the roots, watch them."""
+        self.roots = self.find()
         self.watch(self.roots + [root_key(p)[0] for p in self.open_change_paths()])
         self.ls.publisher.publish_all()
 

@@ -61,6 +61,8 @@ class RalphLanguageServer(LanguageServer):
         self.loop: asyncio.AbstractEventLoop | None = None
         self._log_handler: LspLogHandler | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
+        self._attaching = asyncio.Lock()
+        self._attached_roots: list[Path] = []  # the roots searched for live runs at initialize
 
     # -- plumbing ------------------------------------------------------------------------------
 
@@ -120,15 +122,24 @@ class RalphLanguageServer(LanguageServer):
             root_logger.setLevel(logging.WARNING)
         self.config.from_initialization_options(params.initialization_options)
         self.config.settings()  # report wrong-typed settings now, once
+        # Live runs are found and followed from here, not from `initialized`: their first
+        # statuses go out as soon as LSP allows. Nothing is sent before the answer to
+        # `initialize`: this handler is synchronous, and pygls writes the answer as soon as it
+        # returns, before the loop runs the task (tests/runner/test_server_attach.py holds it).
+        self._attached_roots = self.roots.find()
+        self.run_task(self.attach_all(self._attached_roots), "attach to live runs and queues")
 
-    async def attach_all(self) -> None:
-        """Follow the live runs, then the live queues, of the workspace's roots."""
-        await self.engine.attach_all(self.roots.roots)
-        await self.queues.attach_all(self.roots.roots)
+    async def attach_all(self, roots: list[Path]) -> None:
+        """Follow the live runs, then the live queues, of ``roots`` (one search at a time, so
+        that a run is never followed twice)."""
+        async with self._attaching:
+            await self.engine.attach_all(roots)
+            await self.queues.attach_all(roots)
 
     async def on_initialized(self) -> None:
         self.roots.update()
-        self.run_task(self.attach_all(), "attach to live runs and queues")
+        if self.roots.roots != self._attached_roots:  # not found as `initialize` arrived
+            self.run_task(self.attach_all(self.roots.roots), "attach to live runs and queues")
         if self.capability("workspace", "configuration"):
             await self.pull_settings(None)
 

@@ -84,6 +84,9 @@ class Session:
         self.statuses: list[dict[str, Any]] = []
         # Every notification in arrival order, for ordering checks: (method, params).
         self.timeline: list[tuple[str, Any]] = []
+        # Every message from the server in arrival order, from before `initialize` on: its
+        # method, or "response" for an answer to one of the client's requests.
+        self.arrivals: list[str] = []
 
     @property
     def tasks_md(self) -> Path:
@@ -207,6 +210,14 @@ async def start_session(client_profile: str) -> AsyncIterator[StartSession]:
             session.timeline.append((types.PROGRESS, params))
 
         client.protocol.fm.features[types.PROGRESS] = progress
+
+        original_handle = client.protocol.handle_message
+
+        def handle_message(message: Any) -> None:
+            session.arrivals.append(getattr(message, "method", None) or "response")
+            original_handle(message)
+
+        client.protocol.handle_message = handle_message  # type: ignore[method-assign]
 
         # v2's runs, hosted by the server and ended with it, unless a test asks for runners
         # (SPEC §9; tests/runner covers ralph.runsOutliveEditor's default, true).

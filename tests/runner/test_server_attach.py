@@ -5,17 +5,21 @@ follows it live, stops it with nothing left behind, and a run that ended unwatch
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 from pathlib import Path
 from typing import Any
 
+from lsprotocol import types
+
 from ralph_lsp.runner.live import find_live
 from tests.conftest import alive
 from tests.lsp.conftest import CHANGE, Session, StartSession, wait_until
-from tests.runner.conftest import children_of, cli
+from tests.runner.conftest import children_of, cli, wait_for
 
 RUNNER = {"runsOutliveEditor": True, "agent": "demo", "verifyWhen": "off", "checkpoints": False}
+DETACHED = ("--detach", "--agent", "demo", "--verify-when", "off", "--no-checkpoints")
 
 
 def of_run(session: Session, run_id: str) -> list[dict[str, Any]]:
@@ -105,6 +109,44 @@ async def test_detach_from_the_cli_attach_from_the_server_guide_from_another_cli
     assert stopped["state"] == "stopped"
 
 
+async def test_live_runs_are_found_from_initialize_and_told_only_after_its_answer(
+    workspace: Path, start_session: StartSession, runtime_dir: Path
+) -> None:
+    """Attaching begins when ``initialize`` arrives (issue 27: attach latency), yet LSP allows
+    nothing but log messages before the answer to it: a run that ended unwatched (told at once,
+    from its ended note) and a live run's status both come after."""
+    other = workspace / "openspec" / "changes" / "other"
+    other.mkdir()
+    (other / "tasks.md").write_text("## 1. One\n- [ ] 1.1 one\n", encoding="utf-8")
+    ended = cli(
+        "run", "other", *DETACHED, "--root", str(workspace), "--env", "RALPH_DEMO_DELAY=0.01"
+    )
+    assert ended.returncode == 0, ended.stderr
+    ended_id = ended.stdout.strip()
+    wait_for(lambda: not find_live(workspace), timeout=60)
+    live_one = cli(
+        "run", CHANGE, *DETACHED, "--root", str(workspace), "--env", "RALPH_DEMO_DELAY=0.8"
+    )
+    assert live_one.returncode == 0, live_one.stderr
+    run_id = live_one.stdout.strip()
+
+    async def told_after_the_answer(*run_ids: str) -> Session:
+        session = await start_session(workspace, settings=RUNNER)
+        await wait_until(
+            lambda: all(of_run(session, r) for r in run_ids), what=f"the statuses of {run_ids}"
+        )
+        answer = session.arrivals.index("response")
+        early = [m for m in session.arrivals[:answer] if m != "window/logMessage"]
+        assert early == [], session.arrivals
+        return session
+
+    await told_after_the_answer(ended_id, run_id)
+    for _ in range(2):  # the answer and the first statuses are written a moment apart
+        session = await told_after_the_answer(run_id)
+    stopped = await session.command("ralph.stop", {"change": CHANGE})
+    assert stopped["state"] == "stopped"
+
+
 async def test_a_run_that_ended_unwatched_is_told_once_at_the_next_attach(
     workspace: Path, start_session: StartSession, runtime_dir: Path
 ) -> None:
@@ -178,3 +220,27 @@ async def test_two_windows_on_one_folder_both_follow_the_run_and_either_steers_i
         "guidance"
     ]
     assert guidance["text"] == "Short names"
+
+
+async def test_a_workspace_folder_added_later_is_searched_for_live_runs(
+    workspace: Path, start_session: StartSession, runtime_dir: Path, tmp_path: Path
+) -> None:
+    at = ("--root", str(workspace))
+    started = cli("run", CHANGE, *DETACHED, *at, "--env", "RALPH_DEMO_DELAY=0.8")
+    assert started.returncode == 0, started.stderr
+    run_id = started.stdout.strip()
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    session = await start_session(empty, settings=RUNNER)
+    await asyncio.sleep(0.5)
+    assert of_run(session, run_id) == []  # not in the workspace yet
+    session.client.workspace_did_change_workspace_folders(
+        types.DidChangeWorkspaceFoldersParams(
+            event=types.WorkspaceFoldersChangeEvent(
+                added=[types.WorkspaceFolder(uri=workspace.as_uri(), name=workspace.name)],
+                removed=[],
+            )
+        )
+    )
+    await wait_until(lambda: of_run(session, run_id), timeout=5, what="the live run's status")
+    assert cli("stop", CHANGE, *at).returncode == 0
