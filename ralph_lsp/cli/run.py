@@ -92,14 +92,8 @@ async def _run(
             stopping.append(loop.create_task(engine.shutdown("standard output was closed")))
 
     renderer = Renderer(out, stop_quietly)
-    # Hosted like a detached runner's run, so `ralph-lsp stop/guide/attach` reach it too; a
-    # Ray run is executed by a job and followed here (ralph_lsp.remote).
-    remote = None
-    if settings.runner == "ray":
-        from ralph_lsp.remote.runs import RayRuns
-
-        remote = RayRuns
-    host = runs.foreground_host(change, settings, guidance, story, renderer, sink, remote)
+    # Hosted like a detached runner's run, so `ralph-lsp stop/guide/attach` reach it too.
+    host = runs.foreground_host(change, settings, guidance, story, renderer, sink)
     engine = host.engine
     loop = asyncio.get_running_loop()
     signals = 0

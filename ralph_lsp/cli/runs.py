@@ -85,11 +85,11 @@ def foreground_host(
     story: str | None,
     renderer: Any,
     sink: Callable[[EngineEvent], None] | None,
-    engine: EngineFactory | None = None,
 ) -> RunHost:
     """``ralph-lsp run``'s run, hosted like a detached runner's (its live file and socket), its
     events to ``sink`` (``--events``) or else the terminal ``renderer``. A runner found gone is
-    marked interrupted before the run starts."""
+    marked interrupted before the run starts. A run on Ray is hosted the same way, its
+    engine the Ray job's follower."""
 
     ended: list[str] = []
 
@@ -105,6 +105,11 @@ def foreground_host(
             renderer.status(event.status)
 
     find_live(change.root)
+    engine: EngineFactory | None = None
+    if settings.runner == "ray":  # executed by a Ray job, followed here (ralph_lsp.remote)
+        from ralph_lsp.remote.runs import RayRuns
+
+        engine = RayRuns
     return RunHost(
         change.root,
         change.name,

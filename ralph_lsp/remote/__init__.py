@@ -3,6 +3,9 @@
 - ``job``   the job's entrypoint, ``python -m ralph_lsp.remote.job``: clones the run branch,
   hosts the run (:class:`~ralph_lsp.runner.host.RunHost`, worktree-style) with its events on
   stdout, pushes one commit per iteration, and takes guidance and stop from refs of the remote;
+- ``run``   one remote run as this side knows it: :func:`~ralph_lsp.remote.run.plan_push` (the
+  run's base pushed, uncommitted changes refused), the job's entrypoint, and
+  :class:`~ralph_lsp.remote.run.RemoteRun` (status, record and tasks.md mirror from the events);
 - ``runs``  :class:`~ralph_lsp.remote.runs.RayRuns`, the operator's side with the surface of
   :class:`~ralph_lsp.runner.runs.Runs` (start, wait, stop, guide, statuses): pushes ``HEAD`` to
   ``ralph/<change>/<runId>``, submits the job through Ray's Jobs API, follows its log as the
