@@ -20,10 +20,20 @@ import pytest
 
 from ralph_lsp.runner.live import find_live
 from tests.conftest import alive
-from tests.lsp.conftest import CHANGE, EXAMPLE, Session, StartSession, wait_until
-from tests.ray.test_ray_runs import git, remote_log
+from tests.lsp.conftest import CHANGE, EXAMPLE, Session, StartSession, plain, wait_until
+from tests.ray.test_ray_runs import TOOLBOX, git, remote_log
 
 pytestmark = [pytest.mark.ray, pytest.mark.slow]
+
+
+def _committed_with_origin(work: Path, bare: Path) -> Path:
+    git(work, "init", "-q", "-b", "main")
+    git(work, "-c", "user.name=t", "-c", "user.email=t@t", "add", "-A")
+    git(work, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "start")
+    git(work.parent, "init", "-q", "--bare", str(bare))
+    git(work, "remote", "add", "origin", str(bare))
+    git(work, "push", "-q", "origin", "main")
+    return bare
 
 
 @pytest.fixture
@@ -31,14 +41,7 @@ def repo(tmp_path: Path) -> tuple[Path, Path]:
     """A git copy of examples/hello whose origin is a bare repository beside it."""
     work = tmp_path / "hello"
     shutil.copytree(EXAMPLE, work, ignore=shutil.ignore_patterns(".ralph", "__pycache__"))
-    git(work, "init", "-q", "-b", "main")
-    git(work, "-c", "user.name=t", "-c", "user.email=t@t", "add", "-A")
-    git(work, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "start")
-    bare = tmp_path / "remote.git"
-    git(tmp_path, "init", "-q", "--bare", str(bare))
-    git(work, "remote", "add", "origin", str(bare))
-    git(work, "push", "-q", "origin", "main")
-    return work, bare
+    return work, _committed_with_origin(work, tmp_path / "remote.git")
 
 
 def ray_settings(address: str, **more: Any) -> dict[str, Any]:
@@ -171,3 +174,41 @@ async def _until_async(check: Any, timeout: float, what: str) -> None:
     while not await check():
         assert time.monotonic() < deadline, f"timed out waiting for {what}"
         await asyncio.sleep(0.3)
+
+
+async def test_two_changes_queued_from_the_server_run_as_two_ray_jobs_at_once(
+    ray_cluster: str, tmp_path: Path, start_session: StartSession, runtime_dir: Path
+) -> None:
+    """The issue's done-when from the editor: two changes with ``parallel: 2`` and
+    ``ralph.runner: "ray"`` are two jobs at once, each with its branch on the remote, the queue
+    told once, and the user's tree untouched."""
+    work = tmp_path / "toolbox"
+    shutil.copytree(TOOLBOX, work, ignore=shutil.ignore_patterns(".ralph", "__pycache__"))
+    bare = _committed_with_origin(work, tmp_path / "remote.git")
+    env = {"RALPH_DEMO_DELAY": "0.3", "RALPH_DEMO_TASKS_PER_RUN": "2"}
+    session = await start_session(work, settings=ray_settings(ray_cluster, env=env))
+    queued: list[dict[str, Any]] = []
+    session.client.protocol.fm.features["ralph/queueStatus"] = lambda p: queued.append(plain(p))
+    changes = ["add-slugify", "add-word-count"]
+    started = await session.command("ralph.run", {"changes": changes, "parallel": 2})
+    assert started["state"] == "running" and started["total"] == 2
+    # Both jobs run at once: each change has a running status before either ends.
+    await wait_until(
+        lambda: (
+            {s["change"] for s in session.statuses if s["state"] == "running"} == set(changes)
+            and not any(s["state"] != "running" for s in session.statuses)
+        ),
+        timeout=120,
+        what="both changes running at once",
+    )
+    await wait_until(lambda: any(q["endedAt"] for q in queued), timeout=240, what="the end")
+    ends = [q for q in queued if q["endedAt"]]
+    assert len(ends) == 1 and ends[0]["reason"] == "2/2 succeeded", ends
+    for item in ends[0]["items"]:
+        run_id = item["runId"]
+        record = json.loads((work / ".ralph" / "runs" / run_id / "record.json").read_text())
+        assert record["state"] == "succeeded" and record["remote"]["engine"] == "ray"
+        branch = f"ralph/{item['change']}/{run_id}"
+        assert len(remote_log(bare, branch)) == len(record["iterations"]) + 1
+    assert git(work, "status", "--porcelain", "--untracked-files=no") == ""
+    assert git(work, "branch", "--list") == "* main"
