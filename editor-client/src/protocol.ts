@@ -34,8 +34,9 @@ export interface RunStatus {
   phase?: RunPhase | null;
   /** While `phase` is "waiting": for what, and until when when known. */
   waiting?: RunWaiting | null;
-  /** With worktree isolation: the run's branch and worktree. */
-  worktree?: { branch: string; root: string; tasksUri: string } | null;
+  /** With worktree isolation: the run's branch and worktree. A run on Ray: its branch on the
+   * git remote `remote`, no folder here (`root` null) and a local copy of its tasks.md. */
+  worktree?: { branch: string; root: string | null; tasksUri: string | null; remote?: string } | null;
   /** The permission rules the agent was refused in this run (v2). */
   refusals?: string[];
   /** A run of a queue (v3): which queue, and the change's place in it. */

@@ -20,7 +20,7 @@ from ralph_lsp.loop.history import load_records
 from ralph_lsp.openspec.workspace import Change
 from ralph_lsp.runner import events
 from ralph_lsp.runner.client import Attachment, RunnerError, request, spawn
-from ralph_lsp.runner.host import RunHost
+from ralph_lsp.runner.host import EngineFactory, RunHost
 from ralph_lsp.runner.live import LiveRun, find_live
 from ralph_lsp.settings import Settings
 
@@ -88,7 +88,8 @@ def foreground_host(
 ) -> RunHost:
     """``ralph-lsp run``'s run, hosted like a detached runner's (its live file and socket), its
     events to ``sink`` (``--events``) or else the terminal ``renderer``. A runner found gone is
-    marked interrupted before the run starts."""
+    marked interrupted before the run starts. A run on Ray is hosted the same way, its
+    engine the Ray job's follower."""
 
     ended: list[str] = []
 
@@ -104,8 +105,19 @@ def foreground_host(
             renderer.status(event.status)
 
     find_live(change.root)
+    engine: EngineFactory | None = None
+    if settings.runner == "ray":  # executed by a Ray job, followed here (ralph_lsp.remote)
+        from ralph_lsp.remote.runs import RayRuns
+
+        engine = RayRuns
     return RunHost(
-        change.root, change.name, settings, guidance=guidance, story=story, sink=on_event
+        change.root,
+        change.name,
+        settings,
+        guidance=guidance,
+        story=story,
+        sink=on_event,
+        engine=engine,
     )
 
 

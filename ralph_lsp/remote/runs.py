@@ -16,36 +16,30 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import dataclasses
-import json
 import logging
-import os
-import re
-import shlex
-from collections.abc import Callable, Coroutine, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from pathlib import Path
 from typing import Any
 
-from ralph_lsp.git import GitError, Repo, find_repo
+from ralph_lsp.git import GitError
 from ralph_lsp.git import remote as gr
-from ralph_lsp.git.checkpoints import set_ref
-from ralph_lsp.git.refs import ref_name
+from ralph_lsp.loop.claims import ChangeBusy, ChangeClaim
 from ralph_lsp.loop.engine import EngineError, EngineEvent, LogEvent, RunStatus, StatusEvent
-from ralph_lsp.loop.events import CheckpointEvent, EndEvent, GuidanceEvent, IterationEvent
-from ralph_lsp.loop.history import RunHistory, new_run_id
+from ralph_lsp.loop.events import (
+    CheckpointEvent,
+    EndEvent,
+)
+from ralph_lsp.loop.history import new_run_id
 from ralph_lsp.loop.states import RunState
 from ralph_lsp.loop.status import now_iso
 from ralph_lsp.openspec.workspace import resolve_change
+from ralph_lsp.remote.run import RemoteRun, check_env, entrypoint, plan_push
 from ralph_lsp.runner import events
-from ralph_lsp.settings import Settings, settings_to_dict
+from ralph_lsp.settings import Settings
 
 log = logging.getLogger(__name__)
 Key = tuple[Path, str]
-WORKER_PYTHON = "python"  # the worker's own Python, with ralph-lsp installed
 STOP_GRACE_SECONDS = 30.0  # a cooperative stop's wait for the run's end before the job's stop
-_SECRET = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH", re.IGNORECASE)
-# Settings that mean something only on this machine: not sent to the job.
-_LOCAL_ONLY = ("runner", "ray.address", "ray.resources", "ray.gitRemote", "onRunEnd")
 
 
 def job_client(address: str | None) -> Any:
@@ -64,158 +58,6 @@ def job_client(address: str | None) -> Any:
         ) from None
 
 
-@dataclasses.dataclass
-class Plan:
-    """What ``start`` pushed: where the job finds the run."""
-
-    repo: Repo
-    url: str
-    run_id: str
-    branch: str
-    base: str
-    subdir: str
-
-
-def plan_push(root: Path, change: str, settings: Settings) -> Plan:
-    """Refuse what the job could not see; push ``HEAD`` to a new run branch."""
-    repo = find_repo(root)
-    if repo is None:
-        raise EngineError(
-            f"a Ray run pushes its base with git, and {root} is not in a git work tree"
-        )
-    base = repo.rev("HEAD")
-    if base is None:
-        raise EngineError("a Ray run starts from a commit; commit once, then run again")
-    url = settings.ray_git_remote or gr.origin_url(repo)
-    if url is None:
-        raise EngineError("a Ray run needs a git remote: set ralph.ray.gitRemote or add an origin")
-    dirty = gr.uncommitted(repo)
-    if dirty:
-        shown = ", ".join(dirty[:5]) + (f" and {len(dirty) - 5} more" if len(dirty) > 5 else "")
-        raise EngineError(
-            f"the work tree has uncommitted changes that the Ray job would not see ({shown});"
-            " commit or stash them, then run again"
-        )
-    run_id = new_run_id()
-    branch = gr.run_branch(change, run_id)
-    gr.push(repo.top, url, base, "refs/heads/" + branch)
-    subdir = os.path.relpath(root.resolve(), repo.top.resolve())
-    return Plan(repo, url, run_id, branch, base, subdir)
-
-
-def check_env(settings: Settings) -> None:
-    """No secret in the job's entrypoint: ``ralph.env`` travels in it."""
-    secret = [k for k in settings.env if _SECRET.search(k)]
-    if secret:
-        raise EngineError(
-            f"ralph.env names {', '.join(secret)}: a Ray job's entrypoint is shown in the"
-            " dashboard and job list, so no secret may travel in it; set it in the worker"
-            " node's own environment"
-        )
-
-
-def entrypoint(plan: Plan, change: str, settings: Settings, args: dict[str, Any]) -> str:
-    sent = {k: v for k, v in settings_to_dict(settings).items() if k not in _LOCAL_ONLY}
-    argv = [WORKER_PYTHON, "-m", "ralph_lsp.remote.job", "--remote", plan.url]
-    argv += ["--branch", plan.branch, "--change", change, "--run-id", plan.run_id]
-    argv += ["--subdir", plan.subdir, "--settings", json.dumps(sent, separators=(",", ":"))]
-    for flag in ("max_iterations", "scope", "story"):
-        if args.get(flag) is not None:
-            argv += ["--" + flag.replace("_", "-"), str(args[flag])]
-    for text in args.get("guidance") or ():
-        argv += ["--guidance", text]
-    return shlex.join(argv)
-
-
-class RemoteRun:
-    """One remote run as this side knows it: its status, record and job."""
-
-    def __init__(self, root: Path, change: str, plan: Plan, queue: dict[str, Any] | None) -> None:
-        self.root, self.change, self.plan, self.queue = root, change, plan, queue
-        self.job_id = ""
-        self.task: asyncio.Task[None] | None = None
-        self.guided = 0
-        self.ended = False
-        now = now_iso()
-        self.status = RunStatus(
-            plan.run_id, change, root, RunState.RUNNING, 0, 0, 0, 0,
-            "submitted as a Ray job", now, now, None, worktree=self.worktree(), queue=queue,
-        )  # fmt: skip
-        self.history = RunHistory(root, plan.run_id, lambda text: log.warning("%s", text))
-        self.iterations: list[dict[str, Any]] = []
-        self.guidance: list[dict[str, Any]] = []
-        self.checkpoints: dict[int, str] = {0: plan.base}
-
-    def worktree(self) -> dict[str, Any]:
-        return {"branch": self.plan.branch, "root": None, "tasksUri": None, "remote": self.plan.url}
-
-    def local(self, event: EngineEvent) -> EngineEvent:
-        """The job's event as this side's: the local root, run id and branch."""
-        if isinstance(event, StatusEvent):
-            st = dataclasses.replace(
-                event.status,
-                root=self.root,
-                run_id=self.plan.run_id,
-                worktree=self.worktree(),
-                queue=self.queue,
-            )
-            return StatusEvent(st)
-        if isinstance(event, LogEvent):
-            return dataclasses.replace(event, root=self.root)
-        return dataclasses.replace(event, root=self.root, run_id=self.plan.run_id)
-
-    def take(self, event: EngineEvent) -> None:
-        if isinstance(event, StatusEvent):
-            self.status = event.status
-        elif isinstance(event, IterationEvent) and event.phase == "end":
-            self.iterations.append(dict(event.record))
-        elif isinstance(event, GuidanceEvent):
-            self.guidance.append({"text": event.text, "at": now_iso(), "deliveredIn": None})
-            self.guidance[-1]["deliveredIn"] = event.delivered_in
-        elif isinstance(event, CheckpointEvent) and event.checkpoint:
-            self.checkpoints[event.n] = event.checkpoint
-        elif isinstance(event, EndEvent):
-            self.ended = True
-        if isinstance(event, (StatusEvent, IterationEvent, GuidanceEvent, EndEvent)):
-            self.history.save(self.record())
-
-    def record(self) -> dict[str, Any]:
-        st = self.status
-        return {
-            "runId": st.run_id,
-            "change": self.change,
-            "root": self.root.as_uri(),
-            "startedAt": st.started_at,
-            "endedAt": st.updated_at if st.final else None,
-            "state": st.state,
-            "reason": st.reason,
-            "owner": {"pid": os.getpid(), "startedAt": None},
-            "transitions": [],
-            "iterations": list(self.iterations),
-            "rateLimited": [],
-            "rawOutputDropped": [],
-            "worktree": self.worktree(),
-            "guidance": list(self.guidance),
-            "story": st.story,
-            "blocked": [],
-            "progress": {
-                "completed": st.completed,
-                "total": st.total,
-                "maxIterations": st.max_iterations,
-            },
-            "remote": {"engine": "ray", "jobId": self.job_id, "url": self.plan.url},
-        }
-
-    def fetch_back(self) -> None:
-        """The run branch fetched, each iteration's commit named by a local checkpoint ref."""
-        repo = self.plan.repo
-        local = f"refs/ralph/@remote/{self.change}/{self.plan.run_id}"
-        gr.fetch(repo.top, self.plan.url, "refs/heads/" + self.plan.branch, local)
-        for n, commit in sorted(self.checkpoints.items()):
-            if repo.rev(commit) is not None:
-                set_ref(repo, ref_name(self.root, self.change, self.plan.run_id, n), commit)
-
-
 class RayRuns:
     """See the module's docstring; ``address`` overrides ``ralph.ray.address``."""
 
@@ -227,6 +69,9 @@ class RayRuns:
         self._runs: dict[Key, RemoteRun] = {}
         self._clients: dict[str | None, Any] = {}
         self._tasks: set[asyncio.Task[Any]] = set()
+        # Awaited between the job's events: a host holds the following back while one of its
+        # subscribers is slow (the job's log waits on the cluster meanwhile; nothing is lost).
+        self.pace: Callable[[], Awaitable[None]] | None = None
 
     def _emit(self, event: EngineEvent) -> None:
         if self._on_event is None:
@@ -267,13 +112,44 @@ class RayRuns:
         check_env(settings)
         address = self._address or settings.ray_address
         client = await asyncio.to_thread(self._client, address)
+        run_id = new_run_id()
+        try:  # one run per change on the machine, wherever it executes
+            claim = ChangeClaim.take(*key, run_id)
+        except ChangeBusy as exc:
+            raise EngineError(str(exc)) from None
         try:
-            plan = await asyncio.to_thread(plan_push, *key, settings)
+            run = await self._submit(key, run_id, client, settings, queue, {
+                "max_iterations": max_iterations, "scope": scope, "story": story,
+                "guidance": guidance,
+            })  # fmt: skip
+        except BaseException:
+            claim.release()
+            raise
+        run.claim = claim
+        self._runs[key] = run
+        where = f"branch {run.plan.branch} of {run.plan.url}"
+        self._emit(LogEvent(*key, f"☁ Ray job {run.job_id} · {where}"))
+        self._emit(StatusEvent(run.status.copy()))
+        run.history.save(run.record())
+        run.task = self._spawn(self._follow(run, client))
+        return run.status.copy()
+
+    async def _submit(
+        self,
+        key: Key,
+        run_id: str,
+        client: Any,
+        settings: Settings,
+        queue: dict[str, Any] | None,
+        args: dict[str, Any],
+    ) -> RemoteRun:
+        """Push the run's base, then submit its job."""
+        try:
+            plan = await asyncio.to_thread(plan_push, *key, settings, run_id)
         except GitError as exc:
             raise EngineError(f"the run's base could not be pushed: {exc}") from None
         run = RemoteRun(*key, plan, queue)
-        args = {"max_iterations": max_iterations, "scope": scope, "story": story}
-        command = entrypoint(plan, resolved.name, settings, {**args, "guidance": guidance})
+        command = entrypoint(plan, key[1], settings, args)
         res = settings.ray_resources
         submit: dict[str, Any] = {"entrypoint": command, "submission_id": f"ralph-{plan.run_id}"}
         if "cpus" in res:
@@ -284,15 +160,22 @@ class RayRuns:
             run.job_id = await asyncio.to_thread(client.submit_job, **submit)
         except Exception as exc:
             raise EngineError(f"Ray refused the job: {exc}") from None
-        self._runs[key] = run
-        self._emit(LogEvent(*key, f"☁ Ray job {run.job_id} · branch {plan.branch} of {plan.url}"))
-        self._emit(StatusEvent(run.status.copy()))
-        run.history.save(run.record())
-        run.task = self._spawn(self._follow(run, client))
-        return run.status.copy()
+        return run
 
     # Long: one loop over the job's log, then the end the log did not tell.
     async def _follow(self, run: RemoteRun, client: Any) -> None:
+        try:
+            await self._read_log(run, client)
+            if not run.status.final:
+                await self._interrupted(run, client)
+            with contextlib.suppress(GitError, OSError):
+                await asyncio.to_thread(run.fetch_back)
+            run.history.save(run.record())
+        finally:
+            if run.claim is not None:
+                run.claim.release()
+
+    async def _read_log(self, run: RemoteRun, client: Any) -> None:
         pending = ""
         try:
             async for chunk in client.tail_job_logs(run.job_id):
@@ -304,11 +187,6 @@ class RayRuns:
                 await self._line(run, pending)
         except Exception as exc:  # the log's connection broke: the job's status says more
             log.warning("the log of Ray job %s broke off: %s", run.job_id, exc)
-        if not run.status.final:
-            await self._interrupted(run, client)
-        with contextlib.suppress(GitError, OSError):
-            await asyncio.to_thread(run.fetch_back)
-        run.history.save(run.record())
 
     async def _line(self, run: RemoteRun, line: str) -> None:
         event = events.loads(line) if line.startswith("{") else None
@@ -317,11 +195,35 @@ class RayRuns:
                 self._emit(LogEvent(run.root, run.change, line.rstrip()))
             return
         event = run.local(event)
+        if isinstance(event, LogEvent) and event.text.startswith("⎇ "):
+            return  # the job's own worktree and branch on its node: told as seen from here
+        if isinstance(event, StatusEvent) and event.status.final:
+            await self._told_where(run)
         run.take(event)
         if isinstance(event, CheckpointEvent) and event.checkpoint:
             with contextlib.suppress(GitError, OSError):
                 await asyncio.to_thread(run.fetch_back)
         self._emit(event)
+        if self.pace is not None:
+            await self.pace()
+
+    async def _told_where(self, run: RemoteRun) -> None:
+        """Before the end: the branch fetched back, and how to review and merge it from here."""
+        if run.told_where:
+            return
+        run.told_where = True
+        try:
+            await asyncio.to_thread(run.fetch_back)
+        except (GitError, OSError) as exc:
+            self._emit(LogEvent(run.root, run.change, f"the run branch was not fetched: {exc}"))
+            return
+        local, n = run.fetched_ref, len(run.iterations)
+        self._emit(LogEvent(run.root, run.change, (
+            f"⎇ the run's work is on branch {run.plan.branch} of {run.plan.url} ({n} iteration"
+            f" commit(s); nothing was merged), fetched here as {local}: review it with"
+            f" `git log -p HEAD..{local}` or `git diff HEAD...{local}`, merge it with"
+            f" `git merge {local}`"
+        )))  # fmt: skip
 
     async def _interrupted(self, run: RemoteRun, client: Any) -> None:
         why = "its log ended"
@@ -333,6 +235,7 @@ class RayRuns:
         st.reason = f"the Ray job's runner ended without ending the run ({why})"
         st.updated_at = now_iso()
         st.phase = None
+        await self._told_where(run)
         for event in (
             LogEvent(run.root, run.change, f"✗ {st.reason}", "error"),
             StatusEvent(st),
@@ -400,16 +303,17 @@ class RayRuns:
             await asyncio.shield(run.task)
         return run.status.copy()
 
-    async def attach_all(self, roots: Iterable[Path]) -> None:
-        """Remote runs are followed only by the process that started them (for now)."""
-
     async def shutdown(self, reason: str | None = None) -> None:
-        """Stop following; the jobs go on on the cluster (their branches keep their work)."""
+        """Stop the runs still going (each as ``stop`` does: the job asked first, then stopped
+        by the engine), then stop following."""
+        going = [key for key, run in self._runs.items() if not run.status.final]
+        await asyncio.gather(*(self.stop(*key) for key in going), return_exceptions=True)
         for task in list(self._tasks):
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
 
     def shutdown_now(self) -> None:
+        """Stop following at once; a job still going goes on (its branch keeps its work)."""
         for task in list(self._tasks):
             task.cancel()
 

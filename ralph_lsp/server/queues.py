@@ -42,6 +42,7 @@ class Queues:
         # (root, change) → the onRunEnd argv of its current run (settings as it started).
         self.end_commands: dict[tuple[Path, str], tuple[str, ...] | None] = {}
         self._ended: set[str] = set()
+        self._run_ends: set[asyncio.Task[Any]] = set()  # onRunEnd commands still running
         # Queues in runners of their own (ralph.runsOutliveEditor): followed, not owned.
         self.attached: dict[str, QueueAttachment] = {}
 
@@ -122,6 +123,9 @@ class Queues:
     async def _follow(self, queue: Queue) -> None:
         status = await queue.wait()
         self.live.pop(queue.id, None)
+        # Each run's end was told as it ended (its final status precedes the queue's end);
+        # its command finishes before the queue's starts: runs first, then the queue.
+        await asyncio.gather(*list(self._run_ends), return_exceptions=True)
         await self._on_end(queue.settings.on_run_end, queue_end_event(status), queue.root)
 
     def _on_event(self, event: QueueEvent) -> None:
@@ -134,9 +138,11 @@ class Queues:
         self._ended.add(status.run_id)
         argv = self.end_commands.pop((status.root, status.change), None)
         if argv:
-            self.ls.run_task(
+            task = self.ls.run_task(
                 self._on_end(argv, run_end_event(status), status.root), f"onRunEnd {status.run_id}"
             )
+            self._run_ends.add(task)
+            task.add_done_callback(self._run_ends.discard)
 
     async def _on_end(self, argv: Any, event: Obj, root: Path) -> None:
         def say(text: str, level: str) -> None:

@@ -59,9 +59,8 @@ async def test_a_queue_runs_reports_and_ends_once(
         what="three end events",
     )
     kinds = [json.loads(line)["kind"] for line in got.read_text().splitlines()]
-    # Each run's end and the queue's, each once. (Their order is not held: in about one run
-    # of five here the queue's command ran before the second run's; see the closing notes.)
-    assert sorted(kinds) == ["queue", "run", "run"]
+    # Each run's end, then the queue's, each once.
+    assert kinds == ["run", "run", "queue"]
 
 
 async def test_stop_queue_stops_the_running_change_and_drops_the_rest(

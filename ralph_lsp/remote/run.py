@@ -1,0 +1,216 @@
+"""One remote run as the operator's side knows it (SPEC §9 "Remote runs on Ray"): what is
+pushed before its job is submitted (:func:`plan_push`: the run's base on its branch, refused
+when the work tree has uncommitted changes the job would not see), the job's entrypoint (no
+secret in it), and :class:`RemoteRun`: its status, its local record and the mirror of its
+tasks.md, written from the job's events, and its branch fetched back with a local checkpoint
+ref per iteration. Nothing here imports Ray."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import json
+import logging
+import os
+import re
+import shlex
+from pathlib import Path
+from typing import Any
+
+from ralph_lsp.git import Repo, find_repo
+from ralph_lsp.git import remote as gr
+from ralph_lsp.git.checkpoints import set_ref
+from ralph_lsp.git.refs import ref_name
+from ralph_lsp.loop.claims import ChangeClaim
+from ralph_lsp.loop.engine import EngineError, EngineEvent, LogEvent, RunStatus, StatusEvent
+from ralph_lsp.loop.events import (
+    CheckpointEvent,
+    EndEvent,
+    GuidanceEvent,
+    IterationEvent,
+    TasksEvent,
+)
+from ralph_lsp.loop.history import RunHistory, atomic_write_text, history_root
+from ralph_lsp.loop.states import RunState
+from ralph_lsp.loop.status import now_iso
+from ralph_lsp.settings import Settings, settings_to_dict
+
+log = logging.getLogger(__name__)
+WORKER_PYTHON = "python"  # the worker's own Python, with ralph-lsp installed
+_SECRET = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH", re.IGNORECASE)
+# Settings that mean something only on this machine: not sent to the job.
+_LOCAL_ONLY = ("runner", "ray.address", "ray.resources", "ray.gitRemote", "onRunEnd")
+
+
+@dataclasses.dataclass
+class Plan:
+    """What ``start`` pushed: where the job finds the run."""
+
+    repo: Repo
+    url: str
+    run_id: str
+    branch: str
+    base: str
+    subdir: str
+
+
+def plan_push(root: Path, change: str, settings: Settings, run_id: str) -> Plan:
+    """Refuse what the job could not see; push ``HEAD`` to the run's new branch."""
+    repo = find_repo(root)
+    if repo is None:
+        raise EngineError(
+            f"a Ray run pushes its base with git, and {root} is not in a git work tree"
+        )
+    base = repo.rev("HEAD")
+    if base is None:
+        raise EngineError("a Ray run starts from a commit; commit once, then run again")
+    url = settings.ray_git_remote or gr.origin_url(repo)
+    if url is None:
+        raise EngineError("a Ray run needs a git remote: set ralph.ray.gitRemote or add an origin")
+    dirty = gr.uncommitted(repo)
+    if dirty:
+        shown = ", ".join(dirty[:5]) + (f" and {len(dirty) - 5} more" if len(dirty) > 5 else "")
+        raise EngineError(
+            f"the work tree has uncommitted changes that the Ray job would not see ({shown});"
+            " commit or stash them, then run again"
+        )
+    branch = gr.run_branch(change, run_id)
+    gr.push(repo.top, url, base, "refs/heads/" + branch)
+    subdir = os.path.relpath(root.resolve(), repo.top.resolve())
+    return Plan(repo, url, run_id, branch, base, subdir)
+
+
+def check_env(settings: Settings) -> None:
+    """No secret in the job's entrypoint: ``ralph.env`` travels in it."""
+    secret = [k for k in settings.env if _SECRET.search(k)]
+    if secret:
+        raise EngineError(
+            f"ralph.env names {', '.join(secret)}: a Ray job's entrypoint is shown in the"
+            " dashboard and job list, so no secret may travel in it; set it in the worker"
+            " node's own environment"
+        )
+
+
+def entrypoint(plan: Plan, change: str, settings: Settings, args: dict[str, Any]) -> str:
+    sent = {k: v for k, v in settings_to_dict(settings).items() if k not in _LOCAL_ONLY}
+    argv = [WORKER_PYTHON, "-m", "ralph_lsp.remote.job", "--remote", plan.url]
+    argv += ["--branch", plan.branch, "--change", change, "--run-id", plan.run_id]
+    argv += ["--subdir", plan.subdir, "--settings", json.dumps(sent, separators=(",", ":"))]
+    for flag in ("max_iterations", "scope", "story"):
+        if args.get(flag) is not None:
+            argv += ["--" + flag.replace("_", "-"), str(args[flag])]
+    for text in args.get("guidance") or ():
+        argv += ["--guidance", text]
+    return shlex.join(argv)
+
+
+class RemoteRun:
+    """One remote run as this side knows it: its status, record and job."""
+
+    def __init__(self, root: Path, change: str, plan: Plan, queue: dict[str, Any] | None) -> None:
+        self.root, self.change, self.plan, self.queue = root, change, plan, queue
+        self.job_id = ""
+        self.task: asyncio.Task[None] | None = None
+        self.guided = 0
+        self.ended = False
+        self.claim: ChangeClaim | None = None
+        self.told_where = False  # the end's branch hint was given
+        self.tasks_mirror: Path | None = None  # the job's tasks.md as its events tell it
+        now = now_iso()
+        self.status = RunStatus(
+            plan.run_id, change, root, RunState.RUNNING, 0, 0, 0, 0,
+            "submitted as a Ray job", now, now, None, worktree=self.worktree(), queue=queue,
+        )  # fmt: skip
+        self.history = RunHistory(root, plan.run_id, lambda text: log.warning("%s", text))
+        self.iterations: list[dict[str, Any]] = []
+        self.guidance: list[dict[str, Any]] = []
+        self.checkpoints: dict[int, str] = {0: plan.base}
+
+    def worktree(self) -> dict[str, Any]:
+        """Where the run works, as a worktree run says it: its branch (on the remote), no
+        folder here, and the local mirror of its tasks.md that lenses follow."""
+        mirror = self.tasks_mirror.as_uri() if self.tasks_mirror is not None else None
+        plan = self.plan
+        return {"branch": plan.branch, "root": None, "tasksUri": mirror, "remote": plan.url}
+
+    def mirror_tasks(self, text: str) -> None:
+        """``.ralph/runs/<runId>/tasks.md``: the job's tasks.md, replaced whole each time."""
+        path = history_root(self.root) / "runs" / self.plan.run_id / "tasks.md"
+        try:
+            atomic_write_text(path, text)
+        except OSError as exc:
+            log.warning("the remote run's tasks.md could not be mirrored: %s", exc)
+            return
+        self.tasks_mirror = path
+
+    def local(self, event: EngineEvent) -> EngineEvent:
+        """The job's event as this side's: the local root, run id and branch."""
+        if isinstance(event, StatusEvent):
+            st = dataclasses.replace(
+                event.status,
+                root=self.root,
+                run_id=self.plan.run_id,
+                worktree=self.worktree(),
+                queue=self.queue,
+            )
+            return StatusEvent(st)
+        if isinstance(event, LogEvent):
+            return dataclasses.replace(event, root=self.root)
+        return dataclasses.replace(event, root=self.root, run_id=self.plan.run_id)
+
+    def take(self, event: EngineEvent) -> None:
+        if isinstance(event, StatusEvent):
+            self.status = event.status
+        elif isinstance(event, IterationEvent) and event.phase == "end":
+            self.iterations.append(dict(event.record))
+        elif isinstance(event, GuidanceEvent):
+            self.guidance.append({"text": event.text, "at": now_iso(), "deliveredIn": None})
+            self.guidance[-1]["deliveredIn"] = event.delivered_in
+        elif isinstance(event, CheckpointEvent) and event.checkpoint:
+            self.checkpoints[event.n] = event.checkpoint
+        elif isinstance(event, TasksEvent):
+            self.mirror_tasks(event.text)
+        elif isinstance(event, EndEvent):
+            self.ended = True
+        if isinstance(event, (StatusEvent, IterationEvent, GuidanceEvent, EndEvent)):
+            self.history.save(self.record())
+
+    def record(self) -> dict[str, Any]:
+        st = self.status
+        return {
+            "runId": st.run_id,
+            "change": self.change,
+            "root": self.root.as_uri(),
+            "startedAt": st.started_at,
+            "endedAt": st.updated_at if st.final else None,
+            "state": st.state,
+            "reason": st.reason,
+            "owner": {"pid": os.getpid(), "startedAt": None},
+            "transitions": [],
+            "iterations": list(self.iterations),
+            "rateLimited": [],
+            "rawOutputDropped": [],
+            "worktree": self.worktree(),
+            "guidance": list(self.guidance),
+            "story": st.story,
+            "blocked": [],
+            "progress": {
+                "completed": st.completed,
+                "total": st.total,
+                "maxIterations": st.max_iterations,
+            },
+            "remote": {"engine": "ray", "jobId": self.job_id, "url": self.plan.url},
+        }
+
+    @property
+    def fetched_ref(self) -> str:
+        """Where this side keeps the run branch it fetched (not a branch of the user's)."""
+        return f"refs/ralph/@remote/{self.change}/{self.plan.run_id}"
+
+    def fetch_back(self) -> None:
+        """The run branch fetched, each iteration's commit named by a local checkpoint ref."""
+        repo = self.plan.repo
+        gr.fetch(repo.top, self.plan.url, "refs/heads/" + self.plan.branch, self.fetched_ref)
+        for n, commit in sorted(self.checkpoints.items()):
+            if repo.rev(commit) is not None:
+                set_ref(repo, ref_name(self.root, self.change, self.plan.run_id, n), commit)
