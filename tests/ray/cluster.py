@@ -11,6 +11,7 @@ group, never by ``ray stop`` (which ends every Ray process of the machine).
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import shutil
 import signal
@@ -18,6 +19,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.request
 from collections.abc import Iterator
@@ -150,3 +152,52 @@ def _kill_leftovers(home: Path) -> None:
                 p.kill()
         except (psutil.Error, OSError):
             continue
+
+
+def serve() -> int:
+    """``python -m tests.ray.cluster serve``: a cluster for another program (the TypeScript e2e).
+
+    Starts :func:`local_cluster`, prints one JSON line ``{"address": URL}`` on stdout, and ends
+    the cluster when stdin closes (its user went away, however it ended) or on SIGTERM/SIGINT,
+    also while it is still starting. Everything else it prints goes to stderr."""
+    out = sys.stdout
+    sys.stdout = sys.stderr  # Ray's own chatter must not land on the line a program reads
+
+    def stop(signum: int, _frame: object) -> None:
+        # Once: a second signal must not cut the cluster's end short.
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        raise _Stop(signum)
+
+    def watch_stdin() -> None:
+        # The raw descriptor, not sys.stdin: a daemon thread blocked in a buffered read holds
+        # its lock, and the interpreter aborts on that lock at exit.
+        with contextlib.suppress(OSError):
+            while os.read(0, 4096):
+                pass
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(os.getpid(), signal.SIGTERM)
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
+    threading.Thread(target=watch_stdin, name="stdin", daemon=True).start()
+    try:
+        with local_cluster() as url:
+            out.write(json.dumps({"address": url}) + "\n")
+            out.flush()
+            while True:
+                signal.pause()  # until a signal (or stdin's end) raises _Stop
+    except _Stop as why:
+        print(f"cluster ended ({signal.Signals(why.args[0]).name})", file=sys.stderr)
+    return 0
+
+
+class _Stop(BaseException):
+    """Raised in the main thread by SIGTERM/SIGINT (or stdin's end): unwinds local_cluster."""
+
+
+if __name__ == "__main__":
+    if sys.argv[1:] != ["serve"]:
+        print("usage: python -m tests.ray.cluster serve", file=sys.stderr)
+        sys.exit(2)
+    sys.exit(serve())
