@@ -30,22 +30,17 @@ def cmd_run(args: argparse.Namespace, out: TextIO) -> int:
     root = root_of(args.root)
     names = queue.names_of(root, args)
     settings = settings_from_args(args)
-    if settings.runner == "ray":  # each change a Ray job (SPEC §9): driven as a queue here
-        if args.detach:
-            raise CliError("--detach runs on this machine; a Ray run is followed until it ends")
-        if len(names) > 1:
-            settings = settings.replace(queue_max_cost_usd=settings.max_cost_usd, max_cost_usd=None)
-            return queue.run_queue(root, names, settings, args, out)
-        from ralph_lsp.cli.remote import run_remote  # one change: the single run's ending
-
-        return run_remote(change_of(root, names[0]), settings, args, out)
+    # A Ray run's agent runs on a worker (SPEC §9): nothing of it to check on this machine.
+    local = settings.runner != "ray"
     if len(names) > 1:  # a queue (SPEC §9): --max-cost is the whole queue's budget
         settings = settings.replace(queue_max_cost_usd=settings.max_cost_usd, max_cost_usd=None)
-        _preflight(settings, root)
+        if local:
+            _preflight(settings, root)
         return queue.run_queue(root, names, settings, args, out)
     change = change_of(root, names[0])
-    _preflight(settings, root)
-    git_commands.check_run(root, settings)
+    if local:
+        _preflight(settings, root)
+        git_commands.check_run(root, settings)
     if args.detach:
         return runs.cmd_run_detached(
             root, change.name, settings, args.guidance or [], args.story, out
@@ -97,8 +92,14 @@ async def _run(
             stopping.append(loop.create_task(engine.shutdown("standard output was closed")))
 
     renderer = Renderer(out, stop_quietly)
-    # Hosted like a detached runner's run, so `ralph-lsp stop/guide/attach` reach it too.
-    host = runs.foreground_host(change, settings, guidance, story, renderer, sink)
+    # Hosted like a detached runner's run, so `ralph-lsp stop/guide/attach` reach it too; a
+    # Ray run is executed by a job and followed here (ralph_lsp.remote).
+    remote = None
+    if settings.runner == "ray":
+        from ralph_lsp.remote.runs import RayRuns
+
+        remote = RayRuns
+    host = runs.foreground_host(change, settings, guidance, story, renderer, sink, remote)
     engine = host.engine
     loop = asyncio.get_running_loop()
     signals = 0

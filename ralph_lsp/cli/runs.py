@@ -20,7 +20,7 @@ from ralph_lsp.loop.history import load_records
 from ralph_lsp.openspec.workspace import Change
 from ralph_lsp.runner import events
 from ralph_lsp.runner.client import Attachment, RunnerError, request, spawn
-from ralph_lsp.runner.host import RunHost
+from ralph_lsp.runner.host import EngineFactory, RunHost
 from ralph_lsp.runner.live import LiveRun, find_live
 from ralph_lsp.settings import Settings
 
@@ -85,6 +85,7 @@ def foreground_host(
     story: str | None,
     renderer: Any,
     sink: Callable[[EngineEvent], None] | None,
+    engine: EngineFactory | None = None,
 ) -> RunHost:
     """``ralph-lsp run``'s run, hosted like a detached runner's (its live file and socket), its
     events to ``sink`` (``--events``) or else the terminal ``renderer``. A runner found gone is
@@ -105,7 +106,13 @@ def foreground_host(
 
     find_live(change.root)
     return RunHost(
-        change.root, change.name, settings, guidance=guidance, story=story, sink=on_event
+        change.root,
+        change.name,
+        settings,
+        guidance=guidance,
+        story=story,
+        sink=on_event,
+        engine=engine,
     )
 
 

@@ -12,7 +12,7 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
-from ralph_lsp.loop.history import MAX_RECORD_BYTES, history_root
+from ralph_lsp.loop.history import MAX_RECORD_BYTES, history_root, make_history_root
 from ralph_lsp.openspec.tasks import NotARegularFile, open_regular
 
 LOCKS_DIR = "locks"
@@ -53,6 +53,7 @@ class ChangeClaim:
         carries a warning."""
         path = _lock_path(root, change)
         try:
+            make_history_root(root)
             path.parent.mkdir(parents=True, exist_ok=True)
             fd = open_regular(path, MAX_RECORD_BYTES, follow=False, flags=os.O_RDWR | os.O_CREAT)
         except (NotARegularFile, IsADirectoryError) as exc:

@@ -65,6 +65,18 @@ class GuidanceEvent:
 
 
 @dataclass(frozen=True)
+class TasksEvent:
+    """The run's ``tasks.md`` as it now reads where the run works, for a watcher that cannot
+    read that file (a remote run's: SPEC §9). Sent by a remote job before the status that
+    follows a change of the file; a local run's watchers read the file itself."""
+
+    root: Path
+    change: str
+    run_id: str
+    text: str
+
+
+@dataclass(frozen=True)
 class EndEvent:
     """The run ended: its final state and reason. The last event of a run."""
 

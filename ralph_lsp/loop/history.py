@@ -117,6 +117,17 @@ def history_root(root: Path) -> Path:
     return root / HISTORY_DIR
 
 
+def make_history_root(root: Path) -> Path:
+    """``.ralph/`` with its ``.gitignore`` (``*``): whatever is written under it first (a run's
+    record, a change's claim) never shows as a change of the user's work tree. Raises OSError."""
+    base = history_root(root)
+    base.mkdir(parents=True, exist_ok=True)
+    ignore = base / ".gitignore"
+    if not ignore.exists():
+        ignore.write_text("*\n", encoding="utf-8")
+    return base
+
+
 def atomic_write_json(path: Path, data: Any) -> None:
     """Write JSON so that readers (and crashes) only ever see a whole file."""
     atomic_write_text(path, json.dumps(data, indent=1, ensure_ascii=False) + "\n")
@@ -161,11 +172,7 @@ class RunHistory:
         self._log_path = self.dir / "iteration-0.log"
         self.dropped: list[int] = []  # iterations whose raw log was removed for the run's cap
         try:
-            base = history_root(root)
-            base.mkdir(parents=True, exist_ok=True)
-            ignore = base / ".gitignore"
-            if not ignore.exists():
-                ignore.write_text("*\n", encoding="utf-8")
+            make_history_root(root)
             self.dir.mkdir(parents=True, exist_ok=True)
             # Who runs this record: lets a reader tell a live run from one whose process died.
             (self.dir / OWNER_FILE).write_text(_process_identity(os.getpid()), encoding="utf-8")

@@ -29,7 +29,12 @@ from typing import Any, Protocol
 
 from ralph_lsp.loop import run_git as rungit
 from ralph_lsp.loop.engine import EngineError, RunStatus
-from ralph_lsp.loop.history import atomic_write_json, history_root, read_small_file
+from ralph_lsp.loop.history import (
+    atomic_write_json,
+    history_root,
+    make_history_root,
+    read_small_file,
+)
 from ralph_lsp.loop.status import now_iso
 from ralph_lsp.openspec.workspace import UnknownChangeError, resolve_change
 from ralph_lsp.settings import Settings
@@ -387,12 +392,8 @@ class Queue:
             log.exception("queue event handler failed")
 
     def _save(self, status: dict[str, Any]) -> None:
-        base = history_root(self.root)
         try:
-            base.mkdir(parents=True, exist_ok=True)
-            ignore = base / ".gitignore"
-            if not ignore.exists():
-                ignore.write_text("*\n", encoding="utf-8")
+            base = make_history_root(self.root)
             atomic_write_json(base / QUEUES_DIR / self.id / "record.json", status)
         except OSError as exc:  # the queue goes on without its record
             log.warning("cannot write the queue's record: %s", exc)

@@ -18,6 +18,7 @@ from ralph_lsp.loop.events import (
     EndEvent,
     GuidanceEvent,
     IterationEvent,
+    TasksEvent,
     VerificationEvent,
 )
 from ralph_lsp.loop.states import RunState
@@ -130,6 +131,7 @@ EngineEvent = (
     | VerificationEvent
     | CheckpointEvent
     | GuidanceEvent
+    | TasksEvent
     | EndEvent
 )
 

@@ -6,7 +6,12 @@
 - ``runs``  :class:`~ralph_lsp.remote.runs.RayRuns`, the operator's side with the surface of
   :class:`~ralph_lsp.runner.runs.Runs` (start, wait, stop, guide, statuses): pushes ``HEAD`` to
   ``ralph/<change>/<runId>``, submits the job through Ray's Jobs API, follows its log as the
-  event stream, writes the local ``.ralph/`` history from it and fetches the branch back.
+  event stream, writes the local ``.ralph/`` history from it (and a mirror of the job's
+  ``tasks.md`` that lenses follow) and fetches the branch back;
+- ``__main__`` the remote runner, ``python -m ralph_lsp.remote``: the detached runner's process
+  and arguments (``ralph_lsp.runner.__main__``) with its runs executed by ``RayRuns``. The
+  server and ``run --detach`` start it for ``ralph.runner`` ``ray``, so a remote run is found,
+  attached to, stopped and guided as a local run is, and outlives the editor.
 
 Invariant: Ray is imported only inside ``runs`` and only when a run is started there (nothing
 else of the product imports it); no secret travels in a job's entrypoint or environment; git

@@ -25,11 +25,13 @@ import socket
 import sys
 import tempfile
 from pathlib import Path
+from urllib.parse import unquote, urlparse
 
 from ralph_lsp.git import GitError
 from ralph_lsp.git import remote as gr
-from ralph_lsp.loop.engine import EngineError, EngineEvent, LogEvent, RunStatus
-from ralph_lsp.loop.events import CheckpointEvent, EndEvent
+from ralph_lsp.loop.engine import EngineError, EngineEvent, LogEvent, RunStatus, StatusEvent
+from ralph_lsp.loop.events import CheckpointEvent, EndEvent, TasksEvent
+from ralph_lsp.openspec.tasks import NotARegularFile, read_tasks_text
 from ralph_lsp.openspec.workspace import UnknownChangeError
 from ralph_lsp.runner import events
 from ralph_lsp.runner.host import RunHost
@@ -37,6 +39,7 @@ from ralph_lsp.settings import Settings, settings_from_dict
 
 POLL_SECONDS = float(os.environ.get("RALPH_REMOTE_POLL_SECONDS", "1.0"))
 EXIT_NO_AGENT = 3
+MAX_TASKS_EVENT = 256 * 1024  # a tasks.md larger than this is not mirrored (docs/events.md)
 
 
 def parse(argv: list[str] | None = None) -> argparse.Namespace:
@@ -96,11 +99,36 @@ class Job:
         self.guided: set[str] = set()
         self.stopping = False
         self.stop_task: asyncio.Future[RunStatus] | None = None
+        self.tasks_sent: str | None = None
+        self.tasks_too_big = False
 
     def sink(self, event: EngineEvent) -> None:
+        if isinstance(event, StatusEvent):
+            self.mirror_tasks(event.status)
         emit(event)
         if isinstance(event, CheckpointEvent) and event.checkpoint and event.n > 0:
             self.pushes.put_nowait(event.checkpoint)
+
+    def mirror_tasks(self, status: RunStatus) -> None:
+        """The worktree's tasks.md as a ``tasks`` event when it changed: the operator's side
+        cannot read it, and its lenses follow this copy (docs/events.md)."""
+        uri = (status.worktree or {}).get("tasksUri")
+        if not isinstance(uri, str) or not uri.startswith("file://"):
+            return
+        try:
+            text = read_tasks_text(Path(unquote(urlparse(uri).path)))
+        except (OSError, NotARegularFile):
+            return
+        if text is None or text == self.tasks_sent:
+            return
+        if len(text.encode("utf-8")) > MAX_TASKS_EVENT:
+            if not self.tasks_too_big:
+                self.tasks_too_big = True
+                kib = MAX_TASKS_EVENT >> 10
+                self.log(f"tasks.md is over {kib} KiB: its lines are not mirrored")
+            return
+        self.tasks_sent = text
+        emit(TasksEvent(status.root, status.change, status.run_id, text))
 
     async def pusher(self) -> None:
         """Push each iteration's commit in order (fast-forwards of the run branch only)."""
@@ -137,7 +165,7 @@ class Job:
             self.guided.add(ref)
             text = await asyncio.to_thread(gr.read_note, self.clone, refs[ref])
             with contextlib.suppress(EngineError):
-                self.host.guide(text.rstrip("\n"))
+                await self.host.guide(text.rstrip("\n"))
         if stop in refs and not self.stopping:
             self.stopping = True
             self.stop_task = asyncio.ensure_future(self.host.stop())

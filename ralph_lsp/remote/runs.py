@@ -22,7 +22,7 @@ import logging
 import os
 import re
 import shlex
-from collections.abc import Callable, Coroutine, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -30,9 +30,16 @@ from ralph_lsp.git import GitError, Repo, find_repo
 from ralph_lsp.git import remote as gr
 from ralph_lsp.git.checkpoints import set_ref
 from ralph_lsp.git.refs import ref_name
+from ralph_lsp.loop.claims import ChangeBusy, ChangeClaim
 from ralph_lsp.loop.engine import EngineError, EngineEvent, LogEvent, RunStatus, StatusEvent
-from ralph_lsp.loop.events import CheckpointEvent, EndEvent, GuidanceEvent, IterationEvent
-from ralph_lsp.loop.history import RunHistory, new_run_id
+from ralph_lsp.loop.events import (
+    CheckpointEvent,
+    EndEvent,
+    GuidanceEvent,
+    IterationEvent,
+    TasksEvent,
+)
+from ralph_lsp.loop.history import RunHistory, atomic_write_text, history_root, new_run_id
 from ralph_lsp.loop.states import RunState
 from ralph_lsp.loop.status import now_iso
 from ralph_lsp.openspec.workspace import resolve_change
@@ -76,8 +83,8 @@ class Plan:
     subdir: str
 
 
-def plan_push(root: Path, change: str, settings: Settings) -> Plan:
-    """Refuse what the job could not see; push ``HEAD`` to a new run branch."""
+def plan_push(root: Path, change: str, settings: Settings, run_id: str) -> Plan:
+    """Refuse what the job could not see; push ``HEAD`` to the run's new branch."""
     repo = find_repo(root)
     if repo is None:
         raise EngineError(
@@ -96,7 +103,6 @@ def plan_push(root: Path, change: str, settings: Settings) -> Plan:
             f"the work tree has uncommitted changes that the Ray job would not see ({shown});"
             " commit or stash them, then run again"
         )
-    run_id = new_run_id()
     branch = gr.run_branch(change, run_id)
     gr.push(repo.top, url, base, "refs/heads/" + branch)
     subdir = os.path.relpath(root.resolve(), repo.top.resolve())
@@ -136,6 +142,9 @@ class RemoteRun:
         self.task: asyncio.Task[None] | None = None
         self.guided = 0
         self.ended = False
+        self.claim: ChangeClaim | None = None
+        self.told_where = False  # the end's branch hint was given
+        self.tasks_mirror: Path | None = None  # the job's tasks.md as its events tell it
         now = now_iso()
         self.status = RunStatus(
             plan.run_id, change, root, RunState.RUNNING, 0, 0, 0, 0,
@@ -147,7 +156,21 @@ class RemoteRun:
         self.checkpoints: dict[int, str] = {0: plan.base}
 
     def worktree(self) -> dict[str, Any]:
-        return {"branch": self.plan.branch, "root": None, "tasksUri": None, "remote": self.plan.url}
+        """Where the run works, as a worktree run says it: its branch (on the remote), no
+        folder here, and the local mirror of its tasks.md that lenses follow."""
+        mirror = self.tasks_mirror.as_uri() if self.tasks_mirror is not None else None
+        plan = self.plan
+        return {"branch": plan.branch, "root": None, "tasksUri": mirror, "remote": plan.url}
+
+    def mirror_tasks(self, text: str) -> None:
+        """``.ralph/runs/<runId>/tasks.md``: the job's tasks.md, replaced whole each time."""
+        path = history_root(self.root) / "runs" / self.plan.run_id / "tasks.md"
+        try:
+            atomic_write_text(path, text)
+        except OSError as exc:
+            log.warning("the remote run's tasks.md could not be mirrored: %s", exc)
+            return
+        self.tasks_mirror = path
 
     def local(self, event: EngineEvent) -> EngineEvent:
         """The job's event as this side's: the local root, run id and branch."""
@@ -174,6 +197,8 @@ class RemoteRun:
             self.guidance[-1]["deliveredIn"] = event.delivered_in
         elif isinstance(event, CheckpointEvent) and event.checkpoint:
             self.checkpoints[event.n] = event.checkpoint
+        elif isinstance(event, TasksEvent):
+            self.mirror_tasks(event.text)
         elif isinstance(event, EndEvent):
             self.ended = True
         if isinstance(event, (StatusEvent, IterationEvent, GuidanceEvent, EndEvent)):
@@ -206,11 +231,15 @@ class RemoteRun:
             "remote": {"engine": "ray", "jobId": self.job_id, "url": self.plan.url},
         }
 
+    @property
+    def fetched_ref(self) -> str:
+        """Where this side keeps the run branch it fetched (not a branch of the user's)."""
+        return f"refs/ralph/@remote/{self.change}/{self.plan.run_id}"
+
     def fetch_back(self) -> None:
         """The run branch fetched, each iteration's commit named by a local checkpoint ref."""
         repo = self.plan.repo
-        local = f"refs/ralph/@remote/{self.change}/{self.plan.run_id}"
-        gr.fetch(repo.top, self.plan.url, "refs/heads/" + self.plan.branch, local)
+        gr.fetch(repo.top, self.plan.url, "refs/heads/" + self.plan.branch, self.fetched_ref)
         for n, commit in sorted(self.checkpoints.items()):
             if repo.rev(commit) is not None:
                 set_ref(repo, ref_name(self.root, self.change, self.plan.run_id, n), commit)
@@ -227,6 +256,9 @@ class RayRuns:
         self._runs: dict[Key, RemoteRun] = {}
         self._clients: dict[str | None, Any] = {}
         self._tasks: set[asyncio.Task[Any]] = set()
+        # Awaited between the job's events: a host holds the following back while one of its
+        # subscribers is slow (the job's log waits on the cluster meanwhile; nothing is lost).
+        self.pace: Callable[[], Awaitable[None]] | None = None
 
     def _emit(self, event: EngineEvent) -> None:
         if self._on_event is None:
@@ -267,13 +299,44 @@ class RayRuns:
         check_env(settings)
         address = self._address or settings.ray_address
         client = await asyncio.to_thread(self._client, address)
+        run_id = new_run_id()
+        try:  # one run per change on the machine, wherever it executes
+            claim = ChangeClaim.take(*key, run_id)
+        except ChangeBusy as exc:
+            raise EngineError(str(exc)) from None
         try:
-            plan = await asyncio.to_thread(plan_push, *key, settings)
+            run = await self._submit(key, run_id, client, settings, queue, {
+                "max_iterations": max_iterations, "scope": scope, "story": story,
+                "guidance": guidance,
+            })  # fmt: skip
+        except BaseException:
+            claim.release()
+            raise
+        run.claim = claim
+        self._runs[key] = run
+        where = f"branch {run.plan.branch} of {run.plan.url}"
+        self._emit(LogEvent(*key, f"☁ Ray job {run.job_id} · {where}"))
+        self._emit(StatusEvent(run.status.copy()))
+        run.history.save(run.record())
+        run.task = self._spawn(self._follow(run, client))
+        return run.status.copy()
+
+    async def _submit(
+        self,
+        key: Key,
+        run_id: str,
+        client: Any,
+        settings: Settings,
+        queue: dict[str, Any] | None,
+        args: dict[str, Any],
+    ) -> RemoteRun:
+        """Push the run's base, then submit its job."""
+        try:
+            plan = await asyncio.to_thread(plan_push, *key, settings, run_id)
         except GitError as exc:
             raise EngineError(f"the run's base could not be pushed: {exc}") from None
         run = RemoteRun(*key, plan, queue)
-        args = {"max_iterations": max_iterations, "scope": scope, "story": story}
-        command = entrypoint(plan, resolved.name, settings, {**args, "guidance": guidance})
+        command = entrypoint(plan, key[1], settings, args)
         res = settings.ray_resources
         submit: dict[str, Any] = {"entrypoint": command, "submission_id": f"ralph-{plan.run_id}"}
         if "cpus" in res:
@@ -284,15 +347,22 @@ class RayRuns:
             run.job_id = await asyncio.to_thread(client.submit_job, **submit)
         except Exception as exc:
             raise EngineError(f"Ray refused the job: {exc}") from None
-        self._runs[key] = run
-        self._emit(LogEvent(*key, f"☁ Ray job {run.job_id} · branch {plan.branch} of {plan.url}"))
-        self._emit(StatusEvent(run.status.copy()))
-        run.history.save(run.record())
-        run.task = self._spawn(self._follow(run, client))
-        return run.status.copy()
+        return run
 
     # Long: one loop over the job's log, then the end the log did not tell.
     async def _follow(self, run: RemoteRun, client: Any) -> None:
+        try:
+            await self._read_log(run, client)
+            if not run.status.final:
+                await self._interrupted(run, client)
+            with contextlib.suppress(GitError, OSError):
+                await asyncio.to_thread(run.fetch_back)
+            run.history.save(run.record())
+        finally:
+            if run.claim is not None:
+                run.claim.release()
+
+    async def _read_log(self, run: RemoteRun, client: Any) -> None:
         pending = ""
         try:
             async for chunk in client.tail_job_logs(run.job_id):
@@ -304,11 +374,6 @@ class RayRuns:
                 await self._line(run, pending)
         except Exception as exc:  # the log's connection broke: the job's status says more
             log.warning("the log of Ray job %s broke off: %s", run.job_id, exc)
-        if not run.status.final:
-            await self._interrupted(run, client)
-        with contextlib.suppress(GitError, OSError):
-            await asyncio.to_thread(run.fetch_back)
-        run.history.save(run.record())
 
     async def _line(self, run: RemoteRun, line: str) -> None:
         event = events.loads(line) if line.startswith("{") else None
@@ -317,11 +382,35 @@ class RayRuns:
                 self._emit(LogEvent(run.root, run.change, line.rstrip()))
             return
         event = run.local(event)
+        if isinstance(event, LogEvent) and event.text.startswith("⎇ "):
+            return  # the job's own worktree and branch on its node: told as seen from here
+        if isinstance(event, StatusEvent) and event.status.final:
+            await self._told_where(run)
         run.take(event)
         if isinstance(event, CheckpointEvent) and event.checkpoint:
             with contextlib.suppress(GitError, OSError):
                 await asyncio.to_thread(run.fetch_back)
         self._emit(event)
+        if self.pace is not None:
+            await self.pace()
+
+    async def _told_where(self, run: RemoteRun) -> None:
+        """Before the end: the branch fetched back, and how to review and merge it from here."""
+        if run.told_where:
+            return
+        run.told_where = True
+        try:
+            await asyncio.to_thread(run.fetch_back)
+        except (GitError, OSError) as exc:
+            self._emit(LogEvent(run.root, run.change, f"the run branch was not fetched: {exc}"))
+            return
+        local, n = run.fetched_ref, len(run.iterations)
+        self._emit(LogEvent(run.root, run.change, (
+            f"⎇ the run's work is on branch {run.plan.branch} of {run.plan.url} ({n} iteration"
+            f" commit(s); nothing was merged), fetched here as {local}: review it with"
+            f" `git log -p HEAD..{local}` or `git diff HEAD...{local}`, merge it with"
+            f" `git merge {local}`"
+        )))  # fmt: skip
 
     async def _interrupted(self, run: RemoteRun, client: Any) -> None:
         why = "its log ended"
@@ -333,6 +422,7 @@ class RayRuns:
         st.reason = f"the Ray job's runner ended without ending the run ({why})"
         st.updated_at = now_iso()
         st.phase = None
+        await self._told_where(run)
         for event in (
             LogEvent(run.root, run.change, f"✗ {st.reason}", "error"),
             StatusEvent(st),
@@ -400,16 +490,17 @@ class RayRuns:
             await asyncio.shield(run.task)
         return run.status.copy()
 
-    async def attach_all(self, roots: Iterable[Path]) -> None:
-        """Remote runs are followed only by the process that started them (for now)."""
-
     async def shutdown(self, reason: str | None = None) -> None:
-        """Stop following; the jobs go on on the cluster (their branches keep their work)."""
+        """Stop the runs still going (each as ``stop`` does: the job asked first, then stopped
+        by the engine), then stop following."""
+        going = [key for key, run in self._runs.items() if not run.status.final]
+        await asyncio.gather(*(self.stop(*key) for key in going), return_exceptions=True)
         for task in list(self._tasks):
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
 
     def shutdown_now(self) -> None:
+        """Stop following at once; a job still going goes on (its branch keeps its work)."""
         for task in list(self._tasks):
             task.cancel()
 

@@ -23,7 +23,7 @@ from ralph_lsp.loop.engine import EngineError
 from ralph_lsp.loop.history import history_root
 from ralph_lsp.loop.queue import QueueOptions
 from ralph_lsp.openspec.workspace import UnknownChangeError
-from ralph_lsp.runner.host import RunHost
+from ralph_lsp.runner.host import EngineFactory, RunHost
 from ralph_lsp.runner.queue_host import QueueHost
 from ralph_lsp.settings import Settings, settings_from_dict
 
@@ -58,11 +58,13 @@ def _detach_output(root: Path, run_id: str, kind: str = "runs") -> None:
     os.close(fd)
 
 
-async def queue_main(args: argparse.Namespace, settings: Settings) -> int:
+async def queue_main(
+    args: argparse.Namespace, settings: Settings, remote_engine: EngineFactory | None
+) -> int:
     """A queue of its own (``--changes``): ``{"type": "ready", "queueId", "pid", "socket",
     "status"}`` once it started; exit 2 (why on stderr) when it is refused."""
     options = QueueOptions(**json.loads(args.options))
-    host = QueueHost(Path(args.root), json.loads(args.changes), settings, options)
+    host = QueueHost(Path(args.root), json.loads(args.changes), settings, options, remote_engine)
     try:
         status = await host.start()
     except (EngineError, UnknownChangeError) as exc:
@@ -88,12 +90,15 @@ async def queue_main(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
-async def main(args: argparse.Namespace) -> int:
+async def main(args: argparse.Namespace, remote_engine: EngineFactory | None = None) -> int:
     settings, warnings = settings_from_dict(json.loads(args.settings))
     for warning in warnings:
         print(warning, file=sys.stderr)
+    if settings.runner == "ray" and remote_engine is None:
+        print("a run on Ray is hosted by python -m ralph_lsp.remote", file=sys.stderr)
+        return 2
     if args.changes is not None:
-        return await queue_main(args, settings)
+        return await queue_main(args, settings, remote_engine)
     host = RunHost(
         Path(args.root),
         args.change,
@@ -104,6 +109,7 @@ async def main(args: argparse.Namespace) -> int:
         story=args.story,
         queue=json.loads(args.queue) if args.queue else None,
         sink=None,
+        engine=remote_engine if settings.runner == "ray" else None,
     )
     try:
         status = await host.start()
@@ -132,10 +138,12 @@ async def main(args: argparse.Namespace) -> int:
     return 0
 
 
-def run(argv: list[str] | None = None) -> int:
+def run(argv: list[str] | None = None, remote_engine: EngineFactory | None = None) -> int:
+    """The runner's process; ``remote_engine`` executes the runs whose ``ralph.runner`` is
+    ``ray`` (given by ``python -m ralph_lsp.remote``, which this layer does not import)."""
     for sig in (signal.SIGINT, signal.SIGHUP):
         signal.signal(sig, signal.SIG_IGN)  # not the terminal's or the server's to end
-    return asyncio.run(main(parse(argv)))
+    return asyncio.run(main(parse(argv), remote_engine))
 
 
 if __name__ == "__main__":

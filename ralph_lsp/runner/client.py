@@ -43,6 +43,23 @@ class Spawned:
     process: asyncio.subprocess.Process
 
 
+REMOTE_RUNNER = "ralph_lsp.remote"
+"""The runner of ``ralph.runner`` ``ray`` runs: the detached runner's arguments and process,
+its runs executed as Ray jobs (named here, never imported: it is a layer above)."""
+
+
+def runner_argv(settings: Settings) -> list[str]:
+    """The detached runner's command for ``settings.runner``.
+
+    Like the watchdog: none of the caller's PYTHON* variables (-E), and started in the folder
+    that holds this very package, so no file of the workspace can be imported (and a bundled
+    copy finds itself); a local runner needs only the standard library (-S), a Ray one the
+    interpreter's site-packages, where Ray is installed."""
+    if settings.runner == "ray":
+        return [sys.executable, "-E", "-m", REMOTE_RUNNER]
+    return [sys.executable, "-E", "-S", "-m", "ralph_lsp.runner"]
+
+
 async def spawn(
     root: Path,
     change: str,
@@ -55,11 +72,7 @@ async def spawn(
     queue: dict[str, Any] | None = None,
 ) -> Spawned:
     """Start a detached runner for the run; returns once it runs (its run claimed)."""
-    # Like the watchdog: standard library only (-S), none of the caller's PYTHON* variables
-    # (-E), and started in the folder that holds this very package, so no file of the
-    # workspace can be imported (and a bundled copy finds itself).
-    argv = [sys.executable, "-E", "-S", "-m", "ralph_lsp.runner"]
-    argv += ["--root", str(root), "--change", change]
+    argv = [*runner_argv(settings), "--root", str(root), "--change", change]
     argv += ["--settings", json.dumps(settings_to_dict(settings))]
     if max_iterations is not None:
         argv += ["--max-iterations", str(max_iterations)]
@@ -114,7 +127,7 @@ async def spawn_queue(
     root: Path, changes: Sequence[str], settings: Settings, options: dict[str, Any]
 ) -> SpawnedQueue:
     """Start a detached queue runner (``--changes``); returns once the queue runs."""
-    argv = [sys.executable, "-E", "-S", "-m", "ralph_lsp.runner", "--root", str(root)]
+    argv = [*runner_argv(settings), "--root", str(root)]
     argv += ["--changes", json.dumps(list(changes)), "--options", json.dumps(options)]
     argv += ["--settings", json.dumps(settings_to_dict(settings))]
     proc, ready = await _launch(argv, "the queue")

@@ -20,6 +20,7 @@ from ralph_lsp.loop.events import (
     EndEvent,
     GuidanceEvent,
     IterationEvent,
+    TasksEvent,
     VerificationEvent,
 )
 
@@ -36,6 +37,7 @@ EVENTS: dict[str, tuple[str, ...]] = {
     "verification": ("runId", "results", "passed"),
     "checkpoint": ("runId", "n", "checkpoint", "filesChanged"),
     "guidance": ("runId", "text", "deliveredIn"),
+    "tasks": ("runId", "text"),
     "end": ("runId", "state", "reason"),
 }
 """Each event type and its own fields (beside :data:`ENVELOPE`), in the order documented."""
@@ -104,6 +106,8 @@ def _encode_more(event: EngineEvent) -> dict[str, Any]:
             text=event.text,
             deliveredIn=event.delivered_in,
         )
+    if isinstance(event, TasksEvent):
+        return _env("tasks", event.change, event.root, runId=event.run_id, text=event.text)
     assert isinstance(event, EndEvent), event
     return _env(
         "end", event.change, event.root, runId=event.run_id, state=event.state, reason=event.reason
@@ -167,6 +171,8 @@ def _decode(obj: dict[str, Any]) -> EngineEvent | None:
         )
     if kind == "guidance":
         return GuidanceEvent(*key, str(obj["text"]), int(obj["deliveredIn"]))
+    if kind == "tasks":
+        return TasksEvent(*key, str(obj["text"]))
     if kind == "end":
         return EndEvent(*key, str(obj["state"]), obj.get("reason"))
     return None

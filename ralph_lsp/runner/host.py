@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import inspect
 import json
 import logging
 import os
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from ralph_lsp.loop.engine import Engine, EngineError, EngineEvent, LogEvent, RunStatus, StatusEvent
 from ralph_lsp.loop.events import EndEvent
@@ -46,6 +47,42 @@ from ralph_lsp.settings import Settings
 
 log = logging.getLogger(__name__)
 Sink = Callable[[EngineEvent], None]
+
+
+class HostedEngine(Protocol):
+    """What a host needs of the engine that executes its run: the local
+    :class:`~ralph_lsp.loop.engine.Engine`, or one that executes it elsewhere (a Ray job's
+    follower, ``ralph_lsp.remote``). ``pace`` is awaited between events to hold the run back
+    while a subscriber is slow (backpressure)."""
+
+    pace: Callable[[], Awaitable[None]] | None
+
+    async def start(
+        self,
+        root: Path,
+        change: str,
+        settings: Settings,
+        *,
+        max_iterations: int | None = ...,
+        scope: str | None = ...,
+        guidance: Sequence[str] = ...,
+        story: str | None = ...,
+        queue: dict[str, Any] | None = ...,
+    ) -> RunStatus: ...
+
+    async def wait(self, root: Path, change: str) -> RunStatus: ...
+
+    async def stop(self, root: Path, change: str) -> RunStatus: ...
+
+    def guide(self, root: Path, change: str, text: str) -> Awaitable[None] | None: ...
+
+    async def shutdown(self, reason: str | None = None) -> None: ...
+
+    def shutdown_now(self) -> None: ...
+
+
+EngineFactory = Callable[[Sink], HostedEngine]
+"""Makes the engine of a hosted run, given where its events go."""
 
 
 class _Client:
@@ -87,6 +124,7 @@ class RunHost:
         sink: Sink | None = None,
         sink_tells_user: bool | Callable[[], bool] = True,
         endpoint: bool = True,
+        engine: EngineFactory | None = None,
     ) -> None:
         self.root, self.change, self.settings = root, change, settings
         self._start_args: dict[str, Any] = {
@@ -97,7 +135,7 @@ class RunHost:
             "queue": queue,
         }
         self.sink, self.sink_tells_user, self.endpoint = sink, sink_tells_user, endpoint
-        self.engine = Engine(self._on_event)
+        self.engine: HostedEngine = (engine or Engine)(self._on_event)
         self.engine.pace = self._pace
         self.status: RunStatus | None = None
         self.live: LiveRun | None = None
@@ -209,8 +247,10 @@ class RunHost:
     async def stop(self) -> RunStatus:
         return await self.engine.stop(self.root, self.change)
 
-    def guide(self, text: str) -> None:
-        self.engine.guide(self.root, self.change, text)
+    async def guide(self, text: str) -> None:
+        done = self.engine.guide(self.root, self.change, text)
+        if inspect.isawaitable(done):
+            await done
 
     def _log(self, text: str) -> None:
         self._on_event(LogEvent(self.root, self.change, text, "warning"))
@@ -290,7 +330,7 @@ class RunHost:
                 text = message.get("text")
                 if not isinstance(text, str):
                     raise EngineError("guidance must be text")
-                self.guide(text)
+                await self.guide(text)
             else:
                 raise EngineError(f"unknown request {kind!r}")
         except EngineError as exc:

@@ -37,6 +37,7 @@ from ralph_lsp.loop.on_end import notify, queue_end_event, run_end_event
 from ralph_lsp.loop.queue import Queue, QueueEvent, QueueOptions
 from ralph_lsp.runner import events
 from ralph_lsp.runner.control import MAX_MESSAGE, ControlError, same_user, socket_path
+from ralph_lsp.runner.host import EngineFactory
 from ralph_lsp.runner.live import (
     HEARTBEAT_SECONDS,
     LiveRun,
@@ -69,11 +70,20 @@ class QueueHost:
     """``await host.start()`` (the queue's first status) then ``await host.wait()``."""
 
     def __init__(
-        self, root: Path, changes: Sequence[str], settings: Settings, options: QueueOptions
+        self,
+        root: Path,
+        changes: Sequence[str],
+        settings: Settings,
+        options: QueueOptions,
+        remote_engine: EngineFactory | None = None,
     ) -> None:
         self.root = root
         # Each change in this process: the runner is what outlives the editor.
-        self.runs = Runs(on_event=self._on_run_event, sink_tells_user=self._watched)
+        self.runs = Runs(
+            on_event=self._on_run_event,
+            sink_tells_user=self._watched,
+            remote_engine=remote_engine,
+        )
         run_settings = settings.replace(runs_outlive_editor=False)
         self.queue = Queue(self.runs, root, changes, run_settings, options, self._on_queue)
         self.settings = settings

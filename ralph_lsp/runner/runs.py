@@ -23,7 +23,7 @@ from ralph_lsp.loop.engine import EngineError, EngineEvent, RunStatus, StatusEve
 from ralph_lsp.loop.states import RunState
 from ralph_lsp.openspec.workspace import resolve_change
 from ralph_lsp.runner.client import Attachment, RunnerError, request, spawn
-from ralph_lsp.runner.host import RunHost
+from ralph_lsp.runner.host import EngineFactory, RunHost
 from ralph_lsp.runner.live import LiveRun, find_live, live_path, read_live, take_ended
 from ralph_lsp.settings import Settings
 
@@ -38,8 +38,12 @@ class Runs:
         on_event: Callable[[EngineEvent], None] | None = None,
         *,
         sink_tells_user: Callable[[], bool] | None = None,
+        remote_engine: EngineFactory | None = None,
     ) -> None:
         self._on_event = on_event
+        # The engine of a run hosted here whose ralph.runner is "ray" (given by the layer that
+        # knows it: the server, the remote runner); None: such a run is refused here.
+        self._remote_engine = remote_engine
         # Whether the events' receiver tells a person of a hosted run's end (a queue runner
         # asks whether an editor watches; else its ended note is left for the next attach).
         self._tells_user: bool | Callable[[], bool] = sink_tells_user or True
@@ -115,7 +119,14 @@ class Runs:
         }
         if settings.runs_outlive_editor:
             return await self._start_runner(key, settings, args)
-        host = RunHost(*key, settings, sink=self._emit, sink_tells_user=self._tells_user, **args)
+        engine = None
+        if settings.runner == "ray":
+            if self._remote_engine is None:
+                raise EngineError("ralph.runner 'ray' cannot run here: this process has no Ray")
+            engine = self._remote_engine
+        host = RunHost(
+            *key, settings, sink=self._emit, sink_tells_user=self._tells_user, engine=engine, **args
+        )
         status = await host.start()
         self._hosts[key] = host
         self._done[key] = self._spawn_task(self._hosted(key, host))
@@ -199,7 +210,7 @@ class Runs:
         key = (root, change)
         host = self._hosts.get(key)
         if host is not None:
-            host.guide(text)
+            await host.guide(text)
             return
         await self._request(key, {"type": "guide", "text": text})
 

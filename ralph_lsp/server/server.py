@@ -26,6 +26,7 @@ from pygls.lsp.server import LanguageServer
 
 from ralph_lsp import __version__
 from ralph_lsp.loop.engine import RunStatus
+from ralph_lsp.runner.host import HostedEngine, Sink
 from ralph_lsp.runner.runs import Runs
 from ralph_lsp.server.config import SECTION, Config
 from ralph_lsp.server.documents import DocumentStore
@@ -43,12 +44,20 @@ from ralph_lsp.settings import Settings
 log = logging.getLogger(__name__)
 
 
+def _ray_engine(sink: Sink) -> HostedEngine:
+    """A run on Ray hosted in this server (``runsOutliveEditor: false``); Ray and the remote
+    package are imported only then."""
+    from ralph_lsp.remote.runs import RayRuns
+
+    return RayRuns(sink)
+
+
 class RalphLanguageServer(LanguageServer):
     def __init__(self) -> None:
         super().__init__("ralph-lsp", __version__, protocol_cls=RalphProtocol)
         self.feed = RunFeed(self)
         # Runs hosted here or in runners of their own, and live runs attached to (SPEC §9).
-        self.engine = Runs(on_event=self.feed.on_engine_event)
+        self.engine = Runs(on_event=self.feed.on_engine_event, remote_engine=_ray_engine)
         self.queues = Queues(self)
         self.config = Config(warn=self.warn)
         self.docs = DocumentStore(self._read_buffer)

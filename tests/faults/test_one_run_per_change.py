@@ -8,6 +8,7 @@ import json
 import signal
 import subprocess
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 
@@ -83,3 +84,25 @@ def test_a_claim_dies_with_its_process(fx: FaultEnv) -> None:
     assert result.last_line == "succeeded: every task is checked (3/3)"
     states = [r["state"] for r in json.loads(fx.ralph("history", "alpha", "--json").stdout)["runs"]]
     assert states == ["succeeded", "interrupted"]  # the killed run's record stays, as interrupted
+
+
+def test_a_claim_alone_leaves_the_work_tree_clean(tmp_path: Path) -> None:
+    """A change's claim is written before any record (a Ray run claims its change before it
+    pushes): ``.ralph/`` gets its ``.gitignore`` first, so git sees nothing new, and a Ray
+    run does not refuse the tree its own claim dirtied."""
+    from ralph_lsp.loop.claims import ChangeClaim
+
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    claim = ChangeClaim.take(tmp_path, "alpha", "r-1")
+    try:
+        assert (tmp_path / ".ralph" / "locks" / "alpha.lock").is_file()
+        status = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=all"],
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        assert status.stdout == ""
+    finally:
+        claim.release()

@@ -9,7 +9,9 @@ import pytest
 
 pytest.importorskip("ray", reason="Ray is not installed: pip install 'ralph-lsp[ray]'")
 
+from tests.lsp.conftest import client_profile, start_session  # noqa: F401 (fixtures)
 from tests.ray.cluster import local_cluster
+from tests.runner.conftest import runtime_dir  # noqa: F401 (fixture)
 
 pytestmark = pytest.mark.ray
 

@@ -17,6 +17,7 @@ from ralph_lsp.loop.events import (
     EndEvent,
     GuidanceEvent,
     IterationEvent,
+    TasksEvent,
     VerificationEvent,
 )
 from ralph_lsp.loop.states import RunState
@@ -58,6 +59,7 @@ SAMPLES: dict[str, EngineEvent] = {
     ),
     "checkpoint": CheckpointEvent(*KEY, 2, "abc123", ("src/x.py",)),
     "guidance": GuidanceEvent(*KEY, "go on", 3),
+    "tasks": TasksEvent(*KEY, "## 1. A\n\n- [x] 1.1 Done\n- [ ] 1.2 Ünicode\n"),
     "end": EndEvent(*KEY, "succeeded", "every task is checked (4/4)"),
 }
 
