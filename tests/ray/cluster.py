@@ -72,6 +72,36 @@ def node_ips(url: str) -> list[str]:
     return [str(n.node_ip) for n in list_nodes(address=url)]
 
 
+def wait_jobs(url: str, timeout: float = 120.0) -> None:
+    """Until the Jobs API runs a job. It takes one only once the head's dashboard agent has
+    registered, which can be well after the dashboard answers and the node is listed (seen here
+    on a loaded machine: a submit ~20 s after the dashboard was up still got Ray's 500 "No
+    available agent to submit job"). A first trivial job, its submit retried until the agent is
+    there, run to its end; it also warms up what every later job starts with."""
+    from ray.job_submission import JobStatus, JobSubmissionClient
+
+    deadline = time.monotonic() + timeout
+    client = JobSubmissionClient(url)
+    while True:
+        try:
+            job = client.submit_job(entrypoint="true")
+            break
+        except Exception as exc:  # RuntimeError from the SDK for Ray's 500
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"the Jobs API took no job: {exc}") from None
+            time.sleep(1)
+    while (status := client.get_job_status(job)) not in (
+        JobStatus.SUCCEEDED,
+        JobStatus.FAILED,
+        JobStatus.STOPPED,
+    ):
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"the first job did not end: {status}")
+        time.sleep(0.5)
+    if status != JobStatus.SUCCEEDED:
+        raise RuntimeError(f"the first job ended {status}: {client.get_job_logs(job)[-2000:]}")
+
+
 @contextlib.contextmanager
 def local_cluster() -> Iterator[str]:
     """The head's dashboard URL (the Jobs API address) while the cluster runs."""
@@ -108,6 +138,7 @@ def local_cluster() -> Iterator[str]:
             time.sleep(0.5)
         if not ips or any(ip != "127.0.0.1" for ip in ips):
             raise RuntimeError(f"a node left loopback: {ips}")
+        wait_jobs(url)
         os.environ.update({k: env[k] for k in ("RALPH_REMOTE_POLL_SECONDS",)})
         yield url
     finally:

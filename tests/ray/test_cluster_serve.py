@@ -59,6 +59,11 @@ def check_up(address: str, ray_processes: list[psutil.Process]) -> None:
     assert address.startswith("http://127.0.0.1:"), address
     assert answers(address), "the Jobs API answers"
     assert node_ips(address) == ["127.0.0.1"]
+    # Announced only once the Jobs API runs jobs (its first one has run), not merely answers.
+    from ray.job_submission import JobStatus, JobSubmissionClient
+
+    jobs = JobSubmissionClient(address).list_jobs()
+    assert [j.status for j in jobs] == [JobStatus.SUCCEEDED], jobs
     assert len(ray_processes) >= 3, "ray start, its GCS and raylet at least"
 
 
