@@ -118,18 +118,34 @@ def local_cluster() -> Iterator[str]:
     argv += ["--node-ip-address", "127.0.0.1", "--dashboard-host", "127.0.0.1"]
     argv += ["--dashboard-port", str(dash), "--port", str(free_port()), "--num-cpus", "4"]
     argv += ["--temp-dir", str(home / "t"), "--include-dashboard", "true"]
+    # Every port Ray would otherwise take at a fixed default (the dashboard agent's 52365, the
+    # client server's 10001, …): another cluster on the machine (another worktree's tests) holds
+    # them, and then this head's dashboard agent does not start and the Jobs API refuses every
+    # job ("No available agent to submit job").
+    for option in (
+        "--ray-client-server-port",
+        "--dashboard-agent-listen-port",
+        "--dashboard-agent-grpc-port",
+        "--runtime-env-agent-port",
+        "--metrics-export-port",
+        "--node-manager-port",
+        "--object-manager-port",
+    ):
+        argv += [option, str(free_port())]
     log = open(home / "ray-start.log", "wb")  # noqa: SIM115
     proc = subprocess.Popen(
         argv, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True, cwd=home
     )
     url = f"http://127.0.0.1:{dash}"
     try:
+        t0 = time.monotonic()
         try:
             wait_dashboard(url, proc)
         except RuntimeError as exc:
             log.flush()
             tail = (home / "ray-start.log").read_text(errors="replace")[-3000:]
             raise RuntimeError(f"{exc}\n{tail}") from None
+        _say(f"dashboard up after {time.monotonic() - t0:.1f} s")
         ips: list[str] = []
         for _ in range(60):  # the head registers its node a moment after the dashboard is up
             ips = node_ips(url)
@@ -138,7 +154,9 @@ def local_cluster() -> Iterator[str]:
             time.sleep(0.5)
         if not ips or any(ip != "127.0.0.1" for ip in ips):
             raise RuntimeError(f"a node left loopback: {ips}")
+        _say(f"node on 127.0.0.1 after {time.monotonic() - t0:.1f} s")
         wait_jobs(url)
+        _say(f"a first job ran after {time.monotonic() - t0:.1f} s")
         os.environ.update({k: env[k] for k in ("RALPH_REMOTE_POLL_SECONDS",)})
         yield url
     finally:
@@ -146,6 +164,11 @@ def local_cluster() -> Iterator[str]:
         _kill_leftovers(home)
         log.close()
         shutil.rmtree(home, ignore_errors=True)
+
+
+def _say(text: str) -> None:
+    """Progress on stderr (pytest keeps it with a failure; the e2e keeps it in its results)."""
+    print(f"[ray cluster] {text}", file=sys.stderr, flush=True)
 
 
 def _end(proc: subprocess.Popen[bytes], grace: float = 3.0) -> None:
