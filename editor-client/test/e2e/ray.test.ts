@@ -80,7 +80,16 @@ class Cluster {
       return;
     }
     const exited = new Promise<void>((r) => proc.once("exit", () => r()));
-    const within = (ms: number) => Promise.race([exited.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), ms))]);
+    // Its timer cleared once it has exited: a pending one would keep this test file alive.
+    const within = async (ms: number): Promise<boolean> => {
+      let timer: NodeJS.Timeout | undefined;
+      const late = new Promise<boolean>((r) => (timer = setTimeout(() => r(false), ms)));
+      try {
+        return await Promise.race([exited.then(() => true), late]);
+      } finally {
+        clearTimeout(timer);
+      }
+    };
     proc.stdin?.end();
     if (await within(60_000)) {
       return;
@@ -161,6 +170,7 @@ describe("A run on a Ray cluster", { skip: skip ?? false }, () => {
   });
 
   after(async () => {
+    const t0 = Date.now();
     try {
       await browser?.close().catch(() => undefined);
       await server.stop();
@@ -178,7 +188,9 @@ describe("A run on a Ray cluster", { skip: skip ?? false }, () => {
         fs.cpSync(runsDir, path.join(results, "ray-runs"), { recursive: true });
       }
     } finally {
+      const t1 = Date.now();
       await cluster.stop();
+      console.log(`after: code-server and logs ${((t1 - t0) / 1000).toFixed(1)} s, the cluster's end ${((Date.now() - t1) / 1000).toFixed(1)} s`);
       fs.writeFileSync(path.join(results, "ray-cluster.log"), cluster.stderr());
       server.cleanup();
     }
@@ -201,6 +213,11 @@ describe("A run on a Ray cluster", { skip: skip ?? false }, () => {
       wb.until(
         "a ✓ done task lens while the job runs",
         async () => {
+          // A run that could not start or ended early says so in a notification: fail now.
+          const early = (await wb.notifications()).find((n) => /Ralph: .*(refused|failed|error|interrupted|stopped)/i.test(n));
+          if (early) {
+            return { early };
+          }
           const status = await wb.statusText(STATUS_ID);
           const lenses = await wb.lenses();
           const done = lenses.filter((l) => l === "✓ done").length;
@@ -209,6 +226,7 @@ describe("A run on a Ray cluster", { skip: skip ?? false }, () => {
         120_000,
       ),
     );
+    assert.ok(!("early" in live), `the run did not go on: ${"early" in live ? live.early : ""}`);
     console.log(`live, after ${((Date.now() - started) / 1000).toFixed(1)} s: ${live.status} · ${JSON.stringify(live.lenses)}`);
     await wb.screenshot(path.join(results, "90-ray-live-lens.png"));
     assert.equal(fs.readFileSync(tasksFile, "utf8"), original, "the user's tasks.md is untouched while the job runs");
@@ -236,6 +254,12 @@ describe("A run on a Ray cluster", { skip: skip ?? false }, () => {
     const subjects = git(bare, "log", "--format=%s", `refs/heads/${branch}`).split("\n");
     assert.equal(subjects.length, record.iterations.length + 1, JSON.stringify(subjects));
     assert.ok(record.iterations.length > 1, `more than one iteration: ${record.iterations.length}`);
+    // The review the notification names works here: its ref is this repository's (the fetched
+    // run branch), not a branch of the worker's clone.
+    const review = /review: git diff HEAD\.\.\.(\S+)\)/.exec(note)?.[1];
+    assert.ok(review, `the notification says how to review the work: ${note}`);
+    assert.equal(git(workspace, "rev-parse", "--verify", "--quiet", `${review}^{commit}`), git(bare, "rev-parse", `refs/heads/${branch}`), `${review} is the run branch, fetched here`);
+    assert.match(git(workspace, "diff", "--stat", `HEAD...${review}`), /tasks\.md/);
     // The user's work tree, HEAD and branches are as they were.
     assert.equal(git(workspace, "status", "--porcelain"), "");
     assert.equal(git(workspace, "branch", "--list", "--format=%(refname:short)"), "main");
