@@ -41,8 +41,8 @@ PROGRAM_SETTINGS = (
 )
 
 # Settings a workspace's own settings may not set at all (SPEC §9: machine- or user-scoped):
-# the client contributes them with scope "machine" and the server reads them only from the
-# user's settings, never from a workspace folder's.
+# the client contributes them with scope "application" (VS Code takes them only from the User
+# settings, in local and remote windows alike; "machine" would be ignored there in a remote window).
 MACHINE_SETTINGS = ("onRunEnd", "runner", "ray.address", "ray.resources", "ray.gitRemote")
 RUNNERS = ("local", "ray")
 

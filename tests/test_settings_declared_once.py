@@ -75,9 +75,12 @@ def test_scopes_follow_vscodes_conventions() -> None:
     assert scopes.pop("server.pythonPath") == "machine-overridable"
     assert scopes.pop("trace.server") == "window"
     assert scopes.pop("server.importStrategy") == "resource"
-    # A command run on the machine when a run ends (SPEC §9): the user's, never a workspace's.
+    # A command run when a run ends, where runs execute (SPEC §9): the user's, never a
+    # workspace's. `application`, not `machine`: a remote window (code-server, SSH, containers)
+    # ignores a `machine` setting in the User settings (VS Code reads only the remote's Machine
+    # settings for it), and a workspace cannot set either.
     for key in MACHINE_SETTINGS:
-        assert scopes.pop(key) == "machine", key
+        assert scopes.pop(key) == "application", key
     assert set(scopes.values()) == {"resource"}, scopes
 
 

@@ -104,6 +104,10 @@ def entrypoint(plan: Plan, change: str, settings: Settings, args: dict[str, Any]
     return shlex.join(argv)
 
 
+# What the worker's run appends to its end reason (loop/run.py ``_end_git``).
+_WORKER_BRANCH = re.compile(r"; the work is on branch (\S+) \(review: git diff HEAD\.\.\.\1\)$")
+
+
 class RemoteRun:
     """One remote run as this side knows it: its status, record and job."""
 
@@ -152,11 +156,28 @@ class RemoteRun:
                 run_id=self.plan.run_id,
                 worktree=self.worktree(),
                 queue=self.queue,
+                reason=self.here(event.status.reason),
             )
             return StatusEvent(st)
         if isinstance(event, LogEvent):
             return dataclasses.replace(event, root=self.root)
+        if isinstance(event, EndEvent):
+            return dataclasses.replace(
+                event, root=self.root, run_id=self.plan.run_id, reason=self.here(event.reason)
+            )
         return dataclasses.replace(event, root=self.root, run_id=self.plan.run_id)
+
+    def here(self, reason: str | None) -> str | None:
+        """The job's end reason names the branch of the worker's own worktree (``ralph/<change>``
+        in its clone), which does not exist on this side: name the ref it was fetched to."""
+        if not reason:
+            return reason
+        local = self.fetched_ref
+        return _WORKER_BRANCH.sub(
+            f"; the work is on branch {self.plan.branch} of the remote, fetched here as {local}"
+            f" (review: git diff HEAD...{local})",
+            reason,
+        )
 
     def take(self, event: EngineEvent) -> None:
         if isinstance(event, StatusEvent):

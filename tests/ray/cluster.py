@@ -11,6 +11,7 @@ group, never by ``ray stop`` (which ends every Ray process of the machine).
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import shutil
 import signal
@@ -18,6 +19,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.request
 from collections.abc import Iterator
@@ -70,6 +72,36 @@ def node_ips(url: str) -> list[str]:
     return [str(n.node_ip) for n in list_nodes(address=url)]
 
 
+def wait_jobs(url: str, timeout: float = 120.0) -> None:
+    """Until the Jobs API runs a job. It takes one only once the head's dashboard agent has
+    registered, which can be well after the dashboard answers and the node is listed (seen here
+    on a loaded machine: a submit ~20 s after the dashboard was up still got Ray's 500 "No
+    available agent to submit job"). A first trivial job, its submit retried until the agent is
+    there, run to its end; it also warms up what every later job starts with."""
+    from ray.job_submission import JobStatus, JobSubmissionClient
+
+    deadline = time.monotonic() + timeout
+    client = JobSubmissionClient(url)
+    while True:
+        try:
+            job = client.submit_job(entrypoint="true")
+            break
+        except Exception as exc:  # RuntimeError from the SDK for Ray's 500
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"the Jobs API took no job: {exc}") from None
+            time.sleep(1)
+    while (status := client.get_job_status(job)) not in (
+        JobStatus.SUCCEEDED,
+        JobStatus.FAILED,
+        JobStatus.STOPPED,
+    ):
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"the first job did not end: {status}")
+        time.sleep(0.5)
+    if status != JobStatus.SUCCEEDED:
+        raise RuntimeError(f"the first job ended {status}: {client.get_job_logs(job)[-2000:]}")
+
+
 @contextlib.contextmanager
 def local_cluster() -> Iterator[str]:
     """The head's dashboard URL (the Jobs API address) while the cluster runs."""
@@ -86,18 +118,34 @@ def local_cluster() -> Iterator[str]:
     argv += ["--node-ip-address", "127.0.0.1", "--dashboard-host", "127.0.0.1"]
     argv += ["--dashboard-port", str(dash), "--port", str(free_port()), "--num-cpus", "4"]
     argv += ["--temp-dir", str(home / "t"), "--include-dashboard", "true"]
+    # Every port Ray would otherwise take at a fixed default (the dashboard agent's 52365, the
+    # client server's 10001, …): another cluster on the machine (another worktree's tests) holds
+    # them, and then this head's dashboard agent does not start and the Jobs API refuses every
+    # job ("No available agent to submit job").
+    for option in (
+        "--ray-client-server-port",
+        "--dashboard-agent-listen-port",
+        "--dashboard-agent-grpc-port",
+        "--runtime-env-agent-port",
+        "--metrics-export-port",
+        "--node-manager-port",
+        "--object-manager-port",
+    ):
+        argv += [option, str(free_port())]
     log = open(home / "ray-start.log", "wb")  # noqa: SIM115
     proc = subprocess.Popen(
         argv, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True, cwd=home
     )
     url = f"http://127.0.0.1:{dash}"
     try:
+        t0 = time.monotonic()
         try:
             wait_dashboard(url, proc)
         except RuntimeError as exc:
             log.flush()
             tail = (home / "ray-start.log").read_text(errors="replace")[-3000:]
             raise RuntimeError(f"{exc}\n{tail}") from None
+        _say(f"dashboard up after {time.monotonic() - t0:.1f} s")
         ips: list[str] = []
         for _ in range(60):  # the head registers its node a moment after the dashboard is up
             ips = node_ips(url)
@@ -106,6 +154,9 @@ def local_cluster() -> Iterator[str]:
             time.sleep(0.5)
         if not ips or any(ip != "127.0.0.1" for ip in ips):
             raise RuntimeError(f"a node left loopback: {ips}")
+        _say(f"node on 127.0.0.1 after {time.monotonic() - t0:.1f} s")
+        wait_jobs(url)
+        _say(f"a first job ran after {time.monotonic() - t0:.1f} s")
         os.environ.update({k: env[k] for k in ("RALPH_REMOTE_POLL_SECONDS",)})
         yield url
     finally:
@@ -113,6 +164,11 @@ def local_cluster() -> Iterator[str]:
         _kill_leftovers(home)
         log.close()
         shutil.rmtree(home, ignore_errors=True)
+
+
+def _say(text: str) -> None:
+    """Progress on stderr (pytest keeps it with a failure; the e2e keeps it in its results)."""
+    print(f"[ray cluster] {text}", file=sys.stderr, flush=True)
 
 
 def _end(proc: subprocess.Popen[bytes], grace: float = 3.0) -> None:
@@ -150,3 +206,52 @@ def _kill_leftovers(home: Path) -> None:
                 p.kill()
         except (psutil.Error, OSError):
             continue
+
+
+def serve() -> int:
+    """``python -m tests.ray.cluster serve``: a cluster for another program (the TypeScript e2e).
+
+    Starts :func:`local_cluster`, prints one JSON line ``{"address": URL}`` on stdout, and ends
+    the cluster when stdin closes (its user went away, however it ended) or on SIGTERM/SIGINT,
+    also while it is still starting. Everything else it prints goes to stderr."""
+    out = sys.stdout
+    sys.stdout = sys.stderr  # Ray's own chatter must not land on the line a program reads
+
+    def stop(signum: int, _frame: object) -> None:
+        # Once: a second signal must not cut the cluster's end short.
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        raise _Stop(signum)
+
+    def watch_stdin() -> None:
+        # The raw descriptor, not sys.stdin: a daemon thread blocked in a buffered read holds
+        # its lock, and the interpreter aborts on that lock at exit.
+        with contextlib.suppress(OSError):
+            while os.read(0, 4096):
+                pass
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(os.getpid(), signal.SIGTERM)
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
+    threading.Thread(target=watch_stdin, name="stdin", daemon=True).start()
+    try:
+        with local_cluster() as url:
+            out.write(json.dumps({"address": url}) + "\n")
+            out.flush()
+            while True:
+                signal.pause()  # until a signal (or stdin's end) raises _Stop
+    except _Stop as why:
+        print(f"cluster ended ({signal.Signals(why.args[0]).name})", file=sys.stderr)
+    return 0
+
+
+class _Stop(BaseException):
+    """Raised in the main thread by SIGTERM/SIGINT (or stdin's end): unwinds local_cluster."""
+
+
+if __name__ == "__main__":
+    if sys.argv[1:] != ["serve"]:
+        print("usage: python -m tests.ray.cluster serve", file=sys.stderr)
+        sys.exit(2)
+    sys.exit(serve())
