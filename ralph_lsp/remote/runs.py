@@ -58,6 +58,26 @@ def job_client(address: str | None) -> Any:
         ) from None
 
 
+NOT_READY = "No available agent to submit job"  # a head whose job agent has not registered yet
+SUBMIT_PATIENCE_SECONDS = 30.0
+
+
+async def submit_job(client: Any, submit: dict[str, Any]) -> str:
+    """``submit_job``; a cluster that has just started (its job agent not registered yet) is
+    asked again for :data:`SUBMIT_PATIENCE_SECONDS`; any other refusal is said at once."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + SUBMIT_PATIENCE_SECONDS
+    delay = 0.5
+    while True:
+        try:
+            return str(await asyncio.to_thread(client.submit_job, **submit))
+        except Exception as exc:
+            if NOT_READY not in str(exc) or loop.time() + delay > deadline:
+                raise EngineError(f"Ray refused the job: {exc}") from None
+        await asyncio.sleep(delay)
+        delay = min(delay * 2, 4.0)
+
+
 class RayRuns:
     """See the module's docstring; ``address`` overrides ``ralph.ray.address``."""
 
@@ -156,10 +176,7 @@ class RayRuns:
             submit["entrypoint_num_cpus"] = res["cpus"]
         if "memoryMb" in res:
             submit["entrypoint_memory"] = int(res["memoryMb"] * 1024 * 1024)
-        try:
-            run.job_id = await asyncio.to_thread(client.submit_job, **submit)
-        except Exception as exc:
-            raise EngineError(f"Ray refused the job: {exc}") from None
+        run.job_id = await submit_job(client, submit)
         return run
 
     # Long: one loop over the job's log, then the end the log did not tell.
