@@ -212,3 +212,28 @@ async def test_two_changes_queued_from_the_server_run_as_two_ray_jobs_at_once(
         assert len(remote_log(bare, branch)) == len(record["iterations"]) + 1
     assert git(work, "status", "--porcelain", "--untracked-files=no") == ""
     assert git(work, "branch", "--list") == "* main"
+
+
+async def test_with_runs_that_do_not_outlive_the_editor_shutdown_stops_the_job(
+    ray_cluster: str, repo: tuple[Path, Path], start_session: StartSession, runtime_dir: Path
+) -> None:
+    """``runsOutliveEditor: false``: the server follows the job itself (no runner process), and
+    its shutdown stops the run on the cluster, as it stops a local run."""
+    from tests.ray.test_ray_runs import job_processes
+
+    work, _ = repo
+    env = {"RALPH_DEMO_DELAY": "2.0", "RALPH_DEMO_TASKS_PER_RUN": "1"}
+    settings = ray_settings(ray_cluster, runsOutliveEditor=False, env=env)
+    session = await start_session(work, settings=settings)
+    started = await session.command("ralph.run", {"change": CHANGE})
+    run_id = started["runId"]
+    await wait_until(lambda: bool(job_processes(run_id)), timeout=60, what="the job to run")
+    [live] = find_live(work)
+    assert live.pid == session.process.pid  # followed by the server itself, not by a runner
+    await asyncio.wait_for(session.client.shutdown_session(), 60)
+    record = json.loads((work / ".ralph" / "runs" / run_id / "record.json").read_text())
+    assert record["state"] == "stopped", record
+    deadline = time.monotonic() + 30
+    while job_processes(run_id):
+        assert time.monotonic() < deadline, "the job's processes outlived the stop"
+        await asyncio.sleep(0.2)
