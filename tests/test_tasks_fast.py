@@ -119,3 +119,16 @@ def test_the_fast_parse_leaves_the_garbage_collector_as_it_found_it() -> None:
         assert not gc.isenabled()
     finally:
         gc.enable()
+
+
+@given(st.text(alphabet="bBlLoOcCkK\u212aeEdD: \n-x", max_size=60))
+@example("blocked:")
+@example("- [ ] a\n  - bloc\u212aed: waiting")
+@example("xxblockedd:")
+def test_the_quick_blocked_check_answers_as_the_case_insensitive_search(text: str) -> None:
+    """The parse skips reading `blocked:` items when the text has none; its quick check must
+    say so exactly when the case-insensitive search would (the Kelvin sign is a `k` there)."""
+    import re
+
+    expected = re.search(r"blocked:", text, re.I) is not None
+    assert tasks_fast._mentions_blocked(text) is expected

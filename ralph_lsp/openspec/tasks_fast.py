@@ -57,7 +57,22 @@ _SIMPLE_TASK_RE = re.compile(
 
 _BULLETS = ("-", "*", "+")
 _WS_SET = frozenset(JS_WHITESPACE)
-_BLOCKED_ANY = re.compile(r"blocked:", re.I).search
+_BLOCKED_ANY = re.compile(r"blocked:", re.I).match
+
+
+def _mentions_blocked(text: str) -> bool:
+    """Whether ``blocked:`` (any case) is in ``text``: a quick no for the common text without
+    it, which :func:`_blocked_marks` would read line by line. A case-insensitive search of a
+    whole megabyte costs 6 ms (a third of a parse); every match ends in ``d:`` or ``D:`` (no
+    other character is a ``d`` in any case), so only those places are tried, each with the
+    same case-insensitive pattern: the answer is the search's, found in about a millisecond."""
+    for tail in ("d:", "D:"):
+        at = text.find(tail, 6)
+        while at != -1:
+            if _BLOCKED_ANY(text, at - 6, at + 2):
+                return True
+            at = text.find(tail, at + 2)
+    return False
 
 
 def parse_tasks(text: str) -> TasksDoc:
@@ -185,7 +200,9 @@ def _parse_tasks(text: str) -> TasksDoc:
         stories.append(Story("0", "(before the first heading)", -1, None, tasks[:stop]))
     stories.reverse()
     blocked = (
-        _blocked_marks(lines, tasks, [h[2] for h in heads], findings) if _BLOCKED_ANY(text) else {}
+        _blocked_marks(lines, tasks, [h[2] for h in heads], findings)
+        if _mentions_blocked(text)
+        else {}
     )
     return TasksDoc(
         tasks=tasks, stories=stories, findings=findings, line_count=len(lines), blocked=blocked
