@@ -79,14 +79,3 @@ def test_the_server_starts_and_finds_live_runs_without_the_engine() -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip().splitlines()[-1] == "[]", done.stdout
-
-
-def test_the_lsp_layer_is_imported_without_collections_and_frozen() -> None:
-    code = (
-        "import gc\n"
-        "from ralph_lsp.cli import _import_serve\n"
-        "serve = _import_serve()\n"
-        "print(serve.__module__, gc.isenabled(), gc.get_freeze_count() > 50_000)\n"
-    )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert done.stdout.split() == ["ralph_lsp.server", "True", "True"], done.stdout

@@ -19,10 +19,8 @@ imports ``server`` only to serve LSP, and reaches runs of other processes only t
 
 from __future__ import annotations
 
-import gc
 import importlib
 import sys
-from collections.abc import Callable
 
 #: command → (module of ralph_lsp.cli, function)
 HANDLERS = {
@@ -40,20 +38,6 @@ HANDLERS = {
 }
 
 
-def _import_serve() -> Callable[[], None]:
-    """The LSP layer, imported with the garbage collector off: pygls and lsprotocol allocate about
-    a hundred thousand objects that live as long as the server, and collecting while they load
-    only walks them again and again (some 15 ms of the server's start). Frozen afterwards, later
-    collections skip them too."""
-    gc.disable()
-    try:
-        from ralph_lsp.server import serve
-    finally:
-        gc.freeze()
-        gc.enable()
-    return serve
-
-
 def main(argv: list[str] | None = None) -> int:
     """``ralph-lsp``. An unsupported platform (Windows) is refused here, before anything that
     needs POSIX is imported."""
@@ -68,7 +52,7 @@ def main(argv: list[str] | None = None) -> int:
 
     args = build_parser().parse_args(argv)
     if args.command in (None, "serve"):
-        serve = _import_serve()
+        from ralph_lsp.server import serve
 
         if args.command is None and is_terminal(sys.stdin):
             # A person typed `ralph-lsp`: say what the silence means (an editor never sees this).
