@@ -7,18 +7,14 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { after, before, describe, it } from "node:test";
 import type { BrowserContext } from "playwright-core";
-import { CodeServer, Workbench, countTasks, discoverChange, env, launchBrowser } from "./harness";
+import { Workbench, countTasks, discoverChange, env, launchBrowser, e2eServer, stepper } from "./harness";
 
 const results = env("RALPH_E2E_RESULTS");
 const example = env("RALPH_E2E_EXAMPLE");
 const STATUS_ID = "ralph-lsp.ralph-lsp.ralph.status";
 
 describe("Ralph from the .vsix alone", () => {
-  const server = new CodeServer({
-    codeServer: env("RALPH_E2E_CODE_SERVER"),
-    nodeBinDir: env("RALPH_E2E_NODE_BIN"),
-    vsix: env("RALPH_E2E_VSIX"),
-    resultsDir: results,
+  const server = e2eServer({
     // No ralph.server.pythonPath: the interpreter is python3 from PATH.
     settings: {
       "ralph.agent": "demo",
@@ -34,14 +30,7 @@ describe("Ralph from the .vsix alone", () => {
   let browser: BrowserContext | undefined;
   let wb: Workbench;
 
-  async function step<T>(name: string, fn: () => Promise<T>): Promise<T> {
-    try {
-      return await fn();
-    } catch (err) {
-      await wb?.screenshot(path.join(results, `failure-bundled-${name}.png`));
-      throw err;
-    }
-  }
+  const step = stepper("bundled-", () => wb);
 
   before(async () => {
     // The premise: this machine's python3 has no ralph-lsp of its own.

@@ -5,18 +5,14 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { after, before, describe, it } from "node:test";
 import type { BrowserContext } from "playwright-core";
-import { CodeServer, Workbench, countTasks, discoverChange, env, launchBrowser, normalize } from "./harness";
+import { Workbench, countTasks, discoverChange, env, launchBrowser, normalize, e2eServer, stepper } from "./harness";
 
 const results = env("RALPH_E2E_RESULTS");
 const example = env("RALPH_E2E_EXAMPLE");
 const STATUS_ID = "ralph-lsp.ralph-lsp.ralph.status";
 
 describe("Ralph in a real VS Code", () => {
-  const server = new CodeServer({
-    codeServer: env("RALPH_E2E_CODE_SERVER"),
-    nodeBinDir: env("RALPH_E2E_NODE_BIN"),
-    vsix: env("RALPH_E2E_VSIX"),
-    resultsDir: results,
+  const server = e2eServer({
     settings: {
       "ralph.server.pythonPath": env("RALPH_E2E_PYTHON"),
       "ralph.agent": "demo",
@@ -32,14 +28,7 @@ describe("Ralph in a real VS Code", () => {
   let wb: Workbench;
 
   /** Runs a step; on failure keeps a screenshot named after it. */
-  async function step<T>(name: string, fn: () => Promise<T>): Promise<T> {
-    try {
-      return await fn();
-    } catch (err) {
-      await wb?.screenshot(path.join(results, `failure-${name}.png`));
-      throw err;
-    }
-  }
+  const step = stepper("", () => wb);
 
   before(async () => {
     fs.cpSync(example, workspace, { recursive: true });

@@ -5,7 +5,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { after, before, describe, it } from "node:test";
 import type { BrowserContext } from "playwright-core";
-import { CodeServer, Workbench, env, launchBrowser } from "./harness";
+import { Workbench, env, launchBrowser, e2eServer, stepper } from "./harness";
 
 const results = env("RALPH_E2E_RESULTS");
 const example = env("RALPH_E2E_EXAMPLE");
@@ -21,11 +21,7 @@ function script(file: string, body: string): string {
 const count = (text: string, needle: string): number => text.split(needle).length - 1;
 
 describe("Ralph when the server cannot start", () => {
-  const server = new CodeServer({
-    codeServer: env("RALPH_E2E_CODE_SERVER"),
-    nodeBinDir: env("RALPH_E2E_NODE_BIN"),
-    vsix: env("RALPH_E2E_VSIX"),
-    resultsDir: results,
+  const server = e2eServer({
     settings: { "ralph.agent": "demo" },
   });
   // An interpreter that is not there (a typo in the setting, a removed virtualenv).
@@ -46,14 +42,7 @@ describe("Ralph when the server cannot start", () => {
   let browser: BrowserContext | undefined;
   let wb: Workbench;
 
-  async function step<T>(name: string, fn: () => Promise<T>): Promise<T> {
-    try {
-      return await fn();
-    } catch (err) {
-      await wb?.screenshot(path.join(results, `failure-${name}.png`));
-      throw err;
-    }
-  }
+  const step = stepper("", () => wb);
 
   before(async () => {
     fs.cpSync(example, workspace, { recursive: true });

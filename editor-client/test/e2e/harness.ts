@@ -46,6 +46,34 @@ export interface CodeServerOptions {
   workspaceTrust?: boolean;
 }
 
+/** A code-server for a test file: the code-server, Node, .vsix and results folder that
+ * scripts/e2e.sh names, with the test's own settings (and workspace trust). */
+export function e2eServer(opts: Pick<CodeServerOptions, "settings" | "workspaceTrust">): CodeServer {
+  return new CodeServer({
+    codeServer: env("RALPH_E2E_CODE_SERVER"),
+    nodeBinDir: env("RALPH_E2E_NODE_BIN"),
+    vsix: env("RALPH_E2E_VSIX"),
+    resultsDir: env("RALPH_E2E_RESULTS"),
+    ...opts,
+  });
+}
+
+/** `step(name, fn)`: runs `fn`; when it throws, a screenshot of the workbench goes to the results
+ * as `failure-<prefix><name>.png` first. */
+export function stepper(
+  prefix: string,
+  workbench: () => Workbench | undefined,
+): <T>(name: string, fn: () => Promise<T>) => Promise<T> {
+  return async <T>(name: string, fn: () => Promise<T>): Promise<T> => {
+    try {
+      return await fn();
+    } catch (err) {
+      await workbench()?.screenshot(path.join(env("RALPH_E2E_RESULTS"), `failure-${prefix}${name}.png`));
+      throw err;
+    }
+  };
+}
+
 /** One code-server in its own process group, with fresh user-data, extensions, HOME and XDG dirs. */
 export class CodeServer {
   readonly tmp: string;

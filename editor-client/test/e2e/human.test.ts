@@ -6,7 +6,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { after, before, describe, it } from "node:test";
 import type { BrowserContext } from "playwright-core";
-import { CodeServer, Workbench, countTasks, discoverChange, env, launchBrowser } from "./harness";
+import { Workbench, countTasks, discoverChange, env, launchBrowser, e2eServer, stepper } from "./harness";
 
 const results = env("RALPH_E2E_RESULTS");
 const example = env("RALPH_E2E_EXAMPLE");
@@ -14,11 +14,7 @@ const STATUS_ID = "ralph-lsp.ralph-lsp.ralph.status";
 const WHY = "a person must write the docs";
 
 describe("Ralph with a person in the loop", () => {
-  const server = new CodeServer({
-    codeServer: env("RALPH_E2E_CODE_SERVER"),
-    nodeBinDir: env("RALPH_E2E_NODE_BIN"),
-    vsix: env("RALPH_E2E_VSIX"),
-    resultsDir: results,
+  const server = e2eServer({
     settings: {
       "ralph.server.pythonPath": env("RALPH_E2E_PYTHON"),
       "ralph.agent": "demo",
@@ -33,14 +29,7 @@ describe("Ralph with a person in the loop", () => {
   let lastTask = 0; // 1-based line of the last task
   let total = 0;
 
-  async function step<T>(name: string, fn: () => Promise<T>): Promise<T> {
-    try {
-      return await fn();
-    } catch (err) {
-      await wb?.screenshot(path.join(results, `failure-human-${name}.png`));
-      throw err;
-    }
-  }
+  const step = stepper("human-", () => wb);
 
   /** Puts the cursor on a line of the active editor, through the palette's `:line` mode. */
   async function goToLine(line: number): Promise<void> {

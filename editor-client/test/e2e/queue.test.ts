@@ -5,18 +5,14 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { after, before, describe, it } from "node:test";
 import type { BrowserContext } from "playwright-core";
-import { CodeServer, Workbench, countTasks, env, launchBrowser } from "./harness";
+import { Workbench, countTasks, env, launchBrowser, e2eServer, stepper } from "./harness";
 
 const results = env("RALPH_E2E_RESULTS");
 const toolbox = path.join(path.dirname(env("RALPH_E2E_EXAMPLE")), "toolbox");
 const CHANGES = ["add-slugify", "add-word-count"];
 
 describe("A queue of two changes", () => {
-  const server = new CodeServer({
-    codeServer: env("RALPH_E2E_CODE_SERVER"),
-    nodeBinDir: env("RALPH_E2E_NODE_BIN"),
-    vsix: env("RALPH_E2E_VSIX"),
-    resultsDir: results,
+  const server = e2eServer({
     settings: {
       "ralph.server.pythonPath": env("RALPH_E2E_PYTHON"),
       "ralph.agent": "demo",
@@ -28,14 +24,7 @@ describe("A queue of two changes", () => {
   let browser: BrowserContext | undefined;
   let wb: Workbench;
 
-  async function step<T>(name: string, fn: () => Promise<T>): Promise<T> {
-    try {
-      return await fn();
-    } catch (err) {
-      await wb?.screenshot(path.join(results, `failure-queue-${name}.png`));
-      throw err;
-    }
-  }
+  const step = stepper("queue-", () => wb);
 
   before(async () => {
     fs.cpSync(toolbox, workspace, { recursive: true });

@@ -12,7 +12,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { after, before, describe, it } from "node:test";
 import type { BrowserContext } from "playwright-core";
-import { CodeServer, Workbench, countTasks, env, launchBrowser, normalize } from "./harness";
+import { Workbench, countTasks, env, launchBrowser, normalize, e2eServer, stepper } from "./harness";
 
 const results = env("RALPH_E2E_RESULTS");
 const python = env("RALPH_E2E_PYTHON");
@@ -103,11 +103,7 @@ class Cluster {
 
 describe("A run on a Ray cluster", { skip: skip ?? false }, () => {
   const cluster = new Cluster();
-  const server = new CodeServer({
-    codeServer: env("RALPH_E2E_CODE_SERVER"),
-    nodeBinDir: env("RALPH_E2E_NODE_BIN"),
-    vsix: env("RALPH_E2E_VSIX"),
-    resultsDir: results,
+  const server = e2eServer({
     settings: {
       "ralph.server.pythonPath": python,
       "ralph.agent": "demo",
@@ -125,14 +121,7 @@ describe("A run on a Ray cluster", { skip: skip ?? false }, () => {
   let browser: BrowserContext | undefined;
   let wb: Workbench;
 
-  async function step<T>(name: string, fn: () => Promise<T>): Promise<T> {
-    try {
-      return await fn();
-    } catch (err) {
-      await wb?.screenshot(path.join(results, `failure-ray-${name}.png`));
-      throw err;
-    }
-  }
+  const step = stepper("ray-", () => wb);
 
   const git = (cwd: string, ...args: string[]): string =>
     execFileSync("git", ["-c", "user.name=e2e", "-c", "user.email=e2e@localhost", ...args], { cwd, encoding: "utf8" }).trim();

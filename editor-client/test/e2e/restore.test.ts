@@ -7,18 +7,14 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { after, before, describe, it } from "node:test";
 import type { BrowserContext } from "playwright-core";
-import { CodeServer, Workbench, countTasks, discoverChange, env, launchBrowser } from "./harness";
+import { Workbench, countTasks, discoverChange, env, launchBrowser, e2eServer, stepper } from "./harness";
 
 const results = env("RALPH_E2E_RESULTS");
 const example = env("RALPH_E2E_EXAMPLE");
 const STATUS_ID = "ralph-lsp.ralph-lsp.ralph.status";
 
 describe("Restore to here, from the history page", () => {
-  const server = new CodeServer({
-    codeServer: env("RALPH_E2E_CODE_SERVER"),
-    nodeBinDir: env("RALPH_E2E_NODE_BIN"),
-    vsix: env("RALPH_E2E_VSIX"),
-    resultsDir: results,
+  const server = e2eServer({
     settings: {
       "ralph.server.pythonPath": env("RALPH_E2E_PYTHON"),
       "ralph.agent": "demo",
@@ -31,14 +27,7 @@ describe("Restore to here, from the history page", () => {
   let browser: BrowserContext | undefined;
   let wb: Workbench;
 
-  async function step<T>(name: string, fn: () => Promise<T>): Promise<T> {
-    try {
-      return await fn();
-    } catch (err) {
-      await wb?.screenshot(path.join(results, `failure-restore-${name}.png`));
-      throw err;
-    }
-  }
+  const step = stepper("restore-", () => wb);
 
   const git = (...args: string[]): string =>
     execFileSync("git", ["-c", "user.name=e2e", "-c", "user.email=e2e@localhost", ...args], { cwd: workspace, encoding: "utf8" });

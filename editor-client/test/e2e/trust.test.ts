@@ -6,18 +6,14 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { after, before, describe, it } from "node:test";
 import type { BrowserContext } from "playwright-core";
-import { CodeServer, Workbench, discoverChange, env, launchBrowser } from "./harness";
+import { Workbench, discoverChange, env, launchBrowser, e2eServer, stepper } from "./harness";
 
 const results = env("RALPH_E2E_RESULTS");
 const example = env("RALPH_E2E_EXAMPLE");
 const STATUS_ID = "ralph-lsp.ralph-lsp.ralph.status";
 
 describe("Ralph in a restricted workspace", () => {
-  const server = new CodeServer({
-    codeServer: env("RALPH_E2E_CODE_SERVER"),
-    nodeBinDir: env("RALPH_E2E_NODE_BIN"),
-    vsix: env("RALPH_E2E_VSIX"),
-    resultsDir: results,
+  const server = e2eServer({
     workspaceTrust: true,
     settings: {
       "ralph.server.pythonPath": env("RALPH_E2E_PYTHON"),
@@ -30,14 +26,7 @@ describe("Ralph in a restricted workspace", () => {
   let browser: BrowserContext | undefined;
   let wb: Workbench;
 
-  async function step<T>(name: string, fn: () => Promise<T>): Promise<T> {
-    try {
-      return await fn();
-    } catch (err) {
-      await wb?.screenshot(path.join(results, `failure-${name}.png`));
-      throw err;
-    }
-  }
+  const step = stepper("", () => wb);
 
   before(async () => {
     fs.cpSync(example, workspace, { recursive: true });
