@@ -17,13 +17,16 @@ import json
 import os
 import signal
 import sys
+from collections.abc import Callable, Coroutine
 from pathlib import Path
+from typing import Any
 
 from ralph_lsp.loop.engine import EngineError
 from ralph_lsp.loop.history import history_root
 from ralph_lsp.loop.queue import QueueOptions
 from ralph_lsp.openspec.workspace import UnknownChangeError
 from ralph_lsp.runner.host import EngineFactory, RunHost
+from ralph_lsp.runner.live import LiveRun
 from ralph_lsp.runner.queue_host import QueueHost
 from ralph_lsp.settings import Settings, settings_from_dict
 
@@ -58,6 +61,29 @@ def _detach_output(root: Path, run_id: str, kind: str = "runs") -> None:
     os.close(fd)
 
 
+def _on_sigterm(
+    first: Callable[[], Coroutine[Any, Any, object]], again: Callable[[], None] | None = None
+) -> None:
+    """SIGTERM runs ``first()`` (as a task, once); another SIGTERM then calls ``again``."""
+    loop = asyncio.get_running_loop()
+    stopping: list[asyncio.Task[object]] = []
+
+    def on_sigterm() -> None:
+        if not stopping:
+            stopping.append(loop.create_task(first()))
+        elif again is not None:
+            again()
+
+    loop.add_signal_handler(signal.SIGTERM, on_sigterm)
+
+
+def _say_ready(ready: dict[str, Any], live: LiveRun | None) -> None:
+    """The ready line on stdout: ``ready`` with this pid and the control socket (or null)."""
+    ready.update(pid=os.getpid(), socket=live.socket if live else None)
+    sys.stdout.write(json.dumps(ready) + "\n")
+    sys.stdout.flush()
+
+
 async def queue_main(
     args: argparse.Namespace, settings: Settings, remote_engine: EngineFactory | None
 ) -> int:
@@ -70,18 +96,8 @@ async def queue_main(
     except (EngineError, UnknownChangeError) as exc:
         print(str(exc), file=sys.stderr)
         return 2
-    loop = asyncio.get_running_loop()
-    stopping: list[asyncio.Task[object]] = []
-
-    def on_sigterm() -> None:
-        if not stopping:
-            stopping.append(loop.create_task(host.stop()))
-
-    loop.add_signal_handler(signal.SIGTERM, on_sigterm)
-    ready = {"type": "ready", "queueId": host.queue.id, "pid": os.getpid(), "status": status}
-    ready["socket"] = host.live.socket if host.live else None
-    sys.stdout.write(json.dumps(ready) + "\n")
-    sys.stdout.flush()
+    _on_sigterm(host.stop)
+    _say_ready({"type": "ready", "queueId": host.queue.id, "status": status}, host.live)
     _detach_output(host.root, host.queue.id, "queues")
     try:
         await host.wait()
@@ -116,20 +132,8 @@ async def main(args: argparse.Namespace, remote_engine: EngineFactory | None = N
     except (EngineError, UnknownChangeError) as exc:
         print(str(exc), file=sys.stderr)
         return 2
-    loop = asyncio.get_running_loop()
-    stopping: list[asyncio.Task[object]] = []
-
-    def on_sigterm() -> None:
-        if not stopping:
-            stopping.append(loop.create_task(host.engine.shutdown("the runner was terminated")))
-        else:
-            host.engine.shutdown_now()
-
-    loop.add_signal_handler(signal.SIGTERM, on_sigterm)
-    ready = {"type": "ready", "runId": status.run_id, "pid": os.getpid()}
-    ready["socket"] = host.live.socket if host.live else None
-    sys.stdout.write(json.dumps(ready) + "\n")
-    sys.stdout.flush()
+    _on_sigterm(lambda: host.engine.shutdown("the runner was terminated"), host.engine.shutdown_now)
+    _say_ready({"type": "ready", "runId": status.run_id}, host.live)
     _detach_output(status.root, status.run_id)
     try:
         await host.wait()

@@ -22,12 +22,15 @@ for longer; it can attach again and gets the tail.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import hashlib
 import os
 import socket
 import stat
 import struct
 import tempfile
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 TAIL_LINES = 500
@@ -73,6 +76,17 @@ def control_dir() -> Path:
 def socket_path(root: Path, change: str, run_id: str) -> Path:
     digest = hashlib.sha256(f"{root}\0{change}\0{run_id}".encode()).hexdigest()[:20]
     return control_dir() / f"{digest}.sock"
+
+
+async def listen(
+    path: Path,
+    serve: Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]],
+) -> asyncio.AbstractServer:
+    """The control socket at ``path`` (one left by an earlier host removed first), each client's
+    lines read up to :data:`MAX_MESSAGE`."""
+    with contextlib.suppress(FileNotFoundError):
+        path.unlink()
+    return await asyncio.start_unix_server(serve, path=str(path), limit=MAX_MESSAGE)
 
 
 def peer_uid(sock: socket.socket) -> int | None:

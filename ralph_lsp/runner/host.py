@@ -22,15 +22,14 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from ralph_lsp.loop.events import EndEvent
-from ralph_lsp.loop.history import process_started_at
 from ralph_lsp.loop.status import EngineError, EngineEvent, LogEvent, RunStatus, StatusEvent
 from ralph_lsp.runner import events
 from ralph_lsp.runner.control import (
     HIGH_WATER,
-    MAX_MESSAGE,
     STALL_SECONDS,
     TAIL_LINES,
     ControlError,
+    listen,
     same_user,
     socket_path,
 )
@@ -38,7 +37,6 @@ from ralph_lsp.runner.live import (
     HEARTBEAT_SECONDS,
     LiveRun,
     live_dir,
-    now_iso,
     remove_live,
     write_ended,
     write_live,
@@ -179,23 +177,15 @@ class RunHost:
         # Where history cannot be written there is no live file: no socket either.
         live_dir(status.root).mkdir(parents=True, exist_ok=True)
         path = socket_path(status.root, status.change, status.run_id)
-        with contextlib.suppress(FileNotFoundError):
-            path.unlink()
-        self._server = await asyncio.start_unix_server(
-            self._serve, path=str(path), limit=MAX_MESSAGE
-        )
+        self._server = await listen(path, self._serve)
         self._socket = path
-        pid = os.getpid()
-        self.live = LiveRun(
-            pid=pid,
-            pid_started_at=process_started_at(pid),
-            run_id=status.run_id,
-            change=status.change,
-            root=status.root,
-            socket=str(path),
-            started_at=status.started_at,
-            last_seen=now_iso(),
-            status=status.to_json(),
+        self.live = LiveRun.of_this_process(
+            status.run_id,
+            status.change,
+            status.root,
+            str(path),
+            status.started_at,
+            status.to_json(),
         )
         write_live(self.live)
         self._heartbeat = asyncio.ensure_future(self._beat())
@@ -208,9 +198,7 @@ class RunHost:
     def _refresh_live(self) -> None:
         if self.live is None or self.status is None or self.status.final:
             return
-        self.live = LiveRun(
-            **{**self.live.__dict__, "last_seen": now_iso(), "status": self.status.to_json()}
-        )
+        self.live = self.live.seen(self.status.to_json())
         try:
             write_live(self.live)
         except OSError as exc:

@@ -19,7 +19,7 @@ import contextlib
 import fcntl
 import json
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -71,6 +71,25 @@ class LiveRun:
             "startedAt": self.started_at,
             "lastSeen": self.last_seen,
         }
+
+    @classmethod
+    def of_this_process(
+        cls,
+        run_id: str,
+        change: str,
+        root: Path,
+        socket: str,
+        started_at: str,
+        status: dict[str, Any],
+    ) -> LiveRun:
+        """The live file of a host that is this process (its pid and that pid's start time)."""
+        pid = os.getpid()
+        started = process_started_at(pid)
+        return cls(pid, started, run_id, change, root, socket, started_at, now_iso(), status)
+
+    def seen(self, status: dict[str, Any]) -> LiveRun:
+        """This file as refreshed now, with the latest status."""
+        return replace(self, last_seen=now_iso(), status=status)
 
     @classmethod
     def from_json(cls, data: Any) -> LiveRun:

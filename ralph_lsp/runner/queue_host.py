@@ -25,20 +25,19 @@ import asyncio
 import contextlib
 import json
 import logging
-import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from ralph_lsp.loop.engine import EngineEvent, StatusEvent
-from ralph_lsp.loop.history import atomic_write_json, process_started_at
+from ralph_lsp.loop.history import atomic_write_json
 from ralph_lsp.loop.on_end import notify, queue_end_event, run_end_event
 from ralph_lsp.loop.queue import Queue, QueueEvent, QueueOptions
 from ralph_lsp.runner import events
-from ralph_lsp.runner.control import MAX_MESSAGE, ControlError, same_user, socket_path
+from ralph_lsp.runner.control import ControlError, listen, same_user, socket_path
 from ralph_lsp.runner.host import EngineFactory
-from ralph_lsp.runner.live import HEARTBEAT_SECONDS, LiveRun, now_iso
+from ralph_lsp.runner.live import HEARTBEAT_SECONDS, LiveRun
 from ralph_lsp.runner.queue_live import ENDED, queue_live_path, queues_live_dir
 from ralph_lsp.runner.runs import Runs
 from ralph_lsp.settings import Settings
@@ -93,23 +92,11 @@ class QueueHost:
     async def _open(self) -> None:
         queues_live_dir(self.root).mkdir(parents=True, exist_ok=True)
         path = socket_path(self.root, "queue", self.queue.id)
-        with contextlib.suppress(FileNotFoundError):
-            path.unlink()
-        self._server = await asyncio.start_unix_server(
-            self._serve, path=str(path), limit=MAX_MESSAGE
-        )
+        self._server = await listen(path, self._serve)
         self._socket = path
-        pid = os.getpid()
-        self.live = LiveRun(
-            pid=pid,
-            pid_started_at=process_started_at(pid),
-            run_id=self.queue.id,
-            change=self.queue.id,
-            root=self.root,
-            socket=str(path),
-            started_at=self.queue.started_at,
-            last_seen=now_iso(),
-            status=self.queue.to_json(),
+        q = self.queue
+        self.live = LiveRun.of_this_process(
+            q.id, q.id, self.root, str(path), q.started_at, q.to_json()
         )
         self._write_live()
         self._heartbeat = asyncio.ensure_future(self._beat())
@@ -117,9 +104,7 @@ class QueueHost:
     def _write_live(self) -> None:
         if self.live is None:
             return
-        self.live = LiveRun(
-            **{**self.live.__dict__, "last_seen": now_iso(), "status": self.queue.to_json()}
-        )
+        self.live = self.live.seen(self.queue.to_json())
         with contextlib.suppress(OSError):
             atomic_write_json(queue_live_path(self.root, self.queue.id), self.live.to_json())
 
