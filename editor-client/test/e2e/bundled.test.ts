@@ -7,7 +7,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { after, before, describe, it } from "node:test";
 import type { BrowserContext } from "playwright-core";
-import { Workbench, countTasks, discoverChange, env, launchBrowser, e2eServer, stepper } from "./harness";
+import { Workbench, countTasks, discoverChange, env, e2eServer, stepper, openBrowser } from "./harness";
 
 const results = env("RALPH_E2E_RESULTS");
 const example = env("RALPH_E2E_EXAMPLE");
@@ -51,12 +51,8 @@ describe("Ralph from the .vsix alone", () => {
       fs.writeFileSync(path.join(hostile, name), `open(${JSON.stringify(marker)}, "a").write(__name__ + "\\n")\n`);
     }
     await server.start();
-    browser = await launchBrowser(server.path("browser"), env("RALPH_E2E_CHROMIUM"));
-    wb = new Workbench(browser.pages()[0] ?? (await browser.newPage()));
-    await step("open-workspace", async () => {
-      await wb.open(`http://127.0.0.1:${server.port}/?folder=${encodeURIComponent(workspace)}`);
-      await wb.openFile("tasks.md");
-    });
+    ({ browser, wb } = await openBrowser(server));
+    await step("open-workspace", () => wb.openFolder(server, workspace, "tasks.md"));
   });
 
   after(async () => {

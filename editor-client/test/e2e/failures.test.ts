@@ -5,7 +5,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { after, before, describe, it } from "node:test";
 import type { BrowserContext } from "playwright-core";
-import { Workbench, env, launchBrowser, e2eServer, stepper } from "./harness";
+import { Workbench, env, e2eServer, stepper, openBrowser } from "./harness";
 
 const results = env("RALPH_E2E_RESULTS");
 const example = env("RALPH_E2E_EXAMPLE");
@@ -49,12 +49,8 @@ describe("Ralph when the server cannot start", () => {
     server.writeSettings({ "ralph.server.pythonPath": missing });
     await server.start();
     server.writeSettings({ "ralph.server.pythonPath": missing });
-    browser = await launchBrowser(server.path("browser"), env("RALPH_E2E_CHROMIUM"));
-    wb = new Workbench(browser.pages()[0] ?? (await browser.newPage()));
-    await step("open-workspace", async () => {
-      await wb.open(`http://127.0.0.1:${server.port}/?folder=${encodeURIComponent(workspace)}`);
-      await wb.openFile("tasks.md");
-    });
+    ({ browser, wb } = await openBrowser(server));
+    await step("open-workspace", () => wb.openFolder(server, workspace, "tasks.md"));
   });
 
   after(async () => {

@@ -74,6 +74,12 @@ export function stepper(
   };
 }
 
+/** Chromium (its profile in the server's folder) and a workbench page, not yet on a folder. */
+export async function openBrowser(server: CodeServer): Promise<{ browser: BrowserContext; wb: Workbench }> {
+  const browser = await launchBrowser(server.path("browser"), env("RALPH_E2E_CHROMIUM"));
+  return { browser, wb: new Workbench(browser.pages()[0] ?? (await browser.newPage())) };
+}
+
 /** One code-server in its own process group, with fresh user-data, extensions, HOME and XDG dirs. */
 export class CodeServer {
   readonly tmp: string;
@@ -315,6 +321,12 @@ export async function launchBrowser(profileDir: string, executablePath: string):
 export class Workbench {
   constructor(readonly page: Page) {
     page.setDefaultTimeout(TIMEOUT);
+  }
+
+  /** The workbench of `server` on `folder`, with `file` open in an editor. */
+  async openFolder(server: CodeServer, folder: string, file: string): Promise<void> {
+    await this.open(`http://127.0.0.1:${server.port}/?folder=${encodeURIComponent(folder)}`);
+    await this.openFile(file);
   }
 
   async open(url: string): Promise<void> {

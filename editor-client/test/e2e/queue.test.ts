@@ -5,7 +5,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { after, before, describe, it } from "node:test";
 import type { BrowserContext } from "playwright-core";
-import { Workbench, countTasks, env, launchBrowser, e2eServer, stepper } from "./harness";
+import { Workbench, countTasks, env, e2eServer, stepper, openBrowser } from "./harness";
 
 const results = env("RALPH_E2E_RESULTS");
 const toolbox = path.join(path.dirname(env("RALPH_E2E_EXAMPLE")), "toolbox");
@@ -36,12 +36,8 @@ describe("A queue of two changes", () => {
       }
     }
     await server.start();
-    browser = await launchBrowser(server.path("browser"), env("RALPH_E2E_CHROMIUM"));
-    wb = new Workbench(browser.pages()[0] ?? (await browser.newPage()));
-    await step("open-workspace", async () => {
-      await wb.open(`http://127.0.0.1:${server.port}/?folder=${encodeURIComponent(workspace)}`);
-      await wb.openFile("tasks.md");
-    });
+    ({ browser, wb } = await openBrowser(server));
+    await step("open-workspace", () => wb.openFolder(server, workspace, "tasks.md"));
   });
 
   after(async () => {

@@ -12,7 +12,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { after, before, describe, it } from "node:test";
 import type { BrowserContext } from "playwright-core";
-import { Workbench, countTasks, env, launchBrowser, normalize, e2eServer, stepper } from "./harness";
+import { Workbench, countTasks, env, normalize, e2eServer, stepper, openBrowser } from "./harness";
 
 const results = env("RALPH_E2E_RESULTS");
 const python = env("RALPH_E2E_PYTHON");
@@ -150,12 +150,8 @@ describe("A run on a Ray cluster", { skip: skip ?? false }, () => {
     assert.equal(user["ralph.runner"], "ray");
     assert.equal(user["ralph.ray.address"], url);
     console.log(`cluster at ${url}, code-server up after ${((Date.now() - started) / 1000).toFixed(1)} s`);
-    browser = await launchBrowser(server.path("browser"), env("RALPH_E2E_CHROMIUM"));
-    wb = new Workbench(browser.pages()[0] ?? (await browser.newPage()));
-    await step("open-workspace", async () => {
-      await wb.open(`http://127.0.0.1:${server.port}/?folder=${encodeURIComponent(workspace)}`);
-      await wb.openFile("tasks.md");
-    });
+    ({ browser, wb } = await openBrowser(server));
+    await step("open-workspace", () => wb.openFolder(server, workspace, "tasks.md"));
   });
 
   after(async () => {

@@ -6,7 +6,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { after, before, describe, it } from "node:test";
 import type { BrowserContext } from "playwright-core";
-import { Workbench, discoverChange, env, launchBrowser, e2eServer, stepper } from "./harness";
+import { Workbench, discoverChange, env, e2eServer, stepper, openBrowser } from "./harness";
 
 const results = env("RALPH_E2E_RESULTS");
 const example = env("RALPH_E2E_EXAMPLE");
@@ -42,12 +42,8 @@ describe("Ralph in a restricted workspace", () => {
       fs.writeFileSync(path.join(hostile, name), payload);
     }
     await server.start();
-    browser = await launchBrowser(server.path("browser"), env("RALPH_E2E_CHROMIUM"));
-    wb = new Workbench(browser.pages()[0] ?? (await browser.newPage()));
-    await step("open-workspace", async () => {
-      await wb.open(`http://127.0.0.1:${server.port}/?folder=${encodeURIComponent(workspace)}`);
-      await wb.openFile("tasks.md");
-    });
+    ({ browser, wb } = await openBrowser(server));
+    await step("open-workspace", () => wb.openFolder(server, workspace, "tasks.md"));
   });
 
   after(async () => {
