@@ -9,6 +9,7 @@ a plain ``git push`` (never ``--force``, never a ``+`` refspec) to a ref under
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from ralph_lsp.git.command import GitError, Repo, identity_env, out, run_git
@@ -38,6 +39,15 @@ def origin_url(repo: Repo, name: str = "origin") -> str | None:
     proc = repo.run("remote", "get-url", name, check=False)
     url = proc.stdout.decode("utf-8", "replace").strip()
     return url if proc.returncode == 0 and url else None
+
+
+def absolute_url(top: Path, url: str) -> str:
+    """``url`` as a clone elsewhere can use it: a local path that is relative (to the
+    repository, as ``git remote add origin ../shared.git`` leaves it) made absolute; a URL
+    (``scheme://``, ``file:``) or a ``host:path`` is left as it is."""
+    if "://" in url or url.startswith("file:") or ":" in url.split("/", 1)[0]:
+        return url
+    return url if os.path.isabs(url) else str((top / url).resolve())
 
 
 def uncommitted(repo: Repo) -> list[str]:

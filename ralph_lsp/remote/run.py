@@ -65,6 +65,8 @@ def plan_push(root: Path, change: str, settings: Settings, run_id: str) -> Plan:
     if base is None:
         raise EngineError("a Ray run starts from a commit; commit once, then run again")
     url = settings.ray_git_remote or gr.origin_url(repo)
+    if url is not None:
+        url = gr.absolute_url(repo.top, url)  # the job clones it on another machine
     if url is None:
         raise EngineError("a Ray run needs a git remote: set ralph.ray.gitRemote or add an origin")
     dirty = gr.uncommitted(repo)

@@ -31,7 +31,9 @@ def _committed_with_origin(work: Path, bare: Path) -> Path:
     git(work, "-c", "user.name=t", "-c", "user.email=t@t", "add", "-A")
     git(work, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "start")
     git(work.parent, "init", "-q", "--bare", str(bare))
-    git(work, "remote", "add", "origin", str(bare))
+    # As a person often does for a remote beside the work tree: a path relative to it (the
+    # job, cloning elsewhere, gets it made absolute).
+    git(work, "remote", "add", "origin", os.path.relpath(bare, work))
     git(work, "push", "-q", "origin", "main")
     return bare
 
