@@ -78,6 +78,17 @@ async def submit_job(client: Any, submit: dict[str, Any]) -> str:
         delay = min(delay * 2, 4.0)
 
 
+def final_status(status: RunStatus, end: EndEvent) -> RunStatus:
+    """``status`` ended as ``end`` says (``failed`` when its state is not one this side knows)."""
+    st = status.copy()
+    try:
+        st.state = RunState(end.state)
+    except ValueError:
+        st.state = RunState.FAILED
+    st.reason, st.updated_at, st.phase = end.reason, now_iso(), None
+    return st
+
+
 class RayRuns:
     """See the module's docstring; ``address`` overrides ``ralph.ray.address``."""
 
@@ -214,6 +225,13 @@ class RayRuns:
         event = run.local(event)
         if isinstance(event, LogEvent) and event.text.startswith("⎇ "):
             return  # the job's own worktree and branch on its node: told as seen from here
+        if isinstance(event, EndEvent) and not run.status.final:
+            # A job that ended before its run started (no agent on the node, no clone) tells
+            # only its end: the run's final status is that end's state and reason.
+            await self._take(run, StatusEvent(final_status(run.status, event)))
+        await self._take(run, event)
+
+    async def _take(self, run: RemoteRun, event: EngineEvent) -> None:
         if isinstance(event, StatusEvent) and event.status.final:
             await self._told_where(run)
         run.take(event)

@@ -244,3 +244,23 @@ def test_one_change_on_ray_ends_as_a_single_run_does(
     record = json.loads((folder / "record.json").read_text())
     assert record["state"] == "succeeded", record
     assert len(remote_log(bare, record["worktree"]["branch"])) == len(record["iterations"]) + 1
+
+
+def test_a_worker_without_the_agent_fails_the_run_at_once_naming_the_node_and_program(
+    ray_cluster: str, project: tuple[Path, Path]
+) -> None:
+    """SPEC §9: the worker lacks the agent program; the job ends before its run starts, telling
+    only its end, and the run ends ``failed`` (not ``interrupted``) with that reason."""
+    import socket
+
+    work, _bare = project
+    argv = [sys.executable, "-m", "ralph_lsp", "run", "add-slugify", "--root", str(work)]
+    argv += ["--agent-command", "no-such-agent-xyz", "--runner", "ray"]
+    argv += ["--ray-address", ray_cluster]
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=300)
+    reason = f"the worker node {socket.gethostname()} has no agent program 'no-such-agent-xyz'"
+    assert done.stdout.rstrip().splitlines()[-1] == f"failed: {reason}", done.stdout
+    assert done.returncode == 1, done.stdout + done.stderr
+    [folder] = (work / ".ralph" / "runs").iterdir()
+    record = json.loads((folder / "record.json").read_text())
+    assert (record["state"], record["reason"]) == ("failed", reason)
