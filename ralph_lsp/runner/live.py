@@ -192,6 +192,9 @@ def find_live(root: Path) -> list[LiveRun]:
         info = read_live(path)
         if info is None:
             continue
+        # A file under root's .ralph/ speaks of a run of root, whatever root it names: a
+        # forged one never sends us to probe or claim in another folder.
+        info = replace(info, root=root)
         if host_alive(info):
             found.append(info)
         elif _same_process(info):
@@ -228,17 +231,18 @@ def mark_interrupted(root: Path, info: LiveRun) -> dict[str, Any] | None:
         with contextlib.suppress(OSError):
             write_ended(root, info.change, status)
     remove_live(root, info.change, info.run_id)
-    _remove_socket(info.socket)
+    _remove_socket(root, info)
     return status
 
 
-def _remove_socket(path: str) -> None:
-    """A dead runner's socket, when it is in this user's control folder (never elsewhere)."""
-    from ralph_lsp.runner.control import ControlError, control_dir
+def _remove_socket(root: Path, info: LiveRun) -> None:
+    """A dead runner's socket: only the one that run's runner made in this user's control
+    folder (a forged file cannot name another run's socket, nor a file elsewhere)."""
+    from ralph_lsp.runner.control import ControlError, socket_path
 
     with contextlib.suppress(OSError, ControlError):
-        if Path(path).parent == control_dir():
-            Path(path).unlink()
+        if Path(info.socket) == socket_path(root, info.change, info.run_id):
+            Path(info.socket).unlink()
 
 
 def status_of_record(root: Path, record: dict[str, Any]) -> dict[str, Any]:

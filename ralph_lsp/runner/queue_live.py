@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +40,7 @@ def find_live_queues(root: Path) -> list[LiveRun]:
         info = read_live(queues_live_dir(root) / name)
         if info is None:
             continue
+        info = replace(info, root=root)  # a file under root's .ralph/ is of root's queue
         if process_alive(info):
             found.append(info)
         else:

@@ -207,3 +207,27 @@ def test_guide_reaches_only_the_real_runner(fx: FaultEnv, where: str) -> None:
         fake.wait()
         if where == "control" and listening:
             Path(listening).unlink(missing_ok=True)
+
+
+def test_a_forged_dead_run_cannot_remove_another_runs_socket(fx: FaultEnv) -> None:
+    """Marking a dead run interrupted removes its socket: only the one its runner made, never
+    another socket of the control folder that a forged file names."""
+    import socket
+
+    where = "from ralph_lsp.runner.control import control_dir; print(control_dir())"
+    asked = subprocess.run([sys.executable, "-c", where], env=fx.env, capture_output=True)
+    other = Path(asked.stdout.decode().strip()) / "another-run.sock"  # the CLI's folder
+    listener = socket.socket(socket.AF_UNIX)
+    try:
+        listener.bind(str(other))
+        live = fx.root / ".ralph" / "live"
+        live.mkdir(parents=True)
+        forged = forged_live(fx.root, RUN_ID, "alpha", socket=str(other))
+        (live / "alpha.json").write_text(json.dumps(forged))
+        result = fx.ralph("runs", "--root", str(fx.root))
+        assert result.returncode == 0, result.stderr
+        assert not (live / "alpha.json").exists()  # the dead run's file goes, as before
+        assert other.exists()  # but not the socket it named
+    finally:
+        listener.close()
+        other.unlink(missing_ok=True)
