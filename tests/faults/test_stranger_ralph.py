@@ -231,3 +231,13 @@ def test_a_forged_dead_run_cannot_remove_another_runs_socket(fx: FaultEnv) -> No
     finally:
         listener.close()
         other.unlink(missing_ok=True)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to give .ralph/ to another user")
+def test_a_ralph_folder_of_another_user_refuses_the_run(fx: FaultEnv) -> None:
+    (fx.root / ".ralph").mkdir()
+    os.chown(fx.root / ".ralph", 4321, 4321)
+    result = fx.run_cli("alpha", "--agent-command", fx.agent_command("check"))
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert f"{fx.root / '.ralph'} is not owned by you" in result.stderr
+    assert fx.spawns() == [] and list((fx.root / ".ralph").iterdir()) == []
