@@ -30,7 +30,7 @@ _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
 class UnsafeFolder(OSError):
-    """A folder under ``.ralph/`` is a symbolic link, not a folder, or not this user's."""
+    """A folder under ``.ralph/`` is a symbolic link, or ``.ralph`` is not this user's."""
 
 
 def is_guarded(path: Path) -> bool:
@@ -85,7 +85,7 @@ def _open_guarded(part: str, parent: int, shown: Path, create: bool) -> int:
 def open_folder(folder: Path, *, create: bool = False) -> int:
     """A descriptor of ``folder`` (at or under a ``.ralph``), every component below the root
     opened with ``O_NOFOLLOW``; made on the way when ``create``. Raises UnsafeFolder (a link,
-    a file, ``.ralph`` not ours) or another OSError (missing, no permission)."""
+    ``.ralph`` not ours) or another OSError (missing, a file in the way, no permission)."""
     if not is_guarded(folder):
         return os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     root, parts = _split(folder)
