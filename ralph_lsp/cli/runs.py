@@ -255,7 +255,7 @@ def cmd_guide(args: argparse.Namespace, out: TextIO) -> int:
         reply = asyncio.run(request(live, {"type": "guide", "text": args.text}))
     except (NoLiveRun, RunnerError) as exc:
         return _no_live(exc)
-    if not reply.get("ok"):
+    if reply.get("ok") is not True:
         return _no_live(RunnerError(reply.get("error") or "the runner refused"))
     out.write(f"guidance queued for the next iteration of {args.change}\n")
     return 0
