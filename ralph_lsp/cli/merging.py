@@ -95,8 +95,10 @@ def _outcome_text(o: Outcome) -> str:
 
 
 def train_summary(train: TrainResult) -> str:
-    rows = [f"{'✓' if o.state == 'merged' else '✗'} {o.change}: {o.state}: {o.reason}"
-            for o in train.outcomes]  # fmt: skip
+    rows = [
+        f"{'✓' if o.state == 'merged' else '✗'} {o.change}: {o.state}: {o.reason}"
+        for o in train.outcomes
+    ]
     return "\n".join(["", *rows, train.summary()])
 
 

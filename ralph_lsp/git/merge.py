@@ -89,9 +89,15 @@ def require_merge_tree(repo: Repo) -> None:
 def check(repo: Repo, target: str, branch: str) -> Check:
     """The conflict check: no work tree, index or ref is touched (only objects are written)."""
     proc = repo.run(
-        "merge-tree", "--write-tree", "--name-only", "-z", "--no-messages", target, branch,
+        "merge-tree",
+        "--write-tree",
+        "--name-only",
+        "-z",
+        "--no-messages",
+        target,
+        branch,
         check=False,
-    )  # fmt: skip
+    )
     if proc.returncode not in (0, 1):
         words = proc.stderr.decode("utf-8", "replace").strip()
         raise GitError(f"git merge-tree: {words or f'exit {proc.returncode}'}")
@@ -151,8 +157,12 @@ def rebase_onto(repo: Repo, wt: Path, target: str, branch: str) -> tuple[str | N
     commits = out(repo.top, ["rev-list", "--reverse", "--no-merges", span]).split()
     env = identity_env(repo)
     for commit in commits:
-        proc = run_git(wt, ["cherry-pick", "--allow-empty", "--keep-redundant-commits", commit],
-                       env=env, check=False)  # fmt: skip
+        proc = run_git(
+            wt,
+            ["cherry-pick", "--allow-empty", "--keep-redundant-commits", commit],
+            env=env,
+            check=False,
+        )
         if proc.returncode != 0:
             names = out(wt, ["diff", "--name-only", "--diff-filter=U", "-z"]).split("\0")
             run_git(wt, ["cherry-pick", "--abort"], check=False)
@@ -217,8 +227,9 @@ def advance(repo: Repo, branch: str, old: str, new: str, message: str) -> None:
     if clash:
         raise LocalChanges(wt, clash)
     _ensure_at(repo, branch, old)
-    proc = run_git(wt, ["merge", "--ff-only", "--no-edit", "-q", new], env=identity_env(repo),
-                   check=False)  # fmt: skip
+    proc = run_git(
+        wt, ["merge", "--ff-only", "--no-edit", "-q", new], env=identity_env(repo), check=False
+    )
     if proc.returncode != 0:
         words = proc.stderr.decode("utf-8", "replace").strip()
         raise MergeError(f"git merge --ff-only in {wt} refused: {words}; nothing was changed")

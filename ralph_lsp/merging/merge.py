@@ -154,9 +154,15 @@ async def _attempt(
 
 
 async def _verify_rebase(
-    repo: Repo, run: RunBranch, o: Outcome, target: str, tip: str,
-    settings: Settings, say: Say, stop: asyncio.Event,
-) -> str | None:  # fmt: skip
+    repo: Repo,
+    run: RunBranch,
+    o: Outcome,
+    target: str,
+    tip: str,
+    settings: Settings,
+    say: Say,
+    stop: asyncio.Event,
+) -> str | None:
     with gm.integration_worktree(repo, target) as wt:
         commit, conflicts = await asyncio.to_thread(gm.rebase_onto, repo, wt, target, tip)
         if commit is None:
@@ -168,9 +174,14 @@ async def _verify_rebase(
 
 
 async def _verify(
-    repo: Repo, run: RunBranch, o: Outcome, wt: Path, settings: Settings, say: Say,
+    repo: Repo,
+    run: RunBranch,
+    o: Outcome,
+    wt: Path,
+    settings: Settings,
+    say: Say,
     stop: asyncio.Event,
-) -> None:  # fmt: skip
+) -> None:
     """The project's verification in the integration worktree, as a run runs it."""
     root = wt / run.root.resolve().relative_to(repo.top.resolve())
     try:

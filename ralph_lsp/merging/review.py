@@ -79,8 +79,11 @@ def last_verification(record: dict[str, Any]) -> list[dict[str, Any]] | None:
 
 def reported_cost(record: dict[str, Any]) -> float | None:
     """What the agent reported the run cost; None when no iteration reported a cost."""
-    costs = [it["costUsd"] for it in record.get("iterations") or []
-             if isinstance(it.get("costUsd"), (int, float))]  # fmt: skip
+    costs = [
+        it["costUsd"]
+        for it in record.get("iterations") or []
+        if isinstance(it.get("costUsd"), (int, float))
+    ]
     return round(sum(costs), 6) if costs else None
 
 

@@ -60,8 +60,14 @@ def commit_on(root: Path, branch: str, files: dict[str, str], start: str = "main
     return sha
 
 
-def fake_run(root: Path, change: str, run_id: str, *, started: str = "2026-01-01T00:00:00Z",
-             cost: float | None = None) -> Path:  # fmt: skip
+def fake_run(
+    root: Path,
+    change: str,
+    run_id: str,
+    *,
+    started: str = "2026-01-01T00:00:00Z",
+    cost: float | None = None,
+) -> Path:
     """The record of a succeeded worktree run of ``change`` on branch ``ralph/<change>``."""
     tip = git(root, "rev-parse", f"refs/heads/ralph/{change}").strip()
     record = {
