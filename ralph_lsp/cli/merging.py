@@ -72,13 +72,18 @@ async def _one(root: Path, args: argparse.Namespace, settings: Settings, say: An
 
 
 async def _train(
-    root: Path, settings: Settings, into: str | None, strategy: Any, say: Any
+    root: Path,
+    settings: Settings,
+    into: str | None,
+    strategy: Any,
+    say: Any,
+    run_ids: list[str] | None = None,
 ) -> TrainResult:
     from ralph_lsp.git.merge import MergeError
     from ralph_lsp.merging.train import merge_train
 
     try:
-        return await merge_train(root, settings, say, into=into, strategy=strategy)
+        return await merge_train(root, settings, say, into=into, strategy=strategy, run_ids=run_ids)
     except MergeError as exc:
         raise CliError(str(exc)) from None
 
@@ -123,3 +128,15 @@ def cmd_review(args: argparse.Namespace, out: TextIO) -> int:
     else:
         out.write(bundle_text(bundle))
     return 0
+
+
+async def run_train_after(
+    root: Path, status: dict[str, Any], settings: Settings, out: TextIO, code: int
+) -> int:
+    """``run … --merge``: the train over the queue's succeeded runs, in queue order, once the
+    queue has ended; the exit code is the queue's when it did not succeed, else the train's."""
+    ids = [str(i["runId"]) for i in status["items"] if i["state"] == "succeeded" and i["runId"]]
+    print("\nmerging the queue's succeeded runs (merge train):", file=out, flush=True)
+    train = await _train(root, settings, None, "merge", _sayer(out), ids)
+    print(train_summary(train), file=out)
+    return code or train_exit(train)

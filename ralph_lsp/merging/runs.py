@@ -107,11 +107,16 @@ def train_runs(repo: Repo, root: Path, everything: bool) -> list[RunBranch]:
 
 
 def _unmerged(repo: Repo, root: Path, records: list[dict[str, Any]]) -> list[RunBranch]:
-    out = []
+    """The runs not merged yet whose branch is still there; of two runs on one branch (a
+    worktree run continued), the later one."""
+    found: dict[str, RunBranch] = {}
     for record in records:
-        if record.get("branchState") == MERGED:
-            continue
         branch = branch_of(repo, record)
-        if branch is not None:
-            out.append(RunBranch(root, str(record["change"]), str(record["runId"]), branch, record))
-    return out
+        if branch is None:
+            continue
+        found.pop(branch, None)
+        if record.get("branchState") != MERGED:
+            found[branch] = RunBranch(
+                root, str(record["change"]), str(record["runId"]), branch, record
+            )
+    return list(found.values())

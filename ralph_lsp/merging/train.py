@@ -76,5 +76,4 @@ async def merge_train(
         say(f"⎇ merge train: {run.change} ({run.branch}, run {run.run_id})")
         result.outcomes.append(await merge_branch(repo, run, target, strategy, settings, say, stop))
     result.duration_ms = int((time.monotonic() - started) * 1000)
-    say(f"⎇ {result.summary()}")
     return result

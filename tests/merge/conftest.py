@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.git.conftest import git, init_repo
+from tests.queue.conftest import toolbox, toolbox_git  # noqa: F401 (fixtures used here)
 
 #: The project's verification: its checks import the code and call it.
 VERIFY = [f"{sys.executable} check.py"]
