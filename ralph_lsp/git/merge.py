@@ -124,8 +124,16 @@ def commit_merge(repo: Repo, result: Check, strategy: Strategy, message: str) ->
     """The merged commit for ``merge`` (two parents) or ``squash`` (the target alone)."""
     if not result.clean:
         raise MergeError(f"the merge conflicts in {', '.join(result.conflicts)}")
-    parents = ["-p", result.target] + (["-p", result.branch] if strategy == "merge" else [])
-    return repo.git("commit-tree", result.tree, *parents, "-m", message, env=identity_env(repo))
+    parents = [result.target] + ([result.branch] if strategy == "merge" else [])
+    return commit_tree(repo, result.tree, parents, message)
+
+
+def commit_tree(repo: Repo, tree: str, parents: list[str], message: str) -> str:
+    """A commit object (no ref moves), with the user's identity or ralph-lsp's."""
+    args = ["commit-tree", tree]
+    for parent in parents:
+        args += ["-p", parent]
+    return repo.git(*args, "-m", message, env=identity_env(repo))
 
 
 def integration_path(repo: Repo) -> Path:
@@ -253,3 +261,9 @@ def commits_between(repo: Repo, base: str, tip: str) -> list[dict[str, str]]:
     text = out(repo.top, ["log", "--reverse", "--format=%H%x00%s", f"{base}..{tip}"])
     rows = [line.split("\0", 1) for line in text.splitlines() if "\0" in line]
     return [{"commit": c, "subject": s} for c, s in rows]
+
+
+def show_file(repo: Repo, commit: str, path: str) -> str | None:
+    """A file's text at ``commit`` (None when it is not there)."""
+    proc = repo.run("cat-file", "blob", f"{commit}:{path}", check=False)
+    return proc.stdout.decode("utf-8", "replace") if proc.returncode == 0 else None
