@@ -15,11 +15,11 @@ from typing import TYPE_CHECKING, Any, TextIO
 from ralph_lsp.cli.common import CliError, root_of
 from ralph_lsp.cli.flags import settings_from_args
 from ralph_lsp.cli.jsonout import dumps_indented
+from ralph_lsp.cli.train import run_train, sayer, train_exit, train_summary
 from ralph_lsp.settings import Settings
 
 if TYPE_CHECKING:
     from ralph_lsp.merging.merge import Outcome
-    from ralph_lsp.merging.train import TrainResult
 
 MERGE_EXIT = {"merged": 0, "needs-review": 1, "refused": 3}
 
@@ -33,13 +33,13 @@ def cmd_merge(args: argparse.Namespace, out: TextIO) -> int:
         raise CliError("merge: name a CHANGE, or pass --all for the merge train")
     if args.all and (args.run or args.resolve):
         raise CliError("merge --all merges the queue's runs: --run and --resolve name one run")
-    say = _sayer(sys.stderr if args.json else out)
+    say = sayer(sys.stderr if args.json else out)
     if args.resolve:
         from ralph_lsp.cli.merge_resolve import resolve
 
         return resolve(root, args, settings, out)
     if args.all:
-        train = asyncio.run(_train(root, settings, args.into, args.strategy, say))
+        train = asyncio.run(run_train(root, settings, args.into, args.strategy, say))
         if args.json:
             out.write(dumps_indented(train.to_json()) + "\n")
         else:
@@ -53,13 +53,6 @@ def cmd_merge(args: argparse.Namespace, out: TextIO) -> int:
     return MERGE_EXIT.get(outcome.state, 3)
 
 
-def _sayer(stream: TextIO) -> Any:
-    def say(text: str) -> None:
-        print(text, file=stream, flush=True)
-
-    return say
-
-
 async def _one(root: Path, args: argparse.Namespace, settings: Settings, say: Any) -> Outcome:
     from ralph_lsp.git.merge import MergeError
     from ralph_lsp.merging.merge import MergeRequest, merge_run
@@ -67,23 +60,6 @@ async def _one(root: Path, args: argparse.Namespace, settings: Settings, say: An
     req = MergeRequest(root, args.change, args.run, args.into, args.strategy)
     try:
         return await merge_run(req, settings, say)
-    except MergeError as exc:
-        raise CliError(str(exc)) from None
-
-
-async def _train(
-    root: Path,
-    settings: Settings,
-    into: str | None,
-    strategy: Any,
-    say: Any,
-    run_ids: list[str] | None = None,
-) -> TrainResult:
-    from ralph_lsp.git.merge import MergeError
-    from ralph_lsp.merging.train import merge_train
-
-    try:
-        return await merge_train(root, settings, say, into=into, strategy=strategy, run_ids=run_ids)
     except MergeError as exc:
         raise CliError(str(exc)) from None
 
@@ -97,21 +73,6 @@ def _outcome_text(o: Outcome) -> str:
         if o.conflicts:
             lines.append(f"or let the agent resolve it: `ralph-lsp merge {o.change} --resolve`")
     return "\n".join(lines)
-
-
-def train_summary(train: TrainResult) -> str:
-    rows = [
-        f"{'✓' if o.state == 'merged' else '✗'} {o.change}: {o.state}: {o.reason}"
-        for o in train.outcomes
-    ]
-    return "\n".join(["", *rows, train.summary()])
-
-
-def train_exit(train: TrainResult) -> int:
-    states = {o.state for o in train.outcomes}
-    if "needs-review" in states:
-        return 1
-    return 3 if "refused" in states else 0
 
 
 def cmd_review(args: argparse.Namespace, out: TextIO) -> int:
@@ -128,15 +89,3 @@ def cmd_review(args: argparse.Namespace, out: TextIO) -> int:
     else:
         out.write(bundle_text(bundle))
     return 0
-
-
-async def run_train_after(
-    root: Path, status: dict[str, Any], settings: Settings, out: TextIO, code: int
-) -> int:
-    """``run … --merge``: the train over the queue's succeeded runs, in queue order, once the
-    queue has ended; the exit code is the queue's when it did not succeed, else the train's."""
-    ids = [str(i["runId"]) for i in status["items"] if i["state"] == "succeeded" and i["runId"]]
-    print("\nmerging the queue's succeeded runs (merge train):", file=out, flush=True)
-    train = await _train(root, settings, None, "merge", _sayer(out), ids)
-    print(train_summary(train), file=out)
-    return code or train_exit(train)

@@ -145,7 +145,7 @@ async def _queue(
     await on_end(settings, queue_end_event(status), root)
     code = exit_code(status)
     if getattr(args, "merge", False):
-        from ralph_lsp.cli.merging import run_train_after
+        from ralph_lsp.cli.train import run_train_after
 
         return await run_train_after(root, status, settings, out, code)
     return code
