@@ -140,21 +140,45 @@ def integration_path(repo: Repo) -> Path:
     return repo.common_dir / "ralph" / "integration" / uuid.uuid4().hex[:12]
 
 
-@contextmanager
-def integration_worktree(repo: Repo, commit: str) -> Iterator[Path]:
-    """A scratch worktree, detached at ``commit``, under the repository's git dir; removed
-    (with whatever was written in it) when the block ends."""
+def open_integration(repo: Repo, commit: str) -> Path:
+    """A scratch worktree, detached at ``commit``, under the repository's git dir."""
     path = integration_path(repo)
     path.parent.mkdir(parents=True, exist_ok=True)
     repo.run("worktree", "add", "-q", "--detach", str(path), commit)
+    return path
+
+
+def reset_integration(path: Path, commit: str) -> None:
+    """The scratch worktree moved to ``commit``, with whatever an earlier verification wrote in
+    it removed (a train reuses one worktree: only the files that differ are written)."""
+    run_git(path, ["checkout", "-q", "--detach", "-f", commit])
+    run_git(path, ["clean", "-q", "-ffdx"])
+
+
+def close_integration(repo: Repo, path: Path) -> None:
+    """Remove the scratch worktree and its registration (both ours alone: no other worktree's
+    registration is pruned), whatever a verification wrote in it."""
+    admin: Path | None = None
+    try:
+        text = (path / ".git").read_text(encoding="utf-8").strip()
+        admin = Path(text.removeprefix("gitdir:").strip())
+    except OSError:
+        pass
+    shutil.rmtree(path, ignore_errors=True)
+    if admin is not None and admin.parent == repo.common_dir / "worktrees":
+        shutil.rmtree(admin, ignore_errors=True)
+    elif path.exists() or admin is None:
+        repo.run("worktree", "remove", "--force", "--force", str(path), check=False)
+
+
+@contextmanager
+def integration_worktree(repo: Repo, commit: str) -> Iterator[Path]:
+    """:func:`open_integration` for the length of a block, removed when it ends."""
+    path = open_integration(repo, commit)
     try:
         yield path
     finally:
-        try:
-            repo.run("worktree", "remove", "--force", "--force", str(path))
-        except GitError:
-            shutil.rmtree(path, ignore_errors=True)
-            repo.run("worktree", "prune", check=False)
+        close_integration(repo, path)
 
 
 def rebase_onto(repo: Repo, wt: Path, target: str, branch: str) -> tuple[str | None, list[str]]:
@@ -235,9 +259,8 @@ def advance(repo: Repo, branch: str, old: str, new: str, message: str) -> None:
     if clash:
         raise LocalChanges(wt, clash)
     _ensure_at(repo, branch, old)
-    proc = run_git(
-        wt, ["merge", "--ff-only", "--no-edit", "-q", new], env=identity_env(repo), check=False
-    )
+    # a fast-forward makes no commit: no identity needed
+    proc = run_git(wt, ["merge", "--ff-only", "--no-edit", "-q", new], check=False)
     if proc.returncode != 0:
         words = proc.stderr.decode("utf-8", "replace").strip()
         raise MergeError(f"git merge --ff-only in {wt} refused: {words}; nothing was changed")

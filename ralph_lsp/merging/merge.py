@@ -72,6 +72,27 @@ class Outcome:
         }
 
 
+class Scratch:
+    """The integration worktree: made at its first use, moved to each merged result to verify
+    (a train reuses it), removed by :meth:`close`."""
+
+    def __init__(self, repo: Repo) -> None:
+        self.repo = repo
+        self.path: Path | None = None
+
+    async def at(self, commit: str) -> Path:
+        if self.path is None:
+            self.path = await asyncio.to_thread(gm.open_integration, self.repo, commit)
+        else:
+            await asyncio.to_thread(gm.reset_integration, self.path, commit)
+        return self.path
+
+    async def close(self) -> None:
+        if self.path is not None:
+            path, self.path = self.path, None
+            await asyncio.to_thread(gm.close_integration, self.repo, path)
+
+
 @dataclass(frozen=True)
 class MergeRequest:
     root: Path
@@ -100,6 +121,27 @@ async def merge_branch(
     settings: Settings,
     say: Say,
     stop: asyncio.Event | None = None,
+    scratch: Scratch | None = None,
+) -> Outcome:
+    """Merge ``run``'s branch into ``into`` (in ``scratch`` when given: a train's, kept open)."""
+    own = scratch is None
+    work = Scratch(repo) if scratch is None else scratch
+    try:
+        return await _merge(repo, run, into, strategy, settings, say, stop, work)
+    finally:
+        if own:
+            await work.close()
+
+
+async def _merge(
+    repo: Repo,
+    run: RunBranch,
+    into: str,
+    strategy: gm.Strategy,
+    settings: Settings,
+    say: Say,
+    stop: asyncio.Event | None,
+    work: Scratch,
 ) -> Outcome:
     outcome = Outcome(run.change, run.run_id, run.branch, into, strategy)
     if repo.rev(f"refs/heads/{into}") is None:
@@ -108,7 +150,7 @@ async def merge_branch(
     for attempt in (1, 2):
         outcome.attempts = attempt
         try:
-            await _attempt(repo, run, outcome, settings, say, stop or asyncio.Event())
+            await _attempt(repo, run, outcome, settings, say, stop or asyncio.Event(), work)
         except gm.TargetMoved as exc:
             outcome.state, outcome.reason = REFUSED, str(exc)
             if attempt == 1:
@@ -123,7 +165,13 @@ async def merge_branch(
 
 
 async def _attempt(
-    repo: Repo, run: RunBranch, o: Outcome, settings: Settings, say: Say, stop: asyncio.Event
+    repo: Repo,
+    run: RunBranch,
+    o: Outcome,
+    settings: Settings,
+    say: Say,
+    stop: asyncio.Event,
+    work: Scratch,
 ) -> None:
     target = repo.rev(f"refs/heads/{o.into}")
     tip = repo.rev(f"refs/heads/{run.branch}")
@@ -140,11 +188,11 @@ async def _attempt(
     say(f"⎇ {run.change}: {run.branch} merges cleanly into {o.into}; verifying the result")
     message = f"ralph: merge {run.change} (run {run.run_id}) into {o.into}"
     if o.strategy == "rebase":
-        commit = await _verify_rebase(repo, run, o, target, tip, settings, say, stop)
+        commit = await _rebase(repo, run, o, target, tip, work)
     else:
-        commit = gm.commit_merge(repo, check, o.strategy, message)
-        with gm.integration_worktree(repo, commit) as wt:
-            await _verify(repo, run, o, wt, settings, say, stop)
+        commit = await asyncio.to_thread(gm.commit_merge, repo, check, o.strategy, message)
+    if commit is not None:
+        await _verify(repo, run, o, await work.at(commit), settings, say, stop)
     if commit is None or o.state == NEEDS_REVIEW:
         return
     await asyncio.to_thread(gm.advance, repo, o.into, target, commit, message)
@@ -153,24 +201,16 @@ async def _attempt(
     set_branch_state(run.root, run.run_id, MERGED, _record(o))
 
 
-async def _verify_rebase(
-    repo: Repo,
-    run: RunBranch,
-    o: Outcome,
-    target: str,
-    tip: str,
-    settings: Settings,
-    say: Say,
-    stop: asyncio.Event,
+async def _rebase(
+    repo: Repo, run: RunBranch, o: Outcome, target: str, tip: str, work: Scratch
 ) -> str | None:
-    with gm.integration_worktree(repo, target) as wt:
-        commit, conflicts = await asyncio.to_thread(gm.rebase_onto, repo, wt, target, tip)
-        if commit is None:
-            o.conflicts = conflicts
-            _park(run, o, f"replaying its commits on {o.into} conflicts in {', '.join(conflicts)}")
-            return None
-        await _verify(repo, run, o, wt, settings, say, stop)
-        return commit
+    """The branch's commits replayed on the target in the scratch worktree; None: parked."""
+    wt = await work.at(target)
+    commit, conflicts = await asyncio.to_thread(gm.rebase_onto, repo, wt, target, tip)
+    if commit is None:
+        o.conflicts = conflicts
+        _park(run, o, f"replaying its commits on {o.into} conflicts in {', '.join(conflicts)}")
+    return commit
 
 
 async def _verify(

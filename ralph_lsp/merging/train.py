@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from ralph_lsp.git import merge as gm
-from ralph_lsp.merging.merge import REFUSED, Outcome, Say, merge_branch
+from ralph_lsp.merging.merge import REFUSED, Outcome, Say, Scratch, merge_branch
 from ralph_lsp.merging.runs import MERGED, NEEDS_REVIEW, current_branch, open_repo, train_runs
 from ralph_lsp.settings import Settings
 
@@ -70,10 +70,15 @@ async def merge_train(
     result = TrainResult(target)
     if not runs:
         say("⎇ merge train: no unmerged succeeded run ended on a branch; nothing to merge")
-    for run in runs:
-        if stop is not None and stop.is_set():
-            break
-        say(f"⎇ merge train: {run.change} ({run.branch}, run {run.run_id})")
-        result.outcomes.append(await merge_branch(repo, run, target, strategy, settings, say, stop))
+    scratch = Scratch(repo)  # one integration worktree for the whole train
+    try:
+        for run in runs:
+            if stop is not None and stop.is_set():
+                break
+            say(f"⎇ merge train: {run.change} ({run.branch}, run {run.run_id})")
+            outcome = await merge_branch(repo, run, target, strategy, settings, say, stop, scratch)
+            result.outcomes.append(outcome)
+    finally:
+        await scratch.close()
     result.duration_ms = int((time.monotonic() - started) * 1000)
     return result
