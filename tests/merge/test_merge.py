@@ -91,3 +91,12 @@ def test_a_usage_error_for_an_unknown_run(repo) -> None:  # type: ignore[no-unty
     with pytest.raises(SystemExit) as exc:
         merge(repo, "a")
     assert exc.value.code == 2
+
+
+def test_run_merge_needs_a_queue_on_branches(repo, capsys) -> None:  # type: ignore[no-untyped-def]
+    for argv in (["run", "a", "--merge"], ["run", "a", "b", "--merge"]):
+        with pytest.raises(SystemExit) as exc:
+            main([*argv, "--root", str(repo), "--agent", "demo"])
+        assert exc.value.code == 2
+        assert "--merge merges a queue's branches" in capsys.readouterr().err
+    assert not (repo / ".ralph" / "runs").exists()  # nothing ran
