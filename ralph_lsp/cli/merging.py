@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 from ralph_lsp.cli.common import CliError, root_of
 from ralph_lsp.cli.flags import settings_from_args
 from ralph_lsp.cli.jsonout import dumps_indented
-from ralph_lsp.cli.train import run_train, sayer, train_exit, train_summary
+from ralph_lsp.cli.train import run_train, sayer, stop_on_signals, train_exit, train_summary
 from ralph_lsp.settings import Settings
 
 if TYPE_CHECKING:
@@ -58,10 +58,11 @@ async def _one(root: Path, args: argparse.Namespace, settings: Settings, say: An
     from ralph_lsp.merging.merge import MergeRequest, merge_run
 
     req = MergeRequest(root, args.change, args.run, args.into, args.strategy)
-    try:
-        return await merge_run(req, settings, say)
-    except MergeError as exc:
-        raise CliError(str(exc)) from None
+    with stop_on_signals() as stop:
+        try:
+            return await merge_run(req, settings, say, stop)
+        except MergeError as exc:
+            raise CliError(str(exc)) from None
 
 
 def _outcome_text(o: Outcome) -> str:

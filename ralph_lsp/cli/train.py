@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
+import signal
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
@@ -34,6 +38,21 @@ async def run_train(
         return await merge_train(root, settings, say, into=into, strategy=strategy, run_ids=run_ids)
     except MergeError as exc:
         raise CliError(str(exc)) from None
+
+
+@contextmanager
+def stop_on_signals() -> Iterator[asyncio.Event]:
+    """An event set by Ctrl-C or SIGTERM: the verification running stops (its whole tree), the
+    target is not moved, and the scratch worktree is removed, as when it fails."""
+    loop = asyncio.get_running_loop()
+    stop = asyncio.Event()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    try:
+        yield stop
+    finally:
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.remove_signal_handler(sig)
 
 
 def train_summary(train: TrainResult) -> str:

@@ -197,7 +197,7 @@ async def _attempt(
         return
     await asyncio.to_thread(gm.advance, repo, o.into, target, commit, message)
     o.state, o.commit = MERGED, commit
-    o.reason = f"merged into {o.into} as {commit[:12]} after verification{_verified(o)}"
+    o.reason = f"merged into {o.into} as {commit[:12]} {_verified(o)}"
     set_branch_state(run.root, run.run_id, MERGED, _record(o))
 
 
@@ -252,7 +252,9 @@ async def _verify(
 
 
 def _verified(o: Outcome) -> str:
-    return f" ({', '.join(v['command'] for v in o.verification)})" if o.verification else ""
+    if not o.verification:
+        return "(no verification command: nothing was verified)"
+    return f"after verification ({', '.join(v['command'] for v in o.verification)})"
 
 
 def _park(run: RunBranch, o: Outcome, reason: str) -> None:

@@ -100,3 +100,12 @@ def test_run_merge_needs_a_queue_on_branches(repo, capsys) -> None:  # type: ign
         assert exc.value.code == 2
         assert "--merge merges a queue's branches" in capsys.readouterr().err
     assert not (repo / ".ralph" / "runs").exists()  # nothing ran
+
+
+def test_without_a_verification_command_the_merge_says_nothing_was_verified(repo, capsys) -> None:  # type: ignore[no-untyped-def]
+    commit_on(repo, "ralph/a", {"new.txt": "new\n"})
+    fake_run(repo, "a", "r-1")
+    assert main(["merge", "a", "--root", str(repo)]) == 0  # the project defines no check
+    out = capsys.readouterr().out
+    assert "a: merged: merged into main as" in out
+    assert "(no verification command: nothing was verified)" in out
