@@ -14,6 +14,11 @@ What this module may do, and nothing else:
   work tree is moved as ``git merge --ff-only`` moves it, run there once the ref is checked: a
   merge that touches a locally changed or untracked file is refused first, naming the files;
   local changes to the other files stay as they are.
+
+Like every git command of the product, these run with hooks, filters and external programs off
+(``git/command.py``); a custom merge driver named by the repository's own ``.gitattributes`` and
+config is not turned off, which adds nothing to what a merge already runs: the project's own
+verification commands (and a merge is refused in an untrusted workspace).
 """
 
 from __future__ import annotations

@@ -61,6 +61,15 @@ def commit_on(root: Path, branch: str, files: dict[str, str], start: str = "main
     return sha
 
 
+def fake_run_on(root: Path, change: str, run_id: str, branch: str) -> Path:
+    """The record of a succeeded remote run (no worktree) whose branch is ``branch``."""
+    path = fake_run(root, change, run_id, branch=branch)
+    data = json.loads(path.read_text())
+    data["worktree"] = None
+    path.write_text(json.dumps(data))
+    return path
+
+
 def fake_run(
     root: Path,
     change: str,
@@ -68,9 +77,10 @@ def fake_run(
     *,
     started: str = "2026-01-01T00:00:00Z",
     cost: float | None = None,
+    branch: str | None = None,
 ) -> Path:
     """The record of a succeeded worktree run of ``change`` on branch ``ralph/<change>``."""
-    tip = git(root, "rev-parse", f"refs/heads/ralph/{change}").strip()
+    tip = git(root, "rev-parse", f"refs/heads/{branch or f'ralph/{change}'}").strip()
     record = {
         "runId": run_id,
         "change": change,

@@ -6,7 +6,16 @@ import pytest
 
 from ralph_lsp.cli import main
 from tests.git.conftest import NEEDS_GIT, git
-from tests.merge.conftest import CALC, CHECK, VERIFY, commit_on, fake_run, record, rev
+from tests.merge.conftest import (
+    CALC,
+    CHECK,
+    VERIFY,
+    commit_on,
+    fake_run,
+    fake_run_on,
+    record,
+    rev,
+)
 
 pytestmark = NEEDS_GIT
 
@@ -109,3 +118,15 @@ def test_without_a_verification_command_the_merge_says_nothing_was_verified(repo
     out = capsys.readouterr().out
     assert "a: merged: merged into main as" in out
     assert "(no verification command: nothing was verified)" in out
+
+
+def test_a_remote_runs_fetched_branch_merges_the_same_way(repo, capsys) -> None:  # type: ignore[no-untyped-def]
+    # A Ray run's branch is ralph/<change>/<runId> and its record names no worktree.
+    commit_on(repo, "ralph/a", {"new.txt": "from the cluster\n"})
+    git(repo, "branch", "-m", "ralph/a", "ralph/a/r-9")
+    path = fake_run_on(repo, "a", "r-9", "ralph/a/r-9")
+    assert path.is_file()
+    assert merge(repo, "a") == 0
+    assert (repo / "new.txt").read_text() == "from the cluster\n"
+    assert "ralph/a/r-9 merges cleanly into main" in capsys.readouterr().out
+    assert record(repo, "r-9")["branchState"] == "merged"
