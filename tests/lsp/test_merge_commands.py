@@ -14,7 +14,8 @@ from tests.lsp.conftest import CHANGE, StartSession
 from tests.merge.conftest import commit_on, fake_run
 
 pytestmark = NEEDS_GIT
-CHECK = f"{sys.executable} -c \"import pathlib; assert '<<<' not in pathlib.Path('README.md').read_text()\""
+NO_MARKERS = "import pathlib; assert '<<<' not in pathlib.Path('README.md').read_text()"
+CHECK = f'{sys.executable} -c "{NO_MARKERS}"'
 
 
 @pytest.fixture
