@@ -21,7 +21,7 @@ def test_an_older_git_is_refused_with_the_reason(
     repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     commit_on(repo, "ralph/a", {"calc.py": CALC + "\nX = 1\n"})
-    fake_run(repo, "a", "r-1")
+    fake_run(repo, "a", "r-20260101-000001-00001")
     real = shutil.which("git")
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()

@@ -30,7 +30,7 @@ def test_the_agent_resolves_a_prepared_conflict_and_the_branch_then_merges(
     (repo / "check_neg.py").write_text("import calc\nassert calc.neg(1) == -1\n")
     git(repo, "add", "-A")
     git(repo, "commit", "-qm", "main adds neg")
-    fake_run(repo, "a", "r-1")
+    fake_run(repo, "a", "r-20260101-000001-00001")
     before = rev(repo, "main")
     assert main(["merge", "a", "--root", str(repo), "--verify", VERIFY[0]]) == 1
     assert "conflicting files: calc.py" in capsys.readouterr().out
@@ -56,5 +56,5 @@ def test_the_agent_resolves_a_prepared_conflict_and_the_branch_then_merges(
     assert main(["merge", "a", "--root", str(repo), "--verify", VERIFY[0]]) == 0
     text = (repo / "calc.py").read_text()
     assert "def sub" in text and "def neg" in text
-    runs = [r for r in (repo / ".ralph" / "runs").iterdir() if r.name != "r-1"]
+    runs = [r for r in (repo / ".ralph" / "runs").iterdir() if r.name != "r-20260101-000001-00001"]
     assert len(runs) == 1 and record(repo, runs[0].name)["branchState"] == "merged"

@@ -20,7 +20,7 @@ def test_the_bundle_diff_is_from_the_merge_base_when_the_target_moved_on(
     (repo / "notes.txt").write_text("main moved on\n")
     git(repo, "commit", "-qam", "main moves on")
     (repo / "calc.py").write_text(CALC + "# uncommitted, the user's\n")
-    fake_run(repo, "a", "r-1", cost=0.25)
+    fake_run(repo, "a", "r-20260101-000001-00001", cost=0.25)
     assert main(["review", "a", "--json", "--root", str(repo)]) == 0
     bundle = json.loads(capsys.readouterr().out)
     base = git(repo, "merge-base", "main", "ralph/a").strip()
@@ -40,7 +40,7 @@ def test_the_bundle_diff_is_from_the_merge_base_when_the_target_moved_on(
 
 def test_no_cost_is_said_where_none_was_reported(repo: Path, capsys) -> None:  # type: ignore[no-untyped-def]
     commit_on(repo, "ralph/a", {"new.txt": "new\n"})
-    fake_run(repo, "a", "r-1")
+    fake_run(repo, "a", "r-20260101-000001-00001")
     assert main(["review", "a", "--json", "--root", str(repo)]) == 0
     assert json.loads(capsys.readouterr().out)["costUsd"] is None
     assert main(["review", "a", "--root", str(repo)]) == 0

@@ -26,7 +26,7 @@ def elsewhere(repo: Path) -> Path:
     other = repo.parent / "other"
     git(repo, "worktree", "add", "-q", str(other), "main")
     commit_on(repo, "ralph/a", {"calc.py": NEW_CALC}, start="main")
-    fake_run(repo, "a", "r-1")
+    fake_run(repo, "a", "r-20260101-000001-00001")
     return other
 
 
@@ -40,7 +40,9 @@ def test_a_local_change_to_a_file_the_merge_touches_is_refused_and_kept(
     assert "calc.py" in out and "refused" in out and str(elsewhere) in out
     assert rev(repo, "main") == before
     assert (elsewhere / "calc.py").read_text() == CALC + "# mine, not committed\n"
-    assert record(repo, "r-1").get("branchState") is None  # the branch is fine: nothing parked
+    assert (
+        record(repo, "r-20260101-000001-00001").get("branchState") is None
+    )  # the branch is fine: nothing parked
 
 
 def test_an_untracked_file_in_the_way_is_refused_and_kept(repo, elsewhere, capsys) -> None:  # type: ignore[no-untyped-def]
@@ -85,7 +87,7 @@ def test_the_target_moving_while_verifying_is_never_overwritten(
     mover = tmp_path / "mover.py"
     mover.write_text(MOVER)
     commit_on(repo, "ralph/a", {"calc.py": NEW_CALC})
-    fake_run(repo, "a", "r-1")
+    fake_run(repo, "a", "r-20260101-000001-00001")
     line = f"{sys.executable} {mover} {repo} {tmp_path / 'count'} {moves}"
     code = main(["merge", "a", "--root", str(repo), "--verify", line, "--verify", VERIFY[0]])
     out = capsys.readouterr().out
@@ -96,9 +98,9 @@ def test_the_target_moving_while_verifying_is_never_overwritten(
     ]  # every commit made meanwhile is still on main
     if moves == 1:  # retried once from the new target, and merged
         assert code == 0 and subjects[0].startswith("ralph: merge a")
-        assert record(repo, "r-1")["branchState"] == "merged"
+        assert record(repo, "r-20260101-000001-00001")["branchState"] == "merged"
     else:  # moved again: refused with the reason, target as the other party left it
         assert code == 1 and subjects[0] == "someone else's commit 2"
-        rec = record(repo, "r-1")
+        rec = record(repo, "r-20260101-000001-00001")
         assert rec["branchState"] == "needs-review"
         assert "twice" in str(rec["merge"]["reason"])  # type: ignore[index]

@@ -23,9 +23,22 @@ def test_a_train_of_three_with_one_conflict_merges_two_in_order_and_parks_one(re
     commit_on(repo, "ralph/c", {"c.txt": "c\n"})
     commit_on(repo, "ralph/a", {"notes.txt": "a's notes\n", "a.txt": "a\n"})
     commit_on(repo, "ralph/b", {"notes.txt": "b's notes\n"})  # conflicts with a, once a is in
-    for i, (change, run) in enumerate([("a", "r-a"), ("b", "r-b"), ("c", "r-c")]):
+    for i, (change, run) in enumerate(
+        [
+            ("a", "r-20260101-000001-0000a"),
+            ("b", "r-20260101-000002-0000b"),
+            ("c", "r-20260101-000003-0000c"),
+        ]
+    ):
         fake_run(repo, change, run, started=f"2026-01-01T00:00:0{i}Z")
-    queue_record(repo, [("c", "r-c"), ("a", "r-a"), ("b", "r-b")])  # queue order, not age
+    queue_record(
+        repo,
+        [
+            ("c", "r-20260101-000003-0000c"),
+            ("a", "r-20260101-000001-0000a"),
+            ("b", "r-20260101-000002-0000b"),
+        ],
+    )  # queue order, not age
     start = rev(repo, "main")
     code = main(["merge", "--all", "--root", str(repo), "--verify", VERIFY[0]])
     out = capsys.readouterr().out
@@ -36,9 +49,12 @@ def test_a_train_of_three_with_one_conflict_merges_two_in_order_and_parks_one(re
         "ralph: merge c",
         "ralph: merge a",
     ]
-    assert record(repo, "r-b")["branchState"] == "needs-review"
-    assert record(repo, "r-b")["merge"]["conflicts"] == ["notes.txt"]  # type: ignore[index]
-    assert {record(repo, r)["branchState"] for r in ("r-a", "r-c")} == {"merged"}
+    assert record(repo, "r-20260101-000002-0000b")["branchState"] == "needs-review"
+    assert record(repo, "r-20260101-000002-0000b")["merge"]["conflicts"] == ["notes.txt"]  # type: ignore[index]
+    assert {
+        record(repo, r)["branchState"]
+        for r in ("r-20260101-000001-0000a", "r-20260101-000003-0000c")
+    } == {"merged"}
     assert (repo / "notes.txt").read_text() == "a's notes\n"
     # run again: the merged ones are not merged twice, the parked one is tried again
     assert main(["merge", "--all", "--root", str(repo), "--verify", VERIFY[0]]) == 1
