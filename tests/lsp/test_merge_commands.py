@@ -27,7 +27,7 @@ def repo(workspace: Path) -> Path:
     (workspace / "OTHER.md").write_text("main moved on\n")
     git(workspace, "add", "OTHER.md")
     git(workspace, "commit", "-q", "-m", "main moves on")
-    fake_run(workspace, CHANGE, "r-1")
+    fake_run(workspace, CHANGE, "r-20260101-000001-00001")
     return workspace
 
 
