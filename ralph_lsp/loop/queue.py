@@ -259,7 +259,7 @@ class Queue:
         for item in self.items:
             if item.state == RUNNING:
                 item.cost_usd = self._live_cost(item.change)
-            total += item.cost_usd or 0.0
+            total += max(0.0, item.cost_usd or 0.0)  # nothing refunds a queue's budget
         return total
 
     def _live_cost(self, change: str) -> float | None:
