@@ -95,14 +95,15 @@ def check_env(settings: Settings) -> None:
 
 def entrypoint(plan: Plan, change: str, settings: Settings, args: dict[str, Any]) -> str:
     sent = {k: v for k, v in settings_to_dict(settings).items() if k not in _LOCAL_ONLY}
-    argv = [WORKER_PYTHON, "-m", "ralph_lsp.remote.job", "--remote", plan.url]
-    argv += ["--branch", plan.branch, "--change", change, "--run-id", plan.run_id]
-    argv += ["--subdir", plan.subdir, "--settings", json.dumps(sent, separators=(",", ":"))]
+    # Every value as ``--flag=value``: a change (or guidance) starting with "-" stays a value.
+    argv = [WORKER_PYTHON, "-m", "ralph_lsp.remote.job", f"--remote={plan.url}"]
+    argv += [f"--branch={plan.branch}", f"--change={change}", f"--run-id={plan.run_id}"]
+    argv += [f"--subdir={plan.subdir}", f"--settings={json.dumps(sent, separators=(',', ':'))}"]
     for flag in ("max_iterations", "scope", "story"):
         if args.get(flag) is not None:
-            argv += ["--" + flag.replace("_", "-"), str(args[flag])]
+            argv += [f"--{flag.replace('_', '-')}={args[flag]}"]
     for text in args.get("guidance") or ():
-        argv += ["--guidance", text]
+        argv += [f"--guidance={text}"]
     return shlex.join(argv)
 
 
