@@ -34,6 +34,7 @@ from ralph_lsp.loop.history import (
     RunHistory,
     TransitionRecord,
     atomic_write_text,
+    no_space,
 )
 from ralph_lsp.loop.iteration import AgentIteration, IterationOutcome
 from ralph_lsp.loop.policy import DEFAULT_BACKOFF_SECONDS, MAX_BACKOFF_SECONDS
@@ -369,7 +370,7 @@ class Run(RunReporting, TasksFollowing):
                 raise OSError("history unavailable")
             prompt_file.write_text(prompt, encoding="utf-8")
         except OSError as exc:
-            if prompt_file is not None:  # a full disk ends the run after this iteration
+            if prompt_file is not None and no_space(exc):  # the run ends after this iteration
                 self.history.failed_write(exc)
             # No history folder: the prompt goes to a private temporary file, removed after.
             fd, name = tempfile.mkstemp(prefix="ralph-prompt-", suffix=".md")
