@@ -51,11 +51,15 @@ def _git(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-def _project_on(disk: Path, fx: FaultEnv) -> Path:
-    root = disk / "project"
-    shutil.copytree(fx.root, root)
+def _project_on(disk: Path, fx: FaultEnv, git_only: bool) -> Path:
+    """The project on ``disk``, a git work tree; with ``git_only``, only its git folder is
+    there (``--separate-git-dir``): a full disk then fails the checkpoint, not the history."""
+    root = fx.root
+    if not git_only:
+        root = disk / "project"
+        shutil.copytree(fx.root, root)
     for args in (
-        ("init", "-q", "-b", "main"),
+        ("init", "-q", "-b", "main", *(["--separate-git-dir", str(disk / "git")] * git_only)),
         ("config", "user.email", "u@example.com"),
         ("config", "user.name", "U"),
         ("add", "-A"),
@@ -66,15 +70,20 @@ def _project_on(disk: Path, fx: FaultEnv) -> Path:
     return root
 
 
-@pytest.mark.parametrize(
-    ("fill_at", "then_print"),
-    [(2, 0), (1, 20000)],
-    ids=["after-an-iteration", "while-the-raw-log-is-written"],
-)
+CASES = {
+    # (spawn that fills, lines printed after, only git's folder on the small disk)
+    "after-an-iteration": (2, 0, False),
+    "while-the-raw-log-is-written": (1, 20000, False),
+    "during-a-checkpoint": (2, 0, True),
+}
+
+
+@pytest.mark.parametrize("case", list(CASES))
 def test_a_full_disk_ends_the_run_failed_and_corrupts_nothing(
-    fx: FaultEnv, small_disk: Path, fill_at: int, then_print: int
+    fx: FaultEnv, small_disk: Path, case: str
 ) -> None:
-    root = _project_on(small_disk, fx)
+    fill_at, then_print, git_only = CASES[case]
+    root = _project_on(small_disk, fx, git_only)
     filler = small_disk / "filler.bin"
     readme = (root / "README.md").read_bytes()
     fx.env.update({
@@ -86,6 +95,8 @@ def test_a_full_disk_ends_the_run_failed_and_corrupts_nothing(
     said = result.stdout[-3000:] + result.stderr[-2000:]
     assert result.returncode == 1, said
     assert "failed: no space left on device" in result.stdout, said
+    what = "checkpoint" if git_only else "the run's history"
+    assert f"failed: no space left on device: {what}" in result.stdout, said
     spawned = int((fx.logs / "spawned").read_text())
     assert spawned == fill_at  # no spawn after the disk filled
     # tasks.md is the original with one box checked per spawn, the user's file as it was
