@@ -207,10 +207,10 @@ class PortableProc:
             except OSError:
                 return True
             try:
-                env = ps.Process(pid).environ()
+                ours = _environ_holds(ps, pid, TREE_TAG, tag)
             except (ps.Error, OSError):  # gone meanwhile, a zombie, or not ours to read
                 return True
-            if pid != me and env.get(TREE_TAG) == tag and pid not in found:
+            if pid != me and ours and pid not in found:
                 found.append(pid)
                 if act is not None:
                     act(pid)
@@ -224,6 +224,20 @@ class PortableProc:
         for pid in listed:
             look(pid)
         return found
+
+
+def _environ_holds(ps: Any, pid: int, name: str, value: str) -> bool:
+    """Whether ``pid``'s environment holds ``name=value``. Read from ``/proc/<pid>/environ``
+    where there is one (16 µs, against psutil's 130 µs on Linux: longer than a fork, so a
+    process hopping pids without pause would always be gone before psutil had read it), else
+    through psutil (macOS)."""
+    try:
+        with open(f"/proc/{pid}/environ", "rb") as f:
+            return f"{name}={value}".encode() in f.read().split(b"\0")
+    except FileNotFoundError:
+        if os.path.isdir("/proc/self"):
+            raise ProcessLookupError(pid) from None
+    return bool(ps.Process(pid).environ().get(name) == value)
 
 
 def _portable_stat(ps: Any, pid: int, ppid: int, status: str) -> Stat | None:
