@@ -41,7 +41,7 @@ def test_run_detach_takes_a_change_named_like_a_flag(project: Path) -> None:
     started = cli("run", "--root", str(project), "--detach", *flags(raw), "--", DASH)
     assert started.returncode == 0, started.stderr
     assert started.stdout.strip().startswith("r-"), started.stdout
-    record = wait_for(lambda: _ended(project), 30)
+    record = wait_for(lambda: _ended(project), 90)
     assert record["state"] == "succeeded", record["reason"]
     assert record["change"] == DASH
     assert "[ ]" not in (folder / "tasks.md").read_text()
@@ -52,7 +52,7 @@ def test_a_detached_queue_takes_a_change_named_like_a_flag(project: Path) -> Non
     raw = fake_settings("check_one.py")
     started = cli("run", "--root", str(project), "--detach", *flags(raw), "--", DASH, "a")
     assert started.returncode == 0, started.stderr
-    record = wait_for(lambda: _ended(project), 60)
+    record = wait_for(lambda: _ended(project), 90)
     assert record["state"] == "succeeded", record["reason"]
     assert "[ ]" not in (folder / "tasks.md").read_text()
 
@@ -66,7 +66,7 @@ async def test_the_editors_run_takes_a_change_named_like_a_flag(
     session = await start_session(workspace, settings={**settings, "checkpoints": False})
     started = await session.command("ralph.run", {"change": DASH})
     assert started["change"] == DASH and started["runId"], started
-    await wait_until(lambda: _ended(workspace), timeout=60, what="the run's end")
+    await wait_until(lambda: _ended(workspace), timeout=120, what="the run's end")
     record = _ended(workspace)
     assert record is not None and record["state"] == "succeeded", record
 
