@@ -15,6 +15,7 @@ the record stays in memory, and the problem is reported once.
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
 import secrets
@@ -41,6 +42,18 @@ HISTORY_DIR = ".ralph"
 OWNER_FILE = "owner.pid"
 #: The folders of ``.ralph/`` (runs, live files, claims, queues): never links.
 SUBFOLDERS = ("runs", "live", "locks", "queues")
+RESERVE_FILE = ".reserve"
+#: Bytes a run keeps in reserve beside its record: freed when the disk is full, so that the
+#: record can still say how the run ended.
+RESERVE_BYTES = 512 * 1024
+NO_SPACE = "no space left on device"
+
+
+def no_space(exc: BaseException) -> bool:
+    """Whether ``exc`` is a full disk (or quota), from the OS or in a tool's message (git)."""
+    if getattr(exc, "errno", None) in (errno.ENOSPC, errno.EDQUOT):
+        return True
+    return "no space left on device" in str(exc).lower()
 
 
 # -- what a run writes (SPEC §3 "History"); records read back stay plain dicts, since a record
@@ -187,21 +200,44 @@ class RunHistory:
         self._logs: list[tuple[Path, int]] = []  # earlier iterations' raw logs and their sizes
         self._log_path = self.dir / "iteration-0.log"
         self.dropped: list[int] = []  # iterations whose raw log was removed for the run's cap
+        self.full: str | None = None  # the disk is full: why the run must end
         try:
             make_history_root(root)
             safe_dir.make_folder(self.dir)
             # Who runs this record: lets a reader tell a live run from one whose process died.
             atomic_write_text(self.dir / OWNER_FILE, _process_identity(os.getpid()))
+            with open(self.dir / RESERVE_FILE, "wb", opener=safe_dir.opener()) as f:
+                f.write(bytes(RESERVE_BYTES))
         except OSError as exc:
             self._fail(exc)
 
     def _fail(self, exc: OSError) -> None:
+        if no_space(exc) and self.full is None:
+            # The disk is full: the run is to end (``full`` says why). Raw output stops; the
+            # reserve is freed so that the record can still be saved with the run's end.
+            self.full = (
+                f"{NO_SPACE}: the run's history under {self.dir.parent.parent} could not be"
+                " written; free some space, then run again to go on"
+            )
+            self._on_error(f"history: {exc.strerror or exc}; the run ends after this iteration")
+            self.release_reserve()
+            return
         if not self._failed:
             self._failed = True
+            if self.full is not None:  # still full after the reserve went: said already
+                return
             self._on_error(
                 f"history cannot be saved under {self.dir.parent.parent} ({exc.strerror or exc});"
                 " the run goes on, and its record is kept in memory only"
             )
+
+    def failed_write(self, exc: OSError) -> None:
+        """A file of the run's history that the engine itself wrote (a prompt) failed."""
+        self._fail(exc)
+
+    def release_reserve(self) -> None:
+        with contextlib.suppress(OSError):
+            safe_dir.unlink(self.dir / RESERVE_FILE)
 
     @property
     def ok(self) -> bool:
@@ -210,14 +246,19 @@ class RunHistory:
     def save(self, record: Mapping[str, Any]) -> None:
         if self._failed:
             return
-        try:
-            atomic_write_json(self.dir / "record.json", record)
-        except OSError as exc:
-            self._fail(exc)
+        for _ in range(2):  # once more after a full disk freed the reserve
+            try:
+                atomic_write_json(self.dir / "record.json", record)
+                return
+            except OSError as exc:
+                first = self.full is None
+                self._fail(exc)
+                if not (first and self.full is not None):
+                    return
 
     def open_iteration_log(self, n: int) -> None:
         self.close_iteration_log()
-        if self._failed:
+        if self._failed or self.full is not None:
             return
         path = self.dir / f"iteration-{n}.log"
         try:
@@ -273,7 +314,7 @@ class RunHistory:
 
     def prompt_file(self, n: int) -> Path | None:
         """Where iteration n's prompt is written for agents that take ``{promptFile}``."""
-        return None if self._failed else self.dir / f"prompt-{n}.md"
+        return None if self._failed or self.full is not None else self.dir / f"prompt-{n}.md"
 
 
 def with_file_uris(root: Path, record: dict[str, Any]) -> dict[str, Any]:

@@ -72,18 +72,20 @@ async def spawn(
     queue: dict[str, Any] | None = None,
 ) -> Spawned:
     """Start a detached runner for the run; returns once it runs (its run claimed)."""
-    argv = [*runner_argv(settings), "--root", str(root), "--change", change]
-    argv += ["--settings", json.dumps(settings_to_dict(settings))]
+    # Every value as ``--flag=value``: a change named ``-x`` (or guidance starting with "-")
+    # would otherwise read as a flag of its own ("--change: expected one argument").
+    argv = [*runner_argv(settings), f"--root={root}", f"--change={change}"]
+    argv += [f"--settings={json.dumps(settings_to_dict(settings))}"]
     if max_iterations is not None:
-        argv += ["--max-iterations", str(max_iterations)]
+        argv += [f"--max-iterations={max_iterations}"]
     if scope is not None:
-        argv += ["--scope", scope]
+        argv += [f"--scope={scope}"]
     for text in guidance:
-        argv += ["--guidance", text]
+        argv += [f"--guidance={text}"]
     if story is not None:
-        argv += ["--story", story]
+        argv += [f"--story={story}"]
     if queue is not None:
-        argv += ["--queue", json.dumps(queue)]
+        argv += [f"--queue={json.dumps(queue)}"]
     proc, ready = await _launch(argv, repr(change))
     return Spawned(str(ready["runId"]), int(ready["pid"]), ready.get("socket"), proc)
 
@@ -127,9 +129,9 @@ async def spawn_queue(
     root: Path, changes: Sequence[str], settings: Settings, options: dict[str, Any]
 ) -> SpawnedQueue:
     """Start a detached queue runner (``--changes``); returns once the queue runs."""
-    argv = [*runner_argv(settings), "--root", str(root)]
-    argv += ["--changes", json.dumps(list(changes)), "--options", json.dumps(options)]
-    argv += ["--settings", json.dumps(settings_to_dict(settings))]
+    argv = [*runner_argv(settings), f"--root={root}", f"--changes={json.dumps(list(changes))}"]
+    argv += [f"--options={json.dumps(options)}"]
+    argv += [f"--settings={json.dumps(settings_to_dict(settings))}"]
     proc, ready = await _launch(argv, "the queue")
     return SpawnedQueue(str(ready["queueId"]), int(ready["pid"]), dict(ready["status"]), proc)
 
