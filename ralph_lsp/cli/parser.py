@@ -10,6 +10,7 @@ from ralph_lsp.settings import (
     ISOLATIONS,
     PRESETS,
     RUNNERS,
+    SANDBOXES,
     SCOPES,
     USER_CONFIGS,
     VERIFY_WHEN,
@@ -199,6 +200,13 @@ def build_parser() -> argparse.ArgumentParser:
         choices=RUNNERS,
         help="'ray': each change runs as a job on a Ray cluster (pip install 'ralph-lsp[ray]'),"
         " its work pushed to branch ralph/CHANGE/RUNID of --git-remote (default local)",
+    )
+    sp.add_argument(
+        "--sandbox",
+        choices=SANDBOXES,
+        help="'auto' (default): every process of the run in an OS sandbox (bubblewrap on"
+        " Linux), which writes only the work tree and reads no secrets; the run does not start"
+        " when the sandbox cannot. 'off': no sandbox, said in the run's first lines",
     )
     sp.add_argument(
         "--ray-address",

@@ -47,6 +47,7 @@ _RUN: dict[str, Check] = {
     "story": _text,
     "owner": _obj,
     "worktree": _obj,
+    "sandbox": _obj,
 }
 _RUN_LISTS = ("transitions", "rateLimited", "guidance", "blocked", "iterations")
 _ITERATION: dict[str, Check] = {

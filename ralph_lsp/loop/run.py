@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 
 from ralph_lsp.agents import build_invocation, verify_rules
 from ralph_lsp.agents.user_config import user_config
-from ralph_lsp.loop import budget, costs, policy, verify
+from ralph_lsp.loop import budget, costs, policy, sandboxing, verify
 from ralph_lsp.loop import run_git as rungit
 from ralph_lsp.loop.claims import ChangeClaim
 from ralph_lsp.loop.events import EndEvent, IterationEvent
@@ -52,6 +52,7 @@ from ralph_lsp.openspec.project_context import read_project_context
 from ralph_lsp.openspec.tasks import TasksDoc
 from ralph_lsp.openspec.workspace import Change
 from ralph_lsp.proc.process import AgentProcess, AgentStartError, SpawnSpec
+from ralph_lsp.sandbox import Sandbox
 from ralph_lsp.settings import Settings
 
 # The longest a rate limit is waited for at once (a reset time far away is waited in turns).
@@ -125,6 +126,7 @@ class Run(RunReporting, TasksFollowing):
         self.work: Change = change
         self.git: rungit.RunGit | None = None
         self.pruned: list[str] = []  # runs retention removed as this one started
+        self.sandbox: Sandbox | None = None  # every process of the run lives in it (SPEC §10)
         self.budget = budget.plan(settings, {**os.environ, **settings.env}, change.root)
 
     def reason(self) -> str | None:
@@ -160,6 +162,8 @@ class Run(RunReporting, TasksFollowing):
         if state is RunState.SUCCEEDED and self.archived_to:
             reason += f"; the agent archived the change to {self.archived_to}"
         reason = await self._end_git(reason)
+        if self.sandbox is not None:
+            self.sandbox.close()
         self.history.close_iteration_log()
         self.ended_at = now_iso()
         self.update(state=state, reason=reason, phase=None, waiting=None, transition=True)
@@ -172,6 +176,11 @@ class Run(RunReporting, TasksFollowing):
 
     async def _loop(self) -> tuple[RunState, str]:
         await self._prepare_git()
+        self.sandbox = sandboxing.open_for(
+            self.settings, self.work.root, self.change.root, self.log
+        )
+        if self.sandbox is not None:
+            self.update(sandbox=self.sandbox.to_json())
         self.update(reason="reading tasks.md", transition=True)
         doc = self.read_doc()
         self.update(completed=doc.completed, total=doc.total, reason="running")
@@ -300,6 +309,7 @@ class Run(RunReporting, TasksFollowing):
             checks = list(self.verification.last_results)
             fixed = counters.failing is not None and failed is None
             result = replace(result, verified=verified, verify_failed=failed, verify_fixed=fixed)
+            outcome.refusals += self.verification.take_refusals()
         decision = policy.after_iteration(result, counters, limits, time.time())
         counts = not isinstance(decision, policy.Wait)
         if not counts or result.start_error is not None or policy.failed_start(result):
@@ -397,8 +407,10 @@ class Run(RunReporting, TasksFollowing):
         # the preset's (login, isolation, Gemini's defaults), then the user's own env setting
         env = {**os.environ, **inv.env, **s.env}
         spec = SpawnSpec(argv=inv.argv, cwd=self.work.root, env=env, stdin_data=inv.stdin_data)
+        spec = sandboxing.wrap(spec, self.sandbox)
         self.history.open_iteration_log(n)
         iteration = AgentIteration(self, inv, spec, self.history.write_raw)
+        iteration.sandboxed = self.sandbox is not None
         try:
             if not await iteration.start():
                 return iteration.out
