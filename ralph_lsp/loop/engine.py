@@ -17,7 +17,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from ralph_lsp.loop import budget
+from ralph_lsp.loop import budget, sandboxing
 from ralph_lsp.loop import run_git as rungit
 from ralph_lsp.loop.claims import ChangeBusy, ChangeClaim
 from ralph_lsp.loop.history import new_run_id, prune_runs
@@ -89,7 +89,7 @@ class Engine:
         refusal = await rungit.refusal(resolved.root, settings)
         refusal = refusal or budget.refusal_at(settings, resolved.root)
         # Fail closed (SPEC §10): no sandbox here, no run, and no agent spawned.
-        refusal = refusal or await asyncio.to_thread(sandbox_refusal, settings.sandbox)
+        refusal = refusal or await asyncio.to_thread(sandbox_refusal, sandboxing.mode(settings)[0])
         if refusal is not None:
             raise EngineError(refusal)
         run_id = new_run_id()

@@ -52,7 +52,6 @@ from ralph_lsp.openspec.project_context import read_project_context
 from ralph_lsp.openspec.tasks import TasksDoc
 from ralph_lsp.openspec.workspace import Change
 from ralph_lsp.proc.process import AgentProcess, AgentStartError, SpawnSpec
-from ralph_lsp.sandbox import Sandbox
 from ralph_lsp.settings import Settings
 
 # The longest a rate limit is waited for at once (a reset time far away is waited in turns).
@@ -126,7 +125,8 @@ class Run(RunReporting, TasksFollowing):
         self.work: Change = change
         self.git: rungit.RunGit | None = None
         self.pruned: list[str] = []  # runs retention removed as this one started
-        self.sandbox: Sandbox | None = None  # every process of the run lives in it (SPEC §10)
+        # every process of the run lives in it (SPEC §10)
+        self.sandbox: sandboxing.RunSandbox | None = None
         self.budget = budget.plan(settings, {**os.environ, **settings.env}, change.root)
 
     def reason(self) -> str | None:
@@ -163,7 +163,7 @@ class Run(RunReporting, TasksFollowing):
             reason += f"; the agent archived the change to {self.archived_to}"
         reason = await self._end_git(reason)
         if self.sandbox is not None:
-            self.sandbox.close()
+            await self.sandbox.close()
         self.history.close_iteration_log()
         self.ended_at = now_iso()
         self.update(state=state, reason=reason, phase=None, waiting=None, transition=True)
@@ -176,7 +176,7 @@ class Run(RunReporting, TasksFollowing):
 
     async def _loop(self) -> tuple[RunState, str]:
         await self._prepare_git()
-        self.sandbox = sandboxing.open_for(
+        self.sandbox = await sandboxing.RunSandbox.open(
             self.settings, self.work.root, self.change.root, self.log
         )
         if self.sandbox is not None:
@@ -398,6 +398,7 @@ class Run(RunReporting, TasksFollowing):
                 ],
                 agent_user_config=s.agent_user_config,
                 env={**os.environ, **s.env},
+                sandboxed=self.sandbox is not None,
             )
             for path, text in inv.files.items():  # the CLI's policy and defaults files
                 Path(path).parent.mkdir(parents=True, exist_ok=True, mode=0o700)
@@ -407,7 +408,8 @@ class Run(RunReporting, TasksFollowing):
         # the preset's (login, isolation, Gemini's defaults), then the user's own env setting
         env = {**os.environ, **inv.env, **s.env}
         spec = SpawnSpec(argv=inv.argv, cwd=self.work.root, env=env, stdin_data=inv.stdin_data)
-        spec = sandboxing.wrap(spec, self.sandbox)
+        if self.sandbox is not None:
+            spec = self.sandbox.agent(spec)
         self.history.open_iteration_log(n)
         iteration = AgentIteration(self, inv, spec, self.history.write_raw)
         iteration.sandboxed = self.sandbox is not None
@@ -419,6 +421,8 @@ class Run(RunReporting, TasksFollowing):
         finally:
             self.process = None
             self.history.close_iteration_log()
+            if self.sandbox is not None:  # connections its proxy refused
+                iteration.out.refusals += self.sandbox.take_refusals()
 
     async def _kill_process(self, grace: float) -> None:
         proc = self.process

@@ -19,7 +19,6 @@ from ralph_lsp.loop.states import RunState
 from ralph_lsp.loop.status import Level, RunEnd
 from ralph_lsp.openspec.workspace import Change
 from ralph_lsp.proc.process import AgentProcess
-from ralph_lsp.sandbox import Sandbox
 from ralph_lsp.settings import Settings
 
 
@@ -29,7 +28,7 @@ class VerificationHost(Protocol):
     settings: Settings
     stop_event: asyncio.Event
     work: Change
-    sandbox: Sandbox | None  # the checks run inside it, with no network but a loopback
+    sandbox: sandboxing.RunSandbox | None  # the checks run inside it: no network but a loopback
 
     @property
     def key(self) -> tuple[Path, str, str]: ...
@@ -107,7 +106,7 @@ class Verification:
             self.host.stop_event,
             self._lines,
             grace=bounded(self.host.settings.stop_grace_seconds) or 0.0,
-            wrap=lambda spec: sandboxing.wrap(spec, self.host.sandbox),
+            wrap=self.host.sandbox.check if self.host.sandbox is not None else None,
         )
         self.runner = runner
         try:

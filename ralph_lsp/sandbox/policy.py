@@ -50,6 +50,9 @@ AGENT_STATE = {
     "gemini": ("GEMINI_CLI_HOME", ".gemini"),
 }
 
+# Read-only folders made when missing, so that the run cannot make them its own.
+MADE_READ_ONLY = ("hooks", "info", ".ralph")
+
 # Package caches, each pointed into the run's own cache folder.
 CACHE_VARIABLES = {
     "PIP_CACHE_DIR": "pip",
@@ -104,7 +107,8 @@ def build_policy(
         tmp_dir=tmp_dir,
         writable=_unique(writable),
         hidden=_unique(p for p in hidden if _exists(p)),
-        read_only=_unique(read_only),
+        # what exists, and the folders made before they are bound (session.py)
+        read_only=_unique(p for p in read_only if _exists(p) or p.name in MADE_READ_ONLY),
         env=run_env,
         allowed_domains=tuple(dict.fromkeys(allowed_domains)),
     )

@@ -8,6 +8,8 @@ import re
 
 _SIGNS = (
     (re.compile(r"read-only file system", re.I), "write"),
+    # a rename over a file bound read-only (git config's lock file dance)
+    (re.compile(r"device or resource busy", re.I), "write"),
     (re.compile(r"network is unreachable|\bENETUNREACH\b", re.I), "connect"),
     (re.compile(r"temporary failure in name resolution|\bEAI_AGAIN\b", re.I), "connect"),
 )

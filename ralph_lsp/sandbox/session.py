@@ -21,7 +21,9 @@ from pathlib import Path
 from typing import Any
 
 from ralph_lsp.sandbox import bwrap, seatbelt
-from ralph_lsp.sandbox.policy import SandboxPolicy, build_policy
+from ralph_lsp.sandbox.bridge import bridge_argv
+from ralph_lsp.sandbox.domains import no_proxy_for
+from ralph_lsp.sandbox.policy import MADE_READ_ONLY, SandboxPolicy, build_policy
 
 SHOWN_PATHS = 6  # paths named per list in the run's first line
 
@@ -55,7 +57,7 @@ class Sandbox:
     version: str
     program: str
     policy: SandboxPolicy
-    extra: tuple[str, ...] = ()  # the agent's way out (the proxy's socket), when there is one
+    python: str = sys.executable  # runs the bridge inside (the standard library only)
 
     @classmethod
     def open(
@@ -94,11 +96,18 @@ class Sandbox:
         assert found.program is not None
         return cls("bwrap", found.version, found.program, policy)
 
-    def prefix(self, cwd: Path) -> list[str]:
-        """The argv a command (its program resolved) is appended to."""
+    def prefix(self, cwd: Path, *, proxy_socket: Path | None = None) -> list[str]:
+        """The argv a command (its program resolved) is appended to. With ``proxy_socket``
+        (the agent's), the command runs behind the bridge to that egress proxy: its only way
+        out of a network namespace that has nothing but a loopback of its own."""
         if self.kind == "seatbelt":
             return seatbelt.argv(self.policy, self.program)
-        return bwrap.argv(self.policy, self.program, cwd, extra=list(self.extra))
+        if proxy_socket is None:
+            return bwrap.argv(self.policy, self.program, cwd)
+        folder = str(proxy_socket.parent)
+        out = bwrap.argv(self.policy, self.program, cwd, extra=["--ro-bind", folder, folder])
+        no_proxy = no_proxy_for(self.policy.allowed_domains)
+        return [*out, *bridge_argv(self.python, proxy_socket, [], no_proxy=no_proxy)]
 
     def environment(self, env: Mapping[str, str]) -> dict[str, str]:
         return {**env, **self.policy.env}
@@ -133,7 +142,7 @@ def _prepare(policy: SandboxPolicy) -> None:
     for folder in policy.env.values():
         os.makedirs(folder, mode=0o700, exist_ok=True)
     for path in policy.read_only:
-        if path.name in ("hooks", "info", ".ralph") and path.parent.is_dir():
+        if path.name in MADE_READ_ONLY and path.parent.is_dir():
             path.mkdir(exist_ok=True)
 
 
