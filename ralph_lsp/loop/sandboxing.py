@@ -62,7 +62,7 @@ class RunSandbox:
         sandbox that cannot start ends the run before any agent is spawned (``RunEnd``)."""
         chosen, why = mode(settings)
         if chosen == "off":
-            log(OFF_LINE.format(why=why), "warning")
+            log(OFF_LINE.format(why=why), "info")
             return None
         env: Mapping[str, str] = {**os.environ, **settings.env}
         try:
