@@ -25,7 +25,9 @@ def test_codex_runs_without_its_own_sandbox_inside_ours(tmp_path: Path) -> None:
     i = plain.index("--sandbox")
     assert plain[i + 1] == "workspace-write"
     assert boxed[i + 1] == "danger-full-access" and "workspace-write" not in boxed
-    assert boxed[:i] + boxed[i + 2 :] == plain[:i] + plain[i + 2 :]
+    quiet = ["--disable", "plugins", "-c", "analytics.enabled=false"]
+    assert boxed[-4:] == quiet and "plugins" not in plain
+    assert boxed[:i] + boxed[i + 2 : -4] == plain[:i] + plain[i + 2 :]
 
 
 def test_claude_turns_a_projects_sandbox_setting_off(tmp_path: Path) -> None:
