@@ -7,7 +7,10 @@ nothing ours does not already enforce):
 
 - ``codex``: ``--sandbox danger-full-access`` instead of ``workspace-write``. Its
   ``workspace-write`` would also cut its commands off from the network (even the loopback of
-  our sandbox, where a project's test server runs).
+  our sandbox, where a project's test server runs). And ``--disable plugins -c
+  analytics.enabled=false``: codex 0.169 otherwise looks up github.com, api.github.com and
+  ab.chatgpt.com on every spawn, three refusals in the history each time (seen through the
+  proxy).
 - ``claude``: ``--settings {"sandbox": {"enabled": false}}``, so a project's
   ``.claude/settings.json`` that turns Claude Code's sandbox on does not start a second
   bubblewrap, socat and proxy inside ours (command-line settings rank above project settings).
@@ -24,6 +27,7 @@ import json
 
 CODEX_OWN_SANDBOX = ("--sandbox", "workspace-write")
 CODEX_STAND_DOWN = ("--sandbox", "danger-full-access")
+CODEX_QUIET = ("--disable", "plugins", "-c", "analytics.enabled=false")
 CLAUDE_STAND_DOWN = ("--settings", json.dumps({"sandbox": {"enabled": False}}))
 GEMINI_STAND_DOWN = {"GEMINI_SANDBOX": "false"}
 
@@ -36,7 +40,7 @@ def stand_down(agent: str, template: list[str]) -> tuple[list[str], dict[str, st
         for i in range(len(out) - 1):
             if (out[i], out[i + 1]) == CODEX_OWN_SANDBOX:
                 out[i + 1] = CODEX_STAND_DOWN[1]
-        return out, {}
+        return [*out, *CODEX_QUIET], {}
     if agent == "claude":
         return [*template, *CLAUDE_STAND_DOWN], {}
     if agent == "gemini":

@@ -154,7 +154,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parse(sys.argv[1:] if argv is None else argv)
     status = asyncio.run(run(args.port, args.socket, args.command, args.no_proxy, os.environ))
     if status < 0:  # die of the same signal, so our parent sees what the agent did
-        signal.signal(-status, signal.SIG_DFL)
+        with contextlib.suppress(OSError, ValueError):  # SIGKILL cannot be caught anyway
+            signal.signal(-status, signal.SIG_DFL)
         os.kill(os.getpid(), -status)
         return 128 - status
     return status
