@@ -19,6 +19,7 @@ from bench import (
     ray_cases,
     report,
     runner_cases,
+    sandbox_cases,
     scale,
     yardstick,
 )
@@ -73,6 +74,16 @@ CASES: dict[str, tuple[str, dict[str, float], dict[str, float]]] = {
         {"reps": 3},
         {"reps": 1},
     ),
+    "sandbox_spawn": (
+        "sandboxed agent spawn to first output, minus unsandboxed (p50)",
+        {"reps": 30},
+        {"reps": 5},
+    ),
+    "sandbox_verify": (
+        "the examples' verification sandboxed over unsandboxed",
+        {"reps": 5},
+        {"reps": 1},
+    ),
     "soak": (
         "1000 short iterations: RSS growth, .ralph/ size",
         {"iterations": 1000, "output_bytes": 600_000},
@@ -112,6 +123,10 @@ def _runner(name: str, a: dict[str, float]) -> Callable[[Results], Awaitable[Non
             await runner_cases.runner(r, int(a["attaches"]), a["idle_seconds"], int(a["floods"]))
         elif name == "ray":
             await ray_cases.ray_overhead(r, int(a["reps"]))
+        elif name == "sandbox_spawn":
+            await sandbox_cases.spawn_overhead(r, int(a["reps"]))
+        elif name == "sandbox_verify":
+            await sandbox_cases.verify_ratio(r, int(a["reps"]))
         elif name == "soak":
             await scale.soak(r, int(a["iterations"]), int(a["output_bytes"]))
 
