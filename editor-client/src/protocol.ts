@@ -209,6 +209,8 @@ export interface HistoryRecord {
   transitions: HistoryTransition[];
   iterations: HistoryIteration[];
   guidance: HistoryGuidance[];
+  /** What the run's sandbox granted (v4); null: it ran with the sandbox off. */
+  sandbox?: RunSandbox | null;
 }
 
 /** A change, as every command that targets one takes it. */
