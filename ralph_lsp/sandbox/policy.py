@@ -106,7 +106,8 @@ def build_policy(
         work_root=work_root,
         tmp_dir=tmp_dir,
         writable=_unique(writable),
-        hidden=_unique(p for p in hidden if _exists(p)),
+        # a secret behind a link (a dotfiles manager's ~/.ssh) is hidden where it really is
+        hidden=_unique(Path(os.path.realpath(p)) for p in hidden if _exists(p)),
         # what exists, and the folders made before they are bound (session.py)
         read_only=_unique(p for p in read_only if _exists(p) or p.name in MADE_READ_ONLY),
         env=run_env,

@@ -23,7 +23,7 @@ from typing import Any
 from ralph_lsp.sandbox import bwrap, seatbelt
 from ralph_lsp.sandbox.bridge import bridge_argv
 from ralph_lsp.sandbox.domains import no_proxy_for
-from ralph_lsp.sandbox.policy import MADE_READ_ONLY, SandboxPolicy, build_policy
+from ralph_lsp.sandbox.policy import MADE_READ_ONLY, SandboxPolicy, agent_state, build_policy
 
 SHOWN_PATHS = 6  # paths named per list in the run's first line
 
@@ -88,7 +88,7 @@ class Sandbox:
             allowed_domains=allowed_domains,
             history_root=history_root,
         )
-        _prepare(policy)
+        _prepare(policy, agent_state(preset, env, home))
         if sys.platform == "darwin":
             program = seatbelt.locate() or seatbelt.SANDBOX_EXEC
             return cls("seatbelt", "", program, policy)
@@ -136,11 +136,18 @@ class Sandbox:
         shutil.rmtree(self.policy.tmp_dir, ignore_errors=True)
 
 
-def _prepare(policy: SandboxPolicy) -> None:
+def _prepare(policy: SandboxPolicy, state: Sequence[Path]) -> None:
     """Folders the run may write, and the read-only ones, made to exist before they are bound
-    (a missing ``.git/hooks`` must not become a folder the agent could create)."""
+    (a missing ``.git/hooks`` must not become a folder the agent could create; a missing
+    ``~/.claude`` could not be made inside, where the home is read-only)."""
     for folder in policy.env.values():
         os.makedirs(folder, mode=0o700, exist_ok=True)
+    for path in state:
+        if path.suffix == ".json":  # ~/.claude.json: Claude Code's own file, {} when new
+            if not path.exists() and path.parent.is_dir():
+                path.write_text("{}\n", encoding="utf-8")
+        else:
+            path.mkdir(mode=0o700, parents=True, exist_ok=True)
     for path in policy.read_only:
         if path.name in MADE_READ_ONLY and path.parent.is_dir():
             path.mkdir(exist_ok=True)
