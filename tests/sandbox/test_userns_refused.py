@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.sandbox.conftest import Tools, User, _apt, setpriv, user_env
+from tests.sandbox.conftest import Tools, User, _apt, chown_tree, setpriv, user_env
 from tests.sandbox.test_works_inside import one_change, scratch  # noqa: F401  (the fixture)
 
 pytestmark = pytest.mark.slow
@@ -56,6 +56,17 @@ def test_the_run_is_refused_naming_the_fix_and_no_agent_starts(
     assert 'ralph.sandbox: "off"' in output and "--sandbox off" in output, output
     assert not (root / "agent-ran").exists()
     assert "[ ] 1.1" in (root / "openspec/changes/c/tasks.md").read_text()
+    # the queue form is refused once, before any of its changes starts
+    second = root / "openspec/changes/d"
+    second.mkdir()
+    (second / "tasks.md").write_text("- [ ] 1.1 More\n")
+    chown_tree(root, sandbox_user)
+    queue = [*command[: command.index("c")], "c", "d", *command[command.index("c") + 1 :]]
+    done = subprocess.run(
+        without_user_namespaces(queue), capture_output=True, text=True, timeout=120, env=env
+    )
+    assert done.returncode != 0 and "the sandbox cannot start" in done.stderr + done.stdout
+    assert not (root / "agent-ran").exists() and not list((root / ".ralph").rglob("record.json"))
     # the same run with the sandbox stated off starts, and says so
     off = subprocess.run(
         without_user_namespaces([*command, "--sandbox", "off"]),
