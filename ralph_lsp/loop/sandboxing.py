@@ -20,7 +20,8 @@ from ralph_lsp.loop.status import Level, RunEnd
 from ralph_lsp.proc.process import SpawnSpec
 from ralph_lsp.sandbox import Sandbox, SandboxUnavailable
 from ralph_lsp.sandbox import proxy as egress
-from ralph_lsp.sandbox.domains import allowed_domains
+from ralph_lsp.sandbox.bridge import proxy_env
+from ralph_lsp.sandbox.domains import allowed_domains, no_proxy_for
 from ralph_lsp.sandbox.refusals import refused
 from ralph_lsp.settings import Settings
 
@@ -84,7 +85,9 @@ class RunSandbox:
             raise RunEnd(RunState.FAILED, f"the sandbox cannot start: {exc}") from None
         try:
             run = cls(box, log)
-            await run.proxy.start(egress.private_socket_path())
+            # macOS has no network namespace: the agent reaches the proxy on the loopback
+            tcp = 0 if box.kind == "seatbelt" else None
+            await run.proxy.start(egress.private_socket_path(), tcp)
         except (OSError, ValueError) as exc:
             box.close()  # ValueError: an allowlist entry the proxy cannot read
             why = f"the sandbox's egress proxy cannot start: {exc}"
@@ -104,7 +107,12 @@ class RunSandbox:
         """The agent's ``spec`` inside the sandbox, behind the bridge to the proxy."""
         socket = self.proxy.socket_path
         prefix = self.box.prefix(spec.cwd, proxy_socket=socket)
-        return replace(spec, env=self.box.environment(spec.env), wrapper=tuple(prefix))
+        env = self.box.environment(spec.env)
+        if self.proxy.tcp_port is not None:  # Seatbelt: no bridge, the proxy's own port
+            env.update(
+                proxy_env(self.proxy.tcp_port, no_proxy_for(self.box.policy.allowed_domains))
+            )
+        return replace(spec, env=env, wrapper=tuple(prefix))
 
     def check(self, spec: SpawnSpec) -> SpawnSpec:
         """A verification command's ``spec`` inside the sandbox: no network but its loopback."""
