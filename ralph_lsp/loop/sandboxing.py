@@ -15,13 +15,14 @@ from dataclasses import replace
 from pathlib import Path
 
 from ralph_lsp.agents.base import Refusal
+from ralph_lsp.agents.user_config_codex_gemini import codex_provider_url
 from ralph_lsp.loop.states import RunState
 from ralph_lsp.loop.status import Level, RunEnd
 from ralph_lsp.proc.process import SpawnSpec
 from ralph_lsp.sandbox import Sandbox, SandboxUnavailable
 from ralph_lsp.sandbox import proxy as egress
 from ralph_lsp.sandbox.bridge import proxy_env
-from ralph_lsp.sandbox.domains import allowed_domains, no_proxy_for
+from ralph_lsp.sandbox.domains import allowed_domains, base_url_entry, no_proxy_for
 from ralph_lsp.sandbox.refusals import refused
 from ralph_lsp.settings import Settings
 
@@ -68,7 +69,7 @@ class RunSandbox:
         env: Mapping[str, str] = {**os.environ, **settings.env}
         try:
             domains = allowed_domains(
-                settings.agent, os.environ, settings.env, settings.sandbox_allowed_domains
+                settings.agent, os.environ, settings.env, _extra_domains(settings, env)
             )
             box = Sandbox.open(
                 work_root,
@@ -134,6 +135,15 @@ class RunSandbox:
             if socket is not None:
                 shutil.rmtree(socket.parent, ignore_errors=True)
             self.box.close()
+
+
+def _extra_domains(settings: Settings, env: Mapping[str, str]) -> list[str]:
+    """``ralph.sandbox.allowedDomains``, and the host of the model provider a Codex user's own
+    config.toml selects (its ``base_url``: where Codex connects, as ``OPENAI_BASE_URL`` is)."""
+    extra = list(settings.sandbox_allowed_domains)
+    url = codex_provider_url(env) if settings.agent == "codex" else None
+    entry = base_url_entry(url) if url else None
+    return [*extra, entry] if entry else extra
 
 
 def refusals_in(lines: Iterable[str]) -> list[Refusal]:
