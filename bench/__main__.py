@@ -19,6 +19,7 @@ from bench import (
     ray_cases,
     report,
     runner_cases,
+    sandbox_cases,
     scale,
     yardstick,
 )
@@ -73,6 +74,11 @@ CASES: dict[str, tuple[str, dict[str, float], dict[str, float]]] = {
         {"reps": 3},
         {"reps": 1},
     ),
+    "proxy_stream": (
+        "a 10 MB streamed model reply through the sandbox's egress proxy vs direct",
+        {"reps": 7},
+        {"reps": 3},
+    ),
     "soak": (
         "1000 short iterations: RSS growth, .ralph/ size",
         {"iterations": 1000, "output_bytes": 600_000},
@@ -112,6 +118,8 @@ def _runner(name: str, a: dict[str, float]) -> Callable[[Results], Awaitable[Non
             await runner_cases.runner(r, int(a["attaches"]), a["idle_seconds"], int(a["floods"]))
         elif name == "ray":
             await ray_cases.ray_overhead(r, int(a["reps"]))
+        elif name == "proxy_stream":
+            await sandbox_cases.proxy_stream(r, int(a["reps"]))
         elif name == "soak":
             await scale.soak(r, int(a["iterations"]), int(a["output_bytes"]))
 

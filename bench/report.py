@@ -69,6 +69,7 @@ TARGETS = [
     Target("soak_1000_iterations_rss_growth_mb", None, "<=", 5, "MiB"),
     Target("soak_1000_iterations_ralph_dir_mb", None, "<=", 600, "MiB"),
     Target("claude_iteration_bytes_heavy_vs_clean", None, "<=", 1.05, "×"),
+    Target("proxy_stream_ratio", None, "<=", 1.10, "×"),
 ]
 
 _OPS: dict[str, Callable[[float, float], bool]] = {
