@@ -23,7 +23,8 @@ STREAM_BYTES = 10 * 1024 * 1024
 # The model server: ``GET /stream?bytes=N`` → N bytes of SSE events in HTTP chunks.
 ORIGIN = r"""
 import asyncio, sys
-EVENT = b'event: content_block_delta\r\ndata: {"type":"text_delta","text":"' + b"x" * 900 + b'"}\r\n\r\n'
+EVENT = b'event: content_block_delta\r\ndata: {"type":"text_delta","text":"'
+EVENT += b"x" * 900 + b'"}\r\n\r\n'
 async def serve(reader, writer):
     head = await reader.readuntil(b"\r\n\r\n")
     total = int(head.split(b" ")[1].split(b"bytes=")[1])
