@@ -15,7 +15,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from bench.common import PY, median, rnd
+from bench.common import PY, load_average, median, rnd
 from bench.report import Results
 
 STREAM_BYTES = 10 * 1024 * 1024
@@ -113,6 +113,8 @@ async def proxy_stream(r: Results, reps: int) -> None:
         "bytes": STREAM_BYTES,
         "direct_ms_p50": rnd(median(direct) * 1000),
         "proxied_ms_p50": rnd(median(via) * 1000),
+        "pairwise_ratio_p50": rnd(median([v / d for v, d in zip(via, direct, strict=True)]), 3),
+        "load_average_1min": rnd(load_average()),
         "path": "client -> bridge 127.0.0.1 -> unix socket -> EgressProxy CONNECT -> server",
     }
 
