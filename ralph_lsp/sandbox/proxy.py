@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from ralph_lsp.sandbox.allowlist import Allowlist, split_host_port
+from ralph_lsp.sandbox.allowlist import DEFAULT_PORTS, Allowlist, split_host_port
 from ralph_lsp.sandbox.bridge import Relay
 
 log = logging.getLogger(__name__)
@@ -53,6 +53,18 @@ class Refusal:
 
     def __str__(self) -> str:
         return f"{self.host}:{self.port}: {self.reason}"
+
+    @property
+    def entry(self) -> str:
+        """The ``ralph.sandbox.allowedDomains`` entry that would allow it."""
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return host if self.port in DEFAULT_PORTS else f"{host}:{self.port}"
+
+    def to_json(self) -> dict[str, str]:
+        """For the run's history, in the shape of an agent's refused tool call
+        (``agents.base.RefusalRecord``): tool ``Network``, input ``host:port``, and as the rule
+        the allowlist entry that would allow it."""
+        return {"tool": "Network", "input": f"{self.host}:{self.port}", "rule": self.entry}
 
 
 class _Reject(Exception):
@@ -183,11 +195,12 @@ class EgressProxy:
             host, port, upstream_head = _parse_head(head)
             reason = self.allowlist.check(host, port)
             if reason is not None:
-                self._refuse(Refusal(host, port, reason))
+                refusal = Refusal(host, port, reason)
+                self._refuse(refusal)
                 raise _Reject(
                     "403 Forbidden",
                     f"ralph-lsp sandbox: connection to {host}:{port} refused ({reason}); "
-                    "allow it with ralph.sandbox.allowedDomains\n",
+                    f'allow it with ralph.sandbox.allowedDomains: ["{refusal.entry}"]\n',
                 )
             up = await self._connect(host, port)
         except _Reject as rej:

@@ -104,7 +104,13 @@ async def test_a_host_not_allowed_gets_403_and_is_reported(make_proxy, how: str)
     assert f"connection to evil.example:{port} refused (host not in the allowlist)" in (
         body.decode()
     )
+    assert 'allowedDomains: ["evil.example"]' in body.decode()
     assert p.reported == [Refusal("evil.example", port, "host not in the allowlist")]
+    assert p.reported[0].to_json() == {
+        "tool": "Network",
+        "input": f"evil.example:{port}",
+        "rule": "evil.example",
+    }
     assert p.proxy.allowed_counts == {}
 
 
@@ -129,6 +135,7 @@ async def test_a_port_other_than_443_or_80_needs_its_own_entry(make_proxy) -> No
         writer.close()
         assert head.startswith(b"HTTP/1.1 403"), head
         assert "port" in bare.reported[0].reason and echo.connections == 0
+        assert bare.reported[0].entry == f"localhost:{echo.port}"
         named = await make_proxy([f"localhost:{echo.port}"])
         head, reader, writer = await _connect(named, f"localhost:{echo.port}")
         writer.write(b"hi")
