@@ -76,8 +76,8 @@ CASES: dict[str, tuple[str, dict[str, float], dict[str, float]]] = {
     ),
     "proxy_stream": (
         "a 10 MB streamed model reply through the sandbox's egress proxy vs direct",
-        {"reps": 15},
-        {"reps": 5},
+        {"reps": 31},
+        {"reps": 7},
     ),
     "soak": (
         "1000 short iterations: RSS growth, .ralph/ size",
