@@ -10,11 +10,13 @@ port. It speaks two things:
 
 A target is reached only when :class:`~ralph_lsp.sandbox.allowlist.Allowlist` allows it; else the
 client gets ``403`` with a one-line body naming the host and the reason, and ``on_refusal`` is
-called with a :class:`Refusal` (for the run's history). Bytes stream in both directions with
-backpressure (a read waits for the other side's drain) and half-close (an EOF one way is passed
-on while the other way keeps flowing). Connections are bounded (``max_connections``; past it:
-``503``), the request head and the upstream connect have timeouts, a tunnel idle for
-``idle_timeout`` seconds is closed, and no handler raises.
+called with a :class:`Refusal` (for the run's history). Once allowed, the two connections are
+joined by :class:`~ralph_lsp.sandbox.bridge.Relay` protocols: bytes go straight from one
+transport to the other, with backpressure (a full write buffer pauses reading on the other end)
+and half-close (an EOF one way is passed on while the other way keeps flowing). Connections
+are bounded (``max_connections``; past it: ``503``), the request head and the upstream connect
+have timeouts, a tunnel idle for ``idle_timeout`` seconds is closed, and nothing raises out of
+a connection's handling.
 """
 
 from __future__ import annotations

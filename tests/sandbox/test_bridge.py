@@ -75,10 +75,11 @@ def test_without_a_namespace_the_agent_gets_the_proxy_variables_and_its_exit_sta
     assert proxy.counts == {f"127.0.0.1:{origin_port}": 1}
 
 
-def test_in_a_network_namespace_the_proxy_is_the_only_way_out(origin_port: int) -> None:
-    prefix = netns_prefix()
+@pytest.mark.parametrize("kind", ["bwrap", "unshare"])
+def test_in_a_network_namespace_the_proxy_is_the_only_way_out(origin_port: int, kind: str) -> None:
+    prefix = netns_prefix(kind)
     if prefix is None:
-        pytest.skip("no network namespace here (neither bwrap nor unshare + ip)")
+        pytest.skip(f"no network namespace from {kind} here")
     with ProxyThread([f"127.0.0.1:{origin_port}"]) as proxy:
         url = f"http://127.0.0.1:{origin_port}/hello"
         direct = _run([*prefix, sys.executable, "-c", DIRECT, str(origin_port)])
