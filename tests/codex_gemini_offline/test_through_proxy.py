@@ -129,3 +129,27 @@ def test_codex_commands_keep_the_sandboxes_loopback_only_when_its_own_sandbox_st
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     got = (project.root / "net.txt").read_text().strip()
     assert got == ("connected" if sandboxed else "blocked"), proc.stdout[-3000:]
+
+
+@pytest.mark.parametrize("sandboxed", [True, False])
+def test_a_projects_gemini_sandbox_stands_down_inside_ours(
+    sandboxed: bool, agent_clis: dict[str, Path], base: Path, prefix: list[str]
+) -> None:
+    """A project's ``.gemini/settings.json`` asks for Gemini's own sandbox (docker): inside ours
+    there is none to start; the sandboxed preset's ``GEMINI_SANDBOX=false`` lets it run."""
+    project = make_project(base)
+    (project.root / ".gemini").mkdir()
+    (project.root / ".gemini" / "settings.json").write_text('{"tools": {"sandbox": "docker"}}')
+    with ScriptedServer("gemini", normal_steps("gemini")) as server:
+        allowed = allowed_domains("gemini", {"GOOGLE_GEMINI_BASE_URL": server.url})
+        with ProxyThread(allowed) as proxy:
+            proc = _run_proxied(
+                "gemini", agent_clis["gemini"], server.url, project, base, proxy, allowed,
+                prefix, sandboxed=sandboxed,
+            )  # fmt: skip
+    out = proc.stdout[-3000:] + proc.stderr[-3000:]
+    if sandboxed:
+        assert proc.returncode == 0 and project.checked() == 2, out
+    else:
+        assert proc.returncode != 0 and project.checked() == 0, out
+        assert "docker" in proc.stderr.lower(), out
