@@ -8,6 +8,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -46,13 +47,13 @@ def origin_port() -> Iterator[int]:
     loop = asyncio.new_event_loop()
     origin = Origin()
     loop.run_until_complete(origin.__aenter__())
-    import threading
-
     thread = threading.Thread(target=loop.run_forever, daemon=True)
     thread.start()
     yield origin.port
+    asyncio.run_coroutine_threadsafe(origin.__aexit__(), loop).result(5)
     loop.call_soon_threadsafe(loop.stop)
     thread.join(5)
+    loop.close()
 
 
 def _run(argv: list[str], **kw: object) -> subprocess.CompletedProcess[str]:
