@@ -20,6 +20,7 @@ from bench import (
     report,
     runner_cases,
     sandbox_cases,
+    sandbox_run_cases,
     scale,
     yardstick,
 )
@@ -84,6 +85,11 @@ CASES: dict[str, tuple[str, dict[str, float], dict[str, float]]] = {
         {"reps": 5},
         {"reps": 1},
     ),
+    "proxy_stream": (
+        "a 10 MB streamed model reply through the sandbox's egress proxy vs direct",
+        {"reps": 31},
+        {"reps": 7},
+    ),
     "soak": (
         "1000 short iterations: RSS growth, .ralph/ size",
         {"iterations": 1000, "output_bytes": 600_000},
@@ -124,9 +130,11 @@ def _runner(name: str, a: dict[str, float]) -> Callable[[Results], Awaitable[Non
         elif name == "ray":
             await ray_cases.ray_overhead(r, int(a["reps"]))
         elif name == "sandbox_spawn":
-            await sandbox_cases.spawn_overhead(r, int(a["reps"]))
+            await sandbox_run_cases.spawn_overhead(r, int(a["reps"]))
         elif name == "sandbox_verify":
-            await sandbox_cases.verify_ratio(r, int(a["reps"]))
+            await sandbox_run_cases.verify_ratio(r, int(a["reps"]))
+        elif name == "proxy_stream":
+            await sandbox_cases.proxy_stream(r, int(a["reps"]))
         elif name == "soak":
             await scale.soak(r, int(a["iterations"]), int(a["output_bytes"]))
 

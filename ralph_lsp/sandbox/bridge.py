@@ -23,7 +23,9 @@ import asyncio
 import contextlib
 import os
 import signal
+import socket
 import sys
+import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -34,6 +36,7 @@ DEFAULT_NO_PROXY = "localhost,127.0.0.1,::1"
 _PROXY_VARS = ("HTTPS_PROXY", "HTTP_PROXY", "ALL_PROXY", "https_proxy", "http_proxy", "all_proxy")
 _FORWARDED = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
 _CHUNK = 256 * 1024
+_UNIX_BUFFER = 1024 * 1024
 
 
 def bridge_argv(
@@ -70,35 +73,112 @@ def proxy_env(port: int, no_proxy: str = DEFAULT_NO_PROXY) -> dict[str, str]:
     return env
 
 
-async def _pipe(src: asyncio.StreamReader, dst: asyncio.StreamWriter) -> None:
-    with contextlib.suppress(ConnectionError, OSError):
-        while data := await src.read(_CHUNK):
-            dst.write(data)
-            await dst.drain()
-        if dst.can_write_eof() and not dst.is_closing():
-            dst.write_eof()
+class Relay(asyncio.Protocol):
+    """One end of a relayed pair of connections (also the proxy's, see ``proxy.py``).
+
+    What one end receives is written to the other; an EOF is passed on (half-close) and both
+    close once each side has sent its EOF; a full write buffer on one end pauses reading on the
+    other (backpressure); either end lost closes the other once its buffered bytes are out.
+    Bytes that arrive before :meth:`pair` wait in ``pending``.
+    """
+
+    def __init__(self) -> None:
+        self.transport: asyncio.Transport | None = None
+        self.peer: Relay | None = None
+        self.pending = bytearray()
+        self.got_eof = False
+        self.last = time.monotonic()  # of the last bytes received, for an idle timeout
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.Transport)
+        self.transport = transport
+        transport.set_write_buffer_limits(high=_CHUNK * 4)
+        sock = transport.get_extra_info("socket")
+        if sock is not None and sock.family == socket.AF_UNIX:
+            # A Unix socket's buffers do not grow by themselves as TCP's do: small ones mean a
+            # wake-up every few kilobytes of a streamed reply.
+            for option in (socket.SO_SNDBUF, socket.SO_RCVBUF):
+                with contextlib.suppress(OSError):
+                    sock.setsockopt(socket.SOL_SOCKET, option, _UNIX_BUFFER)
+
+    def pair(self, peer: Relay) -> None:
+        """Join this end and ``peer``; what either holds already goes across now."""
+        self.peer, peer.peer = peer, self
+        for side in (self, peer):
+            if side.pending:
+                data, side.pending = bytes(side.pending), bytearray()
+                side.data_received(data)
+            if side.got_eof:
+                side.eof_received()
+
+    def data_received(self, data: bytes) -> None:
+        self.last = time.monotonic()
+        other = self.peer.transport if self.peer is not None else None
+        if other is None:
+            self.pending += data
+        elif not other.is_closing():
+            other.write(data)
+
+    def eof_received(self) -> bool:
+        self.got_eof = True
+        peer = self.peer
+        if peer is None or peer.transport is None:
+            return True
+        if peer.got_eof:
+            self.close()
+        elif peer.transport.can_write_eof() and not peer.transport.is_closing():
+            peer.transport.write_eof()
+        return True  # keep our sending side open: the other way may still be flowing
+
+    def pause_writing(self) -> None:
+        if self.peer is not None and self.peer.transport is not None:
+            self.peer.transport.pause_reading()
+
+    def resume_writing(self) -> None:
+        if self.peer is not None and self.peer.transport is not None:
+            self.peer.transport.resume_reading()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if self.peer is not None and self.peer.transport is not None:
+            self.peer.transport.close()
+
+    def close(self) -> None:
+        """Close both ends (each flushes what it holds first)."""
+        for side in (self, self.peer):
+            if side is not None and side.transport is not None:
+                side.transport.close()
 
 
-async def _relay(
-    socket_path: str, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
-) -> None:
-    try:
-        up_reader, up_writer = await asyncio.open_unix_connection(socket_path, limit=_CHUNK)
-    except OSError as exc:
-        print(f"ralph-lsp bridge: cannot reach the proxy at {socket_path}: {exc}", file=sys.stderr)
-        writer.close()
-        return
-    up = asyncio.ensure_future(_pipe(reader, up_writer))
-    try:
-        await _pipe(up_reader, writer)  # the proxy's side ending ends the connection
-    except asyncio.CancelledError:
-        pass  # the agent has exited: the bridge is closing
-    finally:
-        up.cancel()
-        await asyncio.gather(up, return_exceptions=True)
-        for w in (up_writer, writer):
-            with contextlib.suppress(Exception):
-                w.close()
+class _Local(Relay):
+    """A connection to the bridge's port, relayed to the proxy's Unix socket."""
+
+    def __init__(self, socket_path: str) -> None:
+        super().__init__()
+        self.socket_path = socket_path
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        super().connection_made(transport)
+        assert self.transport is not None
+        self.transport.pause_reading()  # until the proxy's end is there
+        self._opening = asyncio.get_running_loop().create_task(self._open())
+
+    async def _open(self) -> None:
+        assert self.transport is not None
+        loop = asyncio.get_running_loop()
+        try:
+            _, up = await loop.create_unix_connection(Relay, self.socket_path)
+        except OSError as exc:
+            print(
+                f"ralph-lsp bridge: cannot reach the proxy at {self.socket_path}: {exc}",
+                file=sys.stderr,
+            )
+            self.transport.close()
+            return
+        if self.transport.is_closing():
+            up.close()
+            return
+        self.pair(up)
+        self.transport.resume_reading()
 
 
 async def run(
@@ -109,9 +189,8 @@ async def run(
     base_env: Mapping[str, str],
 ) -> int:
     """Listen, run ``command``, relay until it exits; its exit status (negative: its signal)."""
-    server = await asyncio.start_server(
-        lambda r, w: _relay(socket_path, r, w), "127.0.0.1", listen_port, limit=_CHUNK
-    )
+    loop = asyncio.get_running_loop()
+    server = await loop.create_server(lambda: _Local(socket_path), "127.0.0.1", listen_port)
     port = server.sockets[0].getsockname()[1]
     env = {**base_env, **proxy_env(port, no_proxy)}
     try:
@@ -119,7 +198,6 @@ async def run(
     except OSError as exc:
         print(f"ralph-lsp bridge: cannot run {command[0]!r}: {exc}", file=sys.stderr)
         return 127
-    loop = asyncio.get_running_loop()
     for sig in _FORWARDED:
         loop.add_signal_handler(sig, _forward, child, sig)
     status = await child.wait()

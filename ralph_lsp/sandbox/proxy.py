@@ -10,11 +10,13 @@ port. It speaks two things:
 
 A target is reached only when :class:`~ralph_lsp.sandbox.allowlist.Allowlist` allows it; else the
 client gets ``403`` with a one-line body naming the host and the reason, and ``on_refusal`` is
-called with a :class:`Refusal` (for the run's history). Bytes stream in both directions with
-backpressure (a read waits for the other side's drain) and half-close (an EOF one way is passed
-on while the other way keeps flowing). Connections are bounded (``max_connections``; past it:
-``503``), the request head and the upstream connect have timeouts, a tunnel idle for
-``idle_timeout`` seconds is closed, and no handler raises.
+called with a :class:`Refusal` (for the run's history). Once allowed, the two connections are
+joined by :class:`~ralph_lsp.sandbox.bridge.Relay` protocols: bytes go straight from one
+transport to the other, with backpressure (a full write buffer pauses reading on the other end)
+and half-close (an EOF one way is passed on while the other way keeps flowing). Connections
+are bounded (``max_connections``; past it: ``503``), the request head and the upstream connect
+have timeouts, a tunnel idle for ``idle_timeout`` seconds is closed, and nothing raises out of
+a connection's handling.
 """
 
 from __future__ import annotations
@@ -25,18 +27,19 @@ import logging
 import os
 import stat
 import tempfile
+import time
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from ralph_lsp.sandbox.allowlist import Allowlist, split_host_port
+from ralph_lsp.sandbox.allowlist import DEFAULT_PORTS, Allowlist, split_host_port
+from ralph_lsp.sandbox.bridge import Relay
 
 log = logging.getLogger(__name__)
 
 HEAD_LIMIT = 64 * 1024
-CHUNK = 256 * 1024
 _HOP_HEADERS = frozenset(
     {b"proxy-connection", b"proxy-authorization", b"connection", b"keep-alive", b"te"}
 )
@@ -52,6 +55,18 @@ class Refusal:
 
     def __str__(self) -> str:
         return f"{self.host}:{self.port}: {self.reason}"
+
+    @property
+    def entry(self) -> str:
+        """The ``ralph.sandbox.allowedDomains`` entry that would allow it."""
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return host if self.port in DEFAULT_PORTS else f"{host}:{self.port}"
+
+    def to_json(self) -> dict[str, str]:
+        """For the run's history, in the shape of an agent's refused tool call
+        (``agents.base.RefusalRecord``): tool ``Network``, input ``host:port``, and as the rule
+        the allowlist entry that would allow it."""
+        return {"tool": "Network", "input": f"{self.host}:{self.port}", "rule": self.entry}
 
 
 class _Reject(Exception):
@@ -103,9 +118,9 @@ class EgressProxy:
         self.allowed_counts: Counter[str] = Counter()
         self.refusals: list[Refusal] = []
         self.active = 0
-        self.peak_active = 0
         self._servers: list[asyncio.Server] = []
-        self._tasks: set[asyncio.Task[None]] = set()
+        self._clients: set[_Client] = set()
+        self._sweeper: asyncio.Task[None] | None = None
 
     @property
     def address(self) -> str:
@@ -122,6 +137,7 @@ class EgressProxy:
         open to others) and/or 127.0.0.1:``tcp_port`` (0: any free port)."""
         if socket_path is None and tcp_port is None:
             raise ValueError("EgressProxy.start needs a socket path, a TCP port, or both")
+        loop = asyncio.get_running_loop()
         if socket_path is not None:
             folder = socket_path.parent
             folder.mkdir(mode=0o700, parents=True, exist_ok=True)
@@ -129,27 +145,24 @@ class EgressProxy:
                 raise ValueError(f"the proxy socket's folder {folder} is open to other users")
             with contextlib.suppress(FileNotFoundError):
                 socket_path.unlink()
-            server = await asyncio.start_unix_server(
-                self._handle, path=str(socket_path), limit=HEAD_LIMIT
-            )
+            server = await loop.create_unix_server(lambda: _Client(self), str(socket_path))
             os.chmod(socket_path, 0o600)
             self._servers.append(server)
             self.socket_path = socket_path
         if tcp_port is not None:
-            server = await asyncio.start_server(
-                self._handle, "127.0.0.1", tcp_port, limit=HEAD_LIMIT
-            )
+            server = await loop.create_server(lambda: _Client(self), "127.0.0.1", tcp_port)
             self._servers.append(server)
             self.tcp_port = server.sockets[0].getsockname()[1]
+        self._sweeper = loop.create_task(self._sweep())
 
     async def close(self) -> None:
         """Stop listening, end every open connection, remove the socket file."""
         for server in self._servers:
             server.close()
-        for task in list(self._tasks):
-            task.cancel()
-        if self._tasks:
-            await asyncio.gather(*self._tasks, return_exceptions=True)
+        if self._sweeper is not None:
+            self._sweeper.cancel()
+        for client in list(self._clients):
+            client.abort()
         for server in self._servers:
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(server.wait_closed(), 5)
@@ -158,65 +171,15 @@ class EgressProxy:
             with contextlib.suppress(OSError):
                 self.socket_path.unlink()
 
-    async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        task = asyncio.current_task()
-        if task is not None:
-            self._tasks.add(task)
-        self.active += 1
-        self.peak_active = max(self.peak_active, self.active)
-        try:
-            if self.active > self.max_connections:
-                await _send(writer, _response("503 Service Unavailable", "proxy busy\n"))
-            else:
-                await self._serve(reader, writer)
-        except (asyncio.CancelledError, Exception) as exc:  # never out of a handler
-            if not isinstance(exc, (asyncio.CancelledError, ConnectionError, TimeoutError)):
-                log.warning("egress proxy: connection failed: %r", exc)
-        finally:
-            self.active -= 1
-            await _close(writer)
-            if task is not None:
-                self._tasks.discard(task)
-
-    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        try:
-            head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), self.head_timeout)
-            host, port, upstream_head = _parse_head(head)
-            reason = self.allowlist.check(host, port)
-            if reason is not None:
-                self._refuse(Refusal(host, port, reason))
-                raise _Reject(
-                    "403 Forbidden",
-                    f"ralph-lsp sandbox: connection to {host}:{port} refused ({reason}); "
-                    "allow it with ralph.sandbox.allowedDomains\n",
-                )
-            up_reader, up_writer = await self._connect(host, port)
-        except _Reject as rej:
-            await _send(writer, _response(rej.status, rej.message))
-            return
-        except (asyncio.IncompleteReadError, asyncio.LimitOverrunError, TimeoutError):
-            return  # no complete head in time or in size: nothing to answer
-        self.allowed_counts[f"{host}:{port}"] += 1
-        try:
-            if upstream_head is None:
-                writer.write(b"HTTP/1.1 200 Connection Established\r\n\r\n")
-            else:
-                up_writer.write(upstream_head)
-            await self._pipe_both(reader, writer, up_reader, up_writer)
-        finally:
-            await _close(up_writer)
-
-    async def _connect(
-        self, host: str, port: int
-    ) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
-        try:
-            return await asyncio.wait_for(
-                asyncio.open_connection(host.strip("[]"), port, limit=CHUNK), self.connect_timeout
-            )
-        except (OSError, TimeoutError) as exc:
-            raise _Reject(
-                "502 Bad Gateway", f"ralph-lsp proxy: cannot reach {host}:{port}: {exc}\n"
-            ) from None
+    async def _sweep(self) -> None:
+        """Close the tunnels idle for ``idle_timeout`` seconds."""
+        while True:
+            await asyncio.sleep(min(30.0, self.idle_timeout / 4))
+            now = time.monotonic()
+            for client in list(self._clients):
+                peer = client.peer
+                if peer is not None and now - max(client.last, peer.last) > self.idle_timeout:
+                    client.close()
 
     def _refuse(self, refusal: Refusal) -> None:
         self.refusals.append(refusal)
@@ -226,36 +189,118 @@ class EgressProxy:
             except Exception:  # a broken callback must not break the proxy
                 log.exception("egress proxy: the refusal callback failed")
 
-    async def _pipe_both(
-        self,
-        reader: asyncio.StreamReader,
-        writer: asyncio.StreamWriter,
-        up_reader: asyncio.StreamReader,
-        up_writer: asyncio.StreamWriter,
-    ) -> None:
-        up = asyncio.ensure_future(_pipe(reader, up_writer, self.idle_timeout))
-        down = asyncio.ensure_future(_pipe(up_reader, writer, self.idle_timeout))
+    async def _open(self, client: _Client, head: bytes) -> None:
+        """Check the request, connect upstream, join the two ends; answer a refusal or a
+        failure on the client's connection instead. Never raises."""
+        assert client.transport is not None
         try:
-            # The reply ending ends the exchange; the request side ending is passed on as EOF.
-            await down
-        finally:
-            up.cancel()
-            await asyncio.gather(up, return_exceptions=True)
+            host, port, upstream_head = _parse_head(head)
+            reason = self.allowlist.check(host, port)
+            if reason is not None:
+                refusal = Refusal(host, port, reason)
+                self._refuse(refusal)
+                raise _Reject(
+                    "403 Forbidden",
+                    f"ralph-lsp sandbox: connection to {host}:{port} refused ({reason}); "
+                    f'allow it with ralph.sandbox.allowedDomains: ["{refusal.entry}"]\n',
+                )
+            up = await self._connect(host, port)
+        except _Reject as rej:
+            client.answer(_response(rej.status, rej.message))
+            return
+        except Exception as exc:  # never out of a connection's handling
+            log.warning("egress proxy: connection failed: %r", exc)
+            client.abort()
+            return
+        if client.transport.is_closing():
+            up.close()
+            return
+        self.allowed_counts[f"{host}:{port}"] += 1
+        if upstream_head is None:
+            client.transport.write(b"HTTP/1.1 200 Connection Established\r\n\r\n")
+        else:
+            assert up.transport is not None
+            up.transport.write(upstream_head)
+        client.pair(up)
+        client.transport.resume_reading()
+
+    async def _connect(self, host: str, port: int) -> Relay:
+        loop = asyncio.get_running_loop()
+        try:
+            _, up = await asyncio.wait_for(
+                loop.create_connection(Relay, host.strip("[]"), port), self.connect_timeout
+            )
+        except (OSError, TimeoutError) as exc:
+            raise _Reject(
+                "502 Bad Gateway", f"ralph-lsp proxy: cannot reach {host}:{port}: {exc}\n"
+            ) from None
+        return up
 
 
-async def _pipe(src: asyncio.StreamReader, dst: asyncio.StreamWriter, idle: float) -> None:
-    """Copy until EOF, then half-close ``dst``; one chunk in flight at a time (backpressure)."""
-    try:
-        while True:
-            data = await asyncio.wait_for(src.read(CHUNK), idle)
-            if not data:
-                break
-            dst.write(data)
-            await dst.drain()
-        if dst.can_write_eof() and not dst.is_closing():
-            dst.write_eof()
-    except (ConnectionError, TimeoutError, OSError):
-        pass
+class _Client(Relay):
+    """A client's connection: its request head first, then (once allowed) a relay upstream."""
+
+    def __init__(self, proxy: EgressProxy) -> None:
+        super().__init__()
+        self.proxy = proxy
+        self.head = bytearray()
+        self.opening: asyncio.Task[None] | None = None
+        self.timer: asyncio.TimerHandle | None = None
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        super().connection_made(transport)
+        proxy = self.proxy
+        proxy.active += 1
+        proxy._clients.add(self)
+        if proxy.active > proxy.max_connections:
+            self.answer(_response("503 Service Unavailable", "proxy busy\n"))
+            return
+        loop = asyncio.get_running_loop()
+        self.timer = loop.call_later(proxy.head_timeout, self.close)
+
+    def data_received(self, data: bytes) -> None:
+        if self.opening is not None or self.peer is not None:
+            super().data_received(data)
+            return
+        self.head += data
+        end = self.head.find(b"\r\n\r\n")
+        if end < 0:
+            if len(self.head) > HEAD_LIMIT:
+                self.answer(_response("431 Request Header Fields Too Large", "head too large\n"))
+            return
+        assert self.transport is not None
+        if self.timer is not None:
+            self.timer.cancel()
+        self.transport.pause_reading()  # until the upstream end is there
+        self.pending += self.head[end + 4 :]
+        head, self.head = bytes(self.head[: end + 4]), bytearray()
+        self.opening = asyncio.get_running_loop().create_task(self.proxy._open(self, head))
+
+    def eof_received(self) -> bool:
+        if self.opening is None:  # the client gave up before its request was complete
+            self.close()
+            return False
+        return super().eof_received()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        super().connection_lost(exc)
+        self.proxy.active -= 1
+        self.proxy._clients.discard(self)
+        if self.timer is not None:
+            self.timer.cancel()
+        if self.opening is not None and not self.opening.done():
+            self.opening.cancel()
+
+    def answer(self, data: bytes) -> None:
+        """Say ``data`` and close (a refusal, an error)."""
+        if self.transport is not None and not self.transport.is_closing():
+            self.transport.write(data)
+            self.transport.close()
+
+    def abort(self) -> None:
+        for side in (self, self.peer):
+            if side is not None and side.transport is not None:
+                side.transport.abort()
 
 
 def _parse_head(head: bytes) -> tuple[str, int, bytes | None]:
@@ -288,15 +333,3 @@ def _parse_head(head: bytes) -> tuple[str, int, bytes | None]:
 
 def _is_hop_header(line: bytes) -> bool:
     return line.split(b":", 1)[0].strip().lower() in _HOP_HEADERS
-
-
-async def _send(writer: asyncio.StreamWriter, data: bytes) -> None:
-    with contextlib.suppress(ConnectionError, OSError):
-        writer.write(data)
-        await writer.drain()
-
-
-async def _close(writer: asyncio.StreamWriter) -> None:
-    with contextlib.suppress(Exception):
-        writer.close()
-        await asyncio.wait_for(writer.wait_closed(), 5)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -20,7 +21,7 @@ from ralph_lsp.sandbox.domains import PRESET_DOMAINS, allowed_domains, no_proxy_
 
 from ..sandbox.proxied import ProxyThread, behind_proxy, netns_prefix
 from .harness import TASKS_PATH, Project, agent_env, make_project, normal_steps
-from .scripted_servers import ScriptedServer
+from .scripted_servers import ScriptedServer, Step
 
 AGENTS = ("codex", "gemini")
 PROMPT = f"Do the unchecked tasks in {TASKS_PATH}, then tick them."
@@ -36,7 +37,7 @@ def prefix() -> list[str]:
 
 def _run_proxied(
     agent: str, bin_path: Path, url: str, project: Project, base: Path, proxy: ProxyThread,
-    allowed: list[str], prefix: list[str], no_proxy: str | None = None,
+    allowed: list[str], prefix: list[str], no_proxy: str | None = None, *, sandboxed: bool = True,
 ) -> subprocess.CompletedProcess[str]:  # fmt: skip
     env = {
         **agent_env(agent, url, base),
@@ -44,7 +45,7 @@ def _run_proxied(
     }
     inv = build_invocation(
         agent, None, list(DEFAULT_AGENT_ARGS), PROMPT, base / "prompt.md",
-        cwd=project.root, allowed_tools=["Bash(make test:*)"], env=env, sandboxed=True,
+        cwd=project.root, allowed_tools=["Bash(make test:*)"], env=env, sandboxed=sandboxed,
     )  # fmt: skip
     for path, text in inv.files.items():
         Path(path).parent.mkdir(parents=True, exist_ok=True)
@@ -100,3 +101,55 @@ def test_a_model_host_not_allowed_fails_the_session_and_is_reported(
     assert proxy.counts == {}
     refused = {(r.host, r.port, r.reason) for r in proxy.reported}
     assert refused == {("127.0.0.1", server.port, "IP address not in the allowlist")}, refused
+
+
+# A command that needs a loopback of its own, as a project's test suite with a local server does.
+LOOPBACK = (
+    f"{sys.executable} -c \"import socket; s = socket.socket(); s.bind(('127.0.0.1', 0)); "
+    "s.listen(); socket.create_connection(s.getsockname()); "
+    "open('net.txt', 'w').write('connected')\" || echo blocked > net.txt"
+)
+
+
+@pytest.mark.parametrize("sandboxed", [True, False])
+def test_codex_commands_keep_the_sandboxes_loopback_only_when_its_own_sandbox_stands_down(
+    sandboxed: bool, agent_clis: dict[str, Path], base: Path, prefix: list[str]
+) -> None:
+    """Why the sandboxed preset runs codex with ``danger-full-access``: nested inside ours, its
+    ``workspace-write`` sandbox takes the network from its commands, our loopback included."""
+    project = make_project(base)
+    steps = [Step("shell", command=LOOPBACK), Step("text", text="Done.")]
+    with ScriptedServer("codex", steps) as server:
+        allowed = allowed_domains("codex", {"OPENAI_BASE_URL": server.url})
+        with ProxyThread(allowed) as proxy:
+            proc = _run_proxied(
+                "codex", agent_clis["codex"], server.url, project, base, proxy, allowed, prefix,
+                sandboxed=sandboxed,
+            )  # fmt: skip
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    got = (project.root / "net.txt").read_text().strip()
+    assert got == ("connected" if sandboxed else "blocked"), proc.stdout[-3000:]
+
+
+@pytest.mark.parametrize("sandboxed", [True, False])
+def test_a_projects_gemini_sandbox_stands_down_inside_ours(
+    sandboxed: bool, agent_clis: dict[str, Path], base: Path, prefix: list[str]
+) -> None:
+    """A project's ``.gemini/settings.json`` asks for Gemini's own sandbox (docker): inside ours
+    there is none to start; the sandboxed preset's ``GEMINI_SANDBOX=false`` lets it run."""
+    project = make_project(base)
+    (project.root / ".gemini").mkdir()
+    (project.root / ".gemini" / "settings.json").write_text('{"tools": {"sandbox": "docker"}}')
+    with ScriptedServer("gemini", normal_steps("gemini")) as server:
+        allowed = allowed_domains("gemini", {"GOOGLE_GEMINI_BASE_URL": server.url})
+        with ProxyThread(allowed) as proxy:
+            proc = _run_proxied(
+                "gemini", agent_clis["gemini"], server.url, project, base, proxy, allowed,
+                prefix, sandboxed=sandboxed,
+            )  # fmt: skip
+    out = proc.stdout[-3000:] + proc.stderr[-3000:]
+    if sandboxed:
+        assert proc.returncode == 0 and project.checked() == 2, out
+    else:
+        assert proc.returncode != 0 and project.checked() == 0, out
+        assert "docker" in proc.stderr.lower(), out

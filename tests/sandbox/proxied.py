@@ -58,14 +58,17 @@ class ProxyThread:
         shutil.rmtree(self.socket_path.parent, ignore_errors=True)
 
 
-def netns_prefix() -> list[str] | None:
+def netns_prefix(kind: str | None = None) -> list[str] | None:
     """A prefix running a program in a fresh network namespace with only ``lo`` up, or None
-    when neither bubblewrap nor ``unshare`` + ``ip`` can make one here."""
+    when it cannot be made here. ``kind``: ``"bwrap"`` (``bwrap --unshare-net``, which brings
+    ``lo`` up itself) or ``"unshare"`` (``unshare -rn`` + ``ip link set lo up``); None: the
+    first of the two that works."""
     bwrap = shutil.which("bwrap")
-    if bwrap and _works([bwrap, "--dev-bind", "/", "/", "--unshare-net", "--", "true"]):
-        return [bwrap, "--dev-bind", "/", "/", "--unshare-net", "--die-with-parent", "--"]
+    base = [bwrap or "bwrap", "--dev-bind", "/", "/", "--unshare-net"]
+    if kind in (None, "bwrap") and bwrap and _works([*base, "--", "true"]):
+        return [*base, "--die-with-parent", "--"]
     unshare, ip = shutil.which("unshare"), shutil.which("ip")
-    if unshare and ip:
+    if kind in (None, "unshare") and unshare and ip:
         prefix = [unshare, "-rn", "sh", "-c", f'{ip} link set lo up && exec "$@"', "sh"]
         if _works([*prefix, "true"]):
             return prefix

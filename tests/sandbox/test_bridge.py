@@ -8,6 +8,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -46,13 +47,13 @@ def origin_port() -> Iterator[int]:
     loop = asyncio.new_event_loop()
     origin = Origin()
     loop.run_until_complete(origin.__aenter__())
-    import threading
-
     thread = threading.Thread(target=loop.run_forever, daemon=True)
     thread.start()
     yield origin.port
+    asyncio.run_coroutine_threadsafe(origin.__aexit__(), loop).result(5)
     loop.call_soon_threadsafe(loop.stop)
     thread.join(5)
+    loop.close()
 
 
 def _run(argv: list[str], **kw: object) -> subprocess.CompletedProcess[str]:
@@ -75,10 +76,11 @@ def test_without_a_namespace_the_agent_gets_the_proxy_variables_and_its_exit_sta
     assert proxy.counts == {f"127.0.0.1:{origin_port}": 1}
 
 
-def test_in_a_network_namespace_the_proxy_is_the_only_way_out(origin_port: int) -> None:
-    prefix = netns_prefix()
+@pytest.mark.parametrize("kind", ["bwrap", "unshare"])
+def test_in_a_network_namespace_the_proxy_is_the_only_way_out(origin_port: int, kind: str) -> None:
+    prefix = netns_prefix(kind)
     if prefix is None:
-        pytest.skip("no network namespace here (neither bwrap nor unshare + ip)")
+        pytest.skip(f"no network namespace from {kind} here")
     with ProxyThread([f"127.0.0.1:{origin_port}"]) as proxy:
         url = f"http://127.0.0.1:{origin_port}/hello"
         direct = _run([*prefix, sys.executable, "-c", DIRECT, str(origin_port)])

@@ -4,6 +4,7 @@ what it refuses and reports, and how it streams, half-closes, bounds and times o
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import stat
 from collections.abc import AsyncIterator
@@ -104,7 +105,13 @@ async def test_a_host_not_allowed_gets_403_and_is_reported(make_proxy, how: str)
     assert f"connection to evil.example:{port} refused (host not in the allowlist)" in (
         body.decode()
     )
+    assert 'allowedDomains: ["evil.example"]' in body.decode()
     assert p.reported == [Refusal("evil.example", port, "host not in the allowlist")]
+    assert p.reported[0].to_json() == {
+        "tool": "Network",
+        "input": f"evil.example:{port}",
+        "rule": "evil.example",
+    }
     assert p.proxy.allowed_counts == {}
 
 
@@ -129,6 +136,7 @@ async def test_a_port_other_than_443_or_80_needs_its_own_entry(make_proxy) -> No
         writer.close()
         assert head.startswith(b"HTTP/1.1 403"), head
         assert "port" in bare.reported[0].reason and echo.connections == 0
+        assert bare.reported[0].entry == f"localhost:{echo.port}"
         named = await make_proxy([f"localhost:{echo.port}"])
         head, reader, writer = await _connect(named, f"localhost:{echo.port}")
         writer.write(b"hi")
@@ -255,3 +263,44 @@ async def test_the_unix_socket_is_private(tmp_path: Path) -> None:
     os.chmod(shared, 0o755)
     with pytest.raises(ValueError, match="open to other users"):
         await EgressProxy(["example.com"]).start(shared / "proxy.sock")
+
+
+async def test_an_idle_tunnel_is_closed(make_proxy) -> None:
+    async with Echo() as echo:
+        p = await make_proxy([f"127.0.0.1:{echo.port}"], idle_timeout=0.4)
+        head, reader, writer = await _connect(p, f"127.0.0.1:{echo.port}")
+        assert head.startswith(b"HTTP/1.1 200")
+        writer.write(b"hi")
+        assert await asyncio.wait_for(reader.readexactly(2), 5) == b"hi"
+        started = asyncio.get_running_loop().time()
+        assert await asyncio.wait_for(reader.read(), 10) == b""  # closed by the proxy
+        writer.close()
+    assert asyncio.get_running_loop().time() - started >= 0.3
+
+
+async def test_a_head_too_large_or_cut_short_gets_no_connection(make_proxy) -> None:
+    p = await make_proxy(["a.example"])
+    reader, writer = await p.open()
+    writer.write(b"GET http://a.example/ HTTP/1.1\r\nX-Big: " + b"x" * 70_000)
+    head, _ = await asyncio.wait_for(read_response(reader), 10)
+    writer.close()
+    assert head.startswith(b"HTTP/1.1 431"), head
+    reader, writer = await p.open()
+    writer.write(b"CONNECT a.example:443 HTTP/1.1\r\n")
+    writer.write_eof()
+    assert await asyncio.wait_for(reader.read(), 10) == b""
+    writer.close()
+    assert p.proxy.allowed_counts == {} and p.reported == []
+
+
+async def test_closing_the_proxy_ends_open_tunnels_and_removes_its_socket(make_proxy) -> None:
+    async with Echo() as echo:
+        p = await make_proxy([f"127.0.0.1:{echo.port}"])
+        head, reader, writer = await _connect(p, f"127.0.0.1:{echo.port}")
+        assert head.startswith(b"HTTP/1.1 200")
+        await p.proxy.close()
+        with contextlib.suppress(ConnectionError):
+            assert await asyncio.wait_for(reader.read(), 10) == b""
+        writer.close()
+    assert p.proxy.socket_path is not None and not p.proxy.socket_path.exists()
+    assert p.proxy.active == 0
