@@ -82,8 +82,8 @@ CASES: dict[str, tuple[str, dict[str, float], dict[str, float]]] = {
     ),
     "sandbox_verify": (
         "the examples' verification sandboxed over unsandboxed",
-        {"reps": 5},
-        {"reps": 1},
+        {"reps": 15},
+        {"reps": 3},
     ),
     "proxy_stream": (
         "a 10 MB streamed model reply through the sandbox's egress proxy vs direct",

@@ -3,9 +3,11 @@
 
 - ``sandbox_spawn_overhead_ms``: from the spawn to the agent's first line of output, sandboxed
   (bubblewrap, the egress proxy's bridge in front of the agent, as a run starts it) minus
-  unsandboxed, p50 of each, interleaved.
+  unsandboxed: the p50 of the rounds' differences (each round back to back, its order
+  alternating, so that a shared machine's load hits both sides).
 - ``sandbox_verify_ratio``: the examples' verification (``make test`` of examples/hello and
-  examples/toolbox, through the verification runner) sandboxed over unsandboxed, medians.
+  examples/toolbox, through the verification runner), sandboxed over unsandboxed: the p50 of
+  the rounds' ratios, paired the same way.
 """
 
 from __future__ import annotations
@@ -61,15 +63,19 @@ async def spawn_overhead(r: Results, reps: int) -> None:
             bare: list[float] = []
             sandboxed: list[float] = []
             no_bridge: list[float] = []
-            for _ in range(reps):
-                bare.append(await _first_line_ms(plain))
-                sandboxed.append(await _first_line_ms(boxed))
-                no_bridge.append(await _first_line_ms(bwrap_only))
+            for i in range(reps):  # back to back, the order alternating: load hits both
+                order = [(bare, plain), (sandboxed, boxed), (no_bridge, bwrap_only)]
+                for times, spec in order if i % 2 == 0 else reversed(order):
+                    times.append(await _first_line_ms(spec))
         finally:
             await box.close()  # type: ignore[attr-defined]
-    overhead = percentile(sandboxed, 50) - percentile(bare, 50)
+    # the p50 of each round's difference: a shared machine's load comes and goes
+    overhead = percentile([b - a for a, b in zip(bare, sandboxed, strict=True)], 50)
     r.put("sandbox_spawn_overhead_ms", rnd(overhead), reps)
     r.details["sandbox_spawn_overhead_ms"] = {
+        "bwrap_alone_overhead_p50_ms": rnd(
+            percentile([b - a for a, b in zip(bare, no_bridge, strict=True)], 50)
+        ),
         "unsandboxed_p50_ms": rnd(percentile(bare, 50)),
         "sandboxed_p50_ms": rnd(percentile(sandboxed, 50)),
         # the same sandbox without the egress bridge in front (as a verification command)
@@ -96,24 +102,36 @@ async def _verify_seconds(root: Path, wrap: object) -> float:
 
 
 async def verify_ratio(r: Results, reps: int) -> None:
-    per_example: dict[str, dict[str, float]] = {}
-    total_bare = total_boxed = 0.0
-    for name in EXAMPLES:
-        with scratch(f"sandbox-verify-{name}") as base:
-            root = base / name
-            shutil.copytree(REPO / "examples" / name, root, ignore=shutil.ignore_patterns(".ralph"))
-            box = await _open(root)
-            try:
-                await _verify_seconds(root, None)  # warm-up
-                bare: list[float] = []
-                boxed: list[float] = []
-                for _ in range(reps):  # interleaved: drift on the machine hits both alike
-                    bare.append(await _verify_seconds(root, None))
-                    boxed.append(await _verify_seconds(root, box.check))  # type: ignore[attr-defined]
-            finally:
+    with scratch("sandbox-verify") as base:
+        roots = []
+        for name in EXAMPLES:
+            roots.append(base / name)
+            shutil.copytree(
+                REPO / "examples" / name, roots[-1], ignore=shutil.ignore_patterns(".ralph")
+            )
+        boxes = [await _open(root) for root in roots]
+        try:
+            pairs = [(root, box.check) for root, box in zip(roots, boxes, strict=True)]  # type: ignore[attr-defined]
+            for root, check in pairs:  # warm-up
+                await _verify_seconds(root, None)
+                await _verify_seconds(root, check)
+            bare: list[float] = []
+            boxed: list[float] = []
+            for i in range(reps):  # back to back, the order alternating: load hits both
+                sides = [(bare, None), (boxed, 1)]
+                for times, wrapped in sides if i % 2 == 0 else reversed(sides):
+                    total = 0.0
+                    for root, check in pairs:
+                        total += await _verify_seconds(root, check if wrapped else None)
+                    times.append(total)
+        finally:
+            for box in boxes:
                 await box.close()  # type: ignore[attr-defined]
-        per_example[name] = {"unsandboxed_s": rnd(median(bare)), "sandboxed_s": rnd(median(boxed))}
-        total_bare += median(bare)
-        total_boxed += median(boxed)
-    r.put("sandbox_verify_ratio", rnd(total_boxed / total_bare), reps)
-    r.details["sandbox_verify_ratio"] = per_example
+    ratios = [b / a for a, b in zip(bare, boxed, strict=True)]
+    r.put("sandbox_verify_ratio", rnd(percentile(ratios, 50), 3), reps)
+    r.details["sandbox_verify_ratio"] = {
+        "examples": list(EXAMPLES),
+        "unsandboxed_s": [rnd(x, 3) for x in bare],
+        "sandboxed_s": [rnd(x, 3) for x in boxed],
+        "ratio_of_medians": rnd(median(boxed) / median(bare), 3),
+    }
