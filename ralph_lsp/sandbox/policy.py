@@ -96,6 +96,8 @@ def build_policy(
     writable += agent_state(preset, env, home)
     writable += [_expand(p, home) for p in allow_write]
     hidden = secrets_of(home) + other_homes(home)
+    # a home kept visible because the work tree is in it keeps its secrets hidden
+    hidden += [s for h in other_homes(home) if _inside(work_root, h) for s in secrets_of(h)]
     hidden += [_expand(p, home) for p in deny_read]
     read_only = git_read_only
     for root in dict.fromkeys([work_root, *([history_root] if history_root else [])]):
@@ -106,8 +108,7 @@ def build_policy(
         work_root=work_root,
         tmp_dir=tmp_dir,
         writable=_unique(writable),
-        # a secret behind a link (a dotfiles manager's ~/.ssh) is hidden where it really is
-        hidden=_unique(Path(os.path.realpath(p)) for p in hidden if _exists(p)),
+        hidden=_hideable(hidden, writable),
         # what exists, and the folders made before they are bound (session.py)
         read_only=_unique(p for p in read_only if _exists(p) or p.name in MADE_READ_ONLY),
         env=run_env,
@@ -201,6 +202,21 @@ def git_paths(work_root: Path) -> tuple[list[Path], list[Path]]:
     if modules.is_dir():
         read_only.append(modules)
     return writable, read_only
+
+
+def _hideable(hidden: Iterable[Path], writable: Iterable[Path]) -> tuple[Path, ...]:
+    """The hidden paths that exist, where they really are (a dotfiles manager's ~/.ssh is a
+    link), less any that holds a writable folder: root working in a user's project under
+    /home/<user> must still see it (that home's secrets stay hidden by name)."""
+    writable = [Path(os.path.realpath(w)) for w in writable]
+    out = []
+    for path in hidden:
+        if not _exists(path):
+            continue
+        real = Path(os.path.realpath(path))
+        if not any(w == real or w.is_relative_to(real) for w in writable):
+            out.append(real)
+    return _unique(out)
 
 
 def _account_home() -> Path | None:

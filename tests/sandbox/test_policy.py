@@ -13,6 +13,7 @@ from ralph_lsp.sandbox import bwrap, seatbelt, session
 from ralph_lsp.sandbox.policy import build_policy, git_paths
 from ralph_lsp.sandbox.refusals import refused
 from ralph_lsp.settings import Settings, settings_from_dict, settings_to_dict
+from tests.sandbox.conftest import User
 
 
 def repo(tmp_path: Path) -> Path:
@@ -158,3 +159,20 @@ def test_a_workspace_can_neither_turn_off_nor_widen_the_sandbox() -> None:
     # a detached runner gets them as they are
     again, _ = settings_from_dict(settings_to_dict(Settings(sandbox="off")))
     assert again.sandbox == "off"
+
+
+def test_a_work_tree_in_another_users_home_stays_visible_but_not_that_homes_secrets(
+    sandbox_user: User, tmp_path: Path
+) -> None:
+    # root working on a user's project: that home is not hidden whole (the agent would see an
+    # empty work tree), its secrets still are.
+    root = sandbox_user.home / f"proj-{tmp_path.name}"
+    root.mkdir()
+    (sandbox_user.home / ".ssh").mkdir(exist_ok=True)
+    try:
+        policy = build_policy(root, tmp_path / "p", home=tmp_path / "h", preset="demo", env={})
+    finally:
+        root.rmdir()
+    assert sandbox_user.home not in policy.hidden
+    assert sandbox_user.home / ".ssh" in policy.hidden
+    assert root in policy.writable
