@@ -211,7 +211,7 @@ def _forward(child: asyncio.subprocess.Process, sig: signal.Signals) -> None:
 
 
 def _parse(argv: Sequence[str]) -> argparse.Namespace:
-    p = argparse.ArgumentParser(prog="bridge", description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(prog="bridge", description=(__doc__ or "").split("\n\n")[0])
     p.add_argument("--listen", required=True, help="127.0.0.1:PORT to listen on (0: any)")
     p.add_argument("--socket", required=True, help="the egress proxy's Unix socket")
     p.add_argument("--no-proxy", default=DEFAULT_NO_PROXY, help="the agent's NO_PROXY")
