@@ -252,6 +252,12 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument(
         "--env", action="append", metavar="NAME=VALUE", help="extra environment (repeatable)"
     )
+    sp.add_argument(
+        "--sandbox",
+        choices=SANDBOXES,
+        help="'auto' (default): the commands run in the sandbox a run's checks get (no network"
+        " but their own loopback, writes only in the project); 'off': with your full authority",
+    )
 
     sp = sub.add_parser(
         "history", help="the operator's record of CHANGE's runs; without CHANGE, the queues'"
