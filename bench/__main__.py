@@ -20,6 +20,8 @@ from bench import (
     ray_cases,
     report,
     runner_cases,
+    sandbox_cases,
+    sandbox_run_cases,
     scale,
     yardstick,
 )
@@ -79,6 +81,21 @@ CASES: dict[str, tuple[str, dict[str, float], dict[str, float]]] = {
         {"reps": 30, "verify_s": 1.0},
         {"reps": 5, "verify_s": 0.5},
     ),
+    "sandbox_spawn": (
+        "sandboxed agent spawn to first output, minus unsandboxed (p50)",
+        {"reps": 30},
+        {"reps": 5},
+    ),
+    "sandbox_verify": (
+        "the examples' verification sandboxed over unsandboxed",
+        {"reps": 15},
+        {"reps": 3},
+    ),
+    "proxy_stream": (
+        "a 10 MB streamed model reply through the sandbox's egress proxy vs direct",
+        {"reps": 31},
+        {"reps": 7},
+    ),
     "soak": (
         "1000 short iterations: RSS growth, .ralph/ size",
         {"iterations": 1000, "output_bytes": 600_000},
@@ -121,6 +138,12 @@ def _runner(name: str, a: dict[str, float]) -> Callable[[Results], Awaitable[Non
         elif name == "merge":
             merge_cases.check_10k(r, int(a["reps"]))
             await merge_cases.train_overhead(r, a["verify_s"])
+        elif name == "sandbox_spawn":
+            await sandbox_run_cases.spawn_overhead(r, int(a["reps"]))
+        elif name == "sandbox_verify":
+            await sandbox_run_cases.verify_ratio(r, int(a["reps"]))
+        elif name == "proxy_stream":
+            await sandbox_cases.proxy_stream(r, int(a["reps"]))
         elif name == "soak":
             await scale.soak(r, int(a["iterations"]), int(a["output_bytes"]))
 

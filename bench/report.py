@@ -71,6 +71,9 @@ TARGETS = [
     Target("claude_iteration_bytes_heavy_vs_clean", None, "<=", 1.05, "×"),
     Target("merge_check_ms", "p50", "<=", 100, "ms"),
     Target("merge_train_overhead", None, "<=", 0.10, "×"),
+    Target("sandbox_spawn_overhead_ms", None, "<=", 30, "ms"),
+    Target("sandbox_verify_ratio", None, "<=", 1.05, "×"),
+    Target("proxy_stream_ratio", None, "<=", 1.10, "×"),
 ]
 
 _OPS: dict[str, Callable[[float, float], bool]] = {

@@ -38,13 +38,30 @@ PROGRAM_SETTINGS = (
     "ray.address",
     "ray.resources",
     "ray.gitRemote",
+    # What a run may touch (SPEC §10 "Sandboxed runs").
+    "sandbox",
+    "sandbox.allowWrite",
+    "sandbox.denyRead",
+    "sandbox.allowedDomains",
 )
 
 # Settings a workspace's own settings may not set at all (SPEC §9: machine- or user-scoped):
 # the client contributes them with scope "application" (VS Code takes them only from the User
 # settings, in local and remote windows alike; "machine" would be ignored there in a remote window).
-MACHINE_SETTINGS = ("onRunEnd", "runner", "ray.address", "ray.resources", "ray.gitRemote")
+MACHINE_SETTINGS: tuple[str, ...] = (
+    "onRunEnd",
+    "runner",
+    "ray.address",
+    "ray.resources",
+    "ray.gitRemote",
+    # A workspace can never widen or turn off its own sandbox (SPEC §10).
+    "sandbox",
+    "sandbox.allowWrite",
+    "sandbox.denyRead",
+    "sandbox.allowedDomains",
+)
 RUNNERS = ("local", "ray")
+SANDBOXES = ("auto", "off")
 
 
 @dataclass(frozen=True)
@@ -91,6 +108,12 @@ class Settings:
     ray_address: str | None = None
     ray_resources: Mapping[str, float] = field(default_factory=dict)
     ray_git_remote: str | None = None
+    # Every process of a run in an OS sandbox (SPEC §10): "auto" (fail closed) or "off"; the
+    # lists widen it (allowWrite), narrow it (denyRead) and name the agent's extra domains.
+    sandbox: str = "auto"
+    sandbox_allow_write: tuple[str, ...] = ()
+    sandbox_deny_read: tuple[str, ...] = ()
+    sandbox_allowed_domains: tuple[str, ...] = ()
 
     def replace(self, **changes: Any) -> Settings:
         return dataclasses.replace(self, **changes)
@@ -276,6 +299,10 @@ _FIELDS: dict[str, tuple[str, Callable[[Any], Any]]] = {
     "ray.address": ("ray_address", _optional_text),
     "ray.resources": ("ray_resources", _resources),
     "ray.gitRemote": ("ray_git_remote", _optional_text),
+    "sandbox": ("sandbox", _choice(SANDBOXES)),
+    "sandbox.allowWrite": ("sandbox_allow_write", _str_list),
+    "sandbox.denyRead": ("sandbox_deny_read", _str_list),
+    "sandbox.allowedDomains": ("sandbox_allowed_domains", _str_list),
 }
 SETTING_NAMES = tuple(_FIELDS)
 
@@ -342,6 +369,8 @@ def settings_from_dict(
             continue
         if value is None and key not in nullable:
             continue
+        if isinstance(value, Mapping) and any(k.startswith(key + ".") for k in _FIELDS):
+            continue  # {"sandbox": {"allowWrite": …}}: the nested form of its sub-settings
         if not trusted and key in PROGRAM_SETTINGS:
             continue
         try:

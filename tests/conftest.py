@@ -9,6 +9,12 @@ from pathlib import Path
 
 import pytest
 
+# The suite's fake agents are mechanics probes: they log their spawns and pids outside the work
+# tree and the tests follow those pids, which a sandbox (its own PID namespace, a read-only
+# system) would hide. So the suite runs them unsandboxed, as a user can (said in each run's
+# first lines); the sandbox itself is tested for real in tests/sandbox, which turns it back on.
+os.environ.setdefault("RALPH_SANDBOX", "off")
+
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"
 EXAMPLE = REPO / "examples" / "hello"

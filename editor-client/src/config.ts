@@ -36,6 +36,10 @@ export const SERVER_SETTING_KEYS = [
   "ray.address",
   "ray.resources",
   "ray.gitRemote",
+  "sandbox",
+  "sandbox.allowWrite",
+  "sandbox.denyRead",
+  "sandbox.allowedDomains",
 ] as const;
 export type ServerSettingKey = (typeof SERVER_SETTING_KEYS)[number];
 

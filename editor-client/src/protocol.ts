@@ -41,6 +41,16 @@ export interface RunStatus {
   refusals?: string[];
   /** A run of a queue (v3): which queue, and the change's place in it. */
   queue?: { id: string; position: number; total: number } | null;
+  /** What the run's sandbox grants (v4, SPEC §10); null when it is off. */
+  sandbox?: RunSandbox | null;
+}
+
+/** A run's sandbox (v4): its mechanism, what it may write, what is hidden, where it may go. */
+export interface RunSandbox {
+  kind: "bwrap" | "seatbelt";
+  writable: string[];
+  hidden: string[];
+  allowedDomains: string[];
 }
 
 /** One change of a queue (v3) and what became of it. */
@@ -202,6 +212,8 @@ export interface HistoryRecord {
   /** v4 (SPEC §12): what became of the run's branch; absent or null until a merge is tried. */
   branchState?: BranchState;
   merge?: MergeRecord | null;
+  /** What the run's sandbox granted (v4); null: it ran with the sandbox off. */
+  sandbox?: RunSandbox | null;
 }
 
 /** v4: a run's branch: merged into its target, or parked for a person. */

@@ -1,5 +1,5 @@
 // What the status bar item says, from the runs' statuses. Pure: no `vscode` import.
-import { isFinalState, type RunStatus } from "./protocol";
+import { isFinalState, type RunSandbox, type RunStatus } from "./protocol";
 
 export type StatusTone = "normal" | "warning" | "error";
 
@@ -57,7 +57,21 @@ export function describeStatus(status: RunStatus): string {
   const iterations =
     status.maxIterations > 0 ? `iteration ${status.iteration}/${status.maxIterations}` : `iteration ${status.iteration}`;
   const head = `${status.change}: ${status.state} · ${iterations} · ${progress(status)} tasks${cost(status)}`;
-  return status.reason ? `${head}\n${status.reason}` : head;
+  const lines = [head, ...(status.reason ? [status.reason] : [])];
+  const box = describeSandbox(status.sandbox);
+  return [...lines, ...(box ? [box] : [])].join("\n");
+}
+
+/** The run's sandbox in one line (v4): what it writes, hides and reaches; "off" said as such. */
+export function describeSandbox(sandbox: RunSandbox | null | undefined): string | null {
+  if (sandbox === undefined) {
+    return null; // a server before v4
+  }
+  if (sandbox === null) {
+    return "sandbox: off";
+  }
+  const list = (xs: string[], none: string) => (xs.length ? xs.join(", ") : none);
+  return `sandbox: ${sandbox.kind} — writable: ${list(sandbox.writable, "none")}; hidden: ${list(sandbox.hidden, "none")}; domains: ${list(sandbox.allowedDomains, "none")}`;
 }
 
 export function toneOf(status: RunStatus): StatusTone {

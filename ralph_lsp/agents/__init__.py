@@ -38,6 +38,7 @@ from ralph_lsp.agents.claude import ClaudeParser
 from ralph_lsp.agents.codex import CodexParser
 from ralph_lsp.agents.gemini import GeminiParser
 from ralph_lsp.agents.plain import PlainParser
+from ralph_lsp.agents.sandboxed import stand_down
 from ralph_lsp.agents.user_config import UserConfig, user_config
 
 # Declared once, with the settings: every valid ``ralph.agent`` and the default ``ralph.agentArgs``
@@ -160,6 +161,7 @@ def build_invocation(
     allowed_tools: Sequence[str] = (),
     agent_user_config: str = "isolate",
     env: Mapping[str, str] | None = None,
+    sandboxed: bool = False,
 ) -> Invocation:
     """The argv, stdin and parser for one iteration of ``agent``.
 
@@ -195,6 +197,8 @@ def build_invocation(
       right after ``agent_args``, so those cannot drop it; ``env`` is the agent's environment
       (default ``os.environ``), where the user's config is found. An ``agent_command`` is used
       as written (nothing added).
+    - ``sandboxed``: ralph-lsp's own sandbox is on, so a preset's own sandbox stands down
+      (:mod:`ralph_lsp.agents.sandboxed`); an ``agent_command`` is unchanged.
     """
     _check_agent(agent)
     if agent_command is not None and not all(isinstance(a, str) for a in agent_command):
@@ -233,6 +237,9 @@ def build_invocation(
             template += [str(a) for a in agent_args]
         template += own.args
         template += allow_flags(agent, allowed_tools)
+        if sandboxed:
+            template, stand_down_env = stand_down(agent, template)
+            extra_env.update(stand_down_env)
 
     used = False
     prompt_file_text = str(prompt_file)

@@ -65,8 +65,12 @@ _RATE_RE = re.compile(
 )
 _OFFLINE_RE = re.compile(r"waiting for (?:the )?network", re.IGNORECASE)
 # The API cannot be reached at all (refused, no route, DNS): retried, then ``turn.failed``.
+# In a sandboxed run the egress proxy answers for a dead server: "502 Bad Gateway: ralph-lsp
+# proxy: cannot reach host:port: …" (ralph_lsp/sandbox/proxy.py).
 _UNREACHABLE_RE = re.compile(
-    r"connection failed|error sending request|connection refused|dns error", re.IGNORECASE
+    r"connection failed|error sending request|connection refused|dns error"
+    r"|ralph-lsp proxy: cannot reach",
+    re.IGNORECASE,
 )
 # ``Reconnecting... 2/5 (<the error>)``: Codex's retry notice around the real message.
 _RECONNECT_RE = re.compile(r"^Reconnecting\.\.\.\s*(?:\d+/\d+\s*)?\((.*)\)\s*$", re.DOTALL)

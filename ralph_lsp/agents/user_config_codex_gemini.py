@@ -234,3 +234,15 @@ def gemini_isolation(
     if not (gemini / "GEMINI.md").exists():
         notes[1] = f"the rest of your {where}/settings.json is still used (it holds your login)"
     return args, defaults, notes
+
+
+def codex_provider_url(env: Mapping[str, str]) -> str | None:
+    """The ``base_url`` of the model provider the user's Codex config selects
+    (``model_provider`` and its ``[model_providers.<name>]`` table), or None: where Codex will
+    connect, beside ``OPENAI_BASE_URL`` (a sandboxed run's allowlist needs its host)."""
+    home = codex_user_home(env)
+    config = _read_toml(home / "config.toml") if home is not None else None
+    provider = (config or {}).get("model_provider")
+    table = ((config or {}).get("model_providers") or {}).get(provider) if provider else None
+    url = table.get("base_url") if isinstance(table, dict) else None
+    return url if isinstance(url, str) and url.strip() else None

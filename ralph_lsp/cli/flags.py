@@ -84,6 +84,7 @@ _FLAG_SETTINGS = (
     ("verify_timeout", "verifyTimeoutSeconds"),
     ("parallel", "queueParallel"),
     ("runner", "runner"),
+    ("sandbox", "sandbox"),
     ("ray_address", "ray.address"),
     ("git_remote", "ray.gitRemote"),
 )

@@ -10,6 +10,7 @@ from ralph_lsp.settings import (
     ISOLATIONS,
     PRESETS,
     RUNNERS,
+    SANDBOXES,
     SCOPES,
     USER_CONFIGS,
     VERIFY_WHEN,
@@ -207,6 +208,13 @@ def build_parser() -> argparse.ArgumentParser:
         " its work pushed to branch ralph/CHANGE/RUNID of --git-remote (default local)",
     )
     sp.add_argument(
+        "--sandbox",
+        choices=SANDBOXES,
+        help="'auto' (default): every process of the run in an OS sandbox (bubblewrap on"
+        " Linux), which writes only the work tree and reads no secrets; the run does not start"
+        " when the sandbox cannot. 'off': no sandbox, said in the run's first lines",
+    )
+    sp.add_argument(
         "--ray-address",
         metavar="URL",
         help="the Ray Jobs API address, e.g. http://127.0.0.1:8265 (default: RAY_ADDRESS)",
@@ -249,6 +257,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sp.add_argument(
         "--env", action="append", metavar="NAME=VALUE", help="extra environment (repeatable)"
+    )
+    sp.add_argument(
+        "--sandbox",
+        choices=SANDBOXES,
+        help="'auto' (default): the commands run in the sandbox a run's checks get (no network"
+        " but their own loopback, writes only in the project); 'off': with your full authority",
     )
 
     sp = sub.add_parser(

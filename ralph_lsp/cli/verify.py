@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from ralph_lsp.cli.common import CliError, change_of, root_of
 from ralph_lsp.cli.flags import settings_from_args
@@ -15,6 +15,9 @@ from ralph_lsp.openspec.workspace import (
 from ralph_lsp.settings import (
     Settings,
 )
+
+if TYPE_CHECKING:
+    from ralph_lsp.loop.sandboxing import RunSandbox
 
 
 def cmd_verify(args: argparse.Namespace, out: TextIO) -> int:
@@ -48,6 +51,7 @@ async def _verify(change: Change, settings: Settings, out: TextIO) -> int:
     stop = asyncio.Event()
     # `ralph-lsp verify … | head`: once stdout is closed, the command's tree is stopped.
     renderer = Renderer(out, stop.set)
+    box = await _sandbox(change, settings, renderer)  # said first, as a run says it
     for c in commands:
         renderer.line(f"verification: {c.line} ({c.source})")
     loop = asyncio.get_running_loop()
@@ -61,6 +65,7 @@ async def _verify(change: Change, settings: Settings, out: TextIO) -> int:
         stop,
         lambda lines, _err: renderer.line("\n".join(lines)),
         bounded(settings.stop_grace_seconds) or 0.0,
+        wrap=box.check if box is not None else None,
     )
     watch = loop.create_task(_until_closed(out))  # a silent command is stopped too
     watch.add_done_callback(lambda t: None if t.cancelled() else renderer.close())
@@ -68,6 +73,8 @@ async def _verify(change: Change, settings: Settings, out: TextIO) -> int:
         results = await runner.run(commands)
     finally:
         watch.cancel()
+        if box is not None:
+            await box.close()
     failed = next((r for r in results if not r.passed), None)
     if renderer.closed:
         return 5  # stopped because nobody reads the output any more, as `run` does
@@ -79,6 +86,20 @@ async def _verify(change: Change, settings: Settings, out: TextIO) -> int:
         return 5
     renderer.line(f"passed: {verify.summary(commands)}")
     return 0
+
+
+async def _sandbox(change: Change, settings: Settings, renderer: Renderer) -> RunSandbox | None:
+    """The sandbox a run's checks get (SPEC §10), said first; a usage error when it cannot
+    start (the reason names the fix)."""
+    from ralph_lsp.loop.sandboxing import RunSandbox
+    from ralph_lsp.loop.status import RunEnd
+
+    try:
+        return await RunSandbox.open(
+            settings, change.root, change.root, lambda text, _level: renderer.line(text)
+        )
+    except RunEnd as end:
+        raise CliError(end.reason) from None
 
 
 async def _until_closed(out: TextIO) -> None:

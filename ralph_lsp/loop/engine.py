@@ -17,7 +17,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from ralph_lsp.loop import budget
+from ralph_lsp.loop import budget, sandboxing
 from ralph_lsp.loop import run_git as rungit
 from ralph_lsp.loop.claims import ChangeBusy, ChangeClaim
 from ralph_lsp.loop.history import new_run_id, prune_runs
@@ -34,6 +34,7 @@ from ralph_lsp.loop.status import (
 from ralph_lsp.openspec.tasks import read_tasks_text
 from ralph_lsp.openspec.tasks_fast import parse_tasks
 from ralph_lsp.openspec.workspace import Change, resolve_change
+from ralph_lsp.sandbox import refusal as sandbox_refusal
 from ralph_lsp.settings import SCOPES, Settings, positive_int
 
 # One guidance text at most (the prompt bounds all guidance together, see prompt.py).
@@ -87,6 +88,8 @@ class Engine:
         max_iterations = _check_request(resolved, max_iterations, scope, guidance, story)
         refusal = await rungit.refusal(resolved.root, settings)
         refusal = refusal or budget.refusal_at(settings, resolved.root)
+        # Fail closed (SPEC §10): no sandbox here, no run, and no agent spawned.
+        refusal = refusal or await asyncio.to_thread(sandbox_refusal, sandboxing.mode(settings)[0])
         if refusal is not None:
             raise EngineError(refusal)
         run_id = new_run_id()

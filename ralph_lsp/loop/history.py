@@ -126,6 +126,7 @@ class RunRecord(TypedDict):
     rateLimited: list[RateLimitedRecord]
     rawOutputDropped: list[int]  # iterations whose raw output was removed for the run's cap
     worktree: dict[str, Any] | None
+    sandbox: dict[str, Any] | None  # what the run's sandbox granted (SPEC §10); None: off
     guidance: list[GuidanceRecord]
     story: str | None
     blocked: list[BlockedRecord]

@@ -28,6 +28,7 @@ from ralph_lsp.agents.base import (
     ResultInfo,
     feed_lines,
 )
+from ralph_lsp.loop import sandboxing
 from ralph_lsp.proc.process import AgentProcess, AgentStartError, SpawnSpec
 from ralph_lsp.settings import Settings
 
@@ -129,6 +130,7 @@ class AgentIteration:
         self.offline = False
         self.working_reason: str | None = None
         self.process: AgentProcess | None = None
+        self.sandboxed = False  # read the output for what the run's sandbox refused
 
     async def start(self) -> bool:
         """Start the agent; False (with ``start_error`` set) when it could not be executed."""
@@ -173,6 +175,8 @@ class AgentIteration:
 
     def _lines(self, texts: tuple[str, ...], stderr: bool) -> None:
         self.out.printed = True
+        if self.sandboxed:
+            self.out.refusals += sandboxing.refusals_in(texts)
         if stderr:
             last = next((t.strip() for t in reversed(texts) if t.strip()), "")
             self.out.last_error = last or self.out.last_error

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from ralph_lsp.loop import run_git as rungit
+from ralph_lsp.loop import sandboxing
 from ralph_lsp.loop.engine import EngineError, RunStatus
 from ralph_lsp.loop.history import (
     atomic_write_json,
@@ -37,6 +38,7 @@ from ralph_lsp.loop.history import (
 )
 from ralph_lsp.loop.status import now_iso
 from ralph_lsp.openspec.workspace import UnknownChangeError, resolve_change
+from ralph_lsp.sandbox import refusal as sandbox_refusal
 from ralph_lsp.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -232,6 +234,14 @@ class Queue:
                 resolve_change(self.root, name)
             except UnknownChangeError as exc:
                 raise EngineError(str(exc)) from None
+        # Fail closed once for the whole queue (SPEC §10), not once per change (a Ray job's
+        # sandbox is its worker's, checked there).
+        boxed: str | None = None
+        if self.settings.runner != "ray":
+            mode = sandboxing.mode(self.settings)[0]
+            boxed = await asyncio.to_thread(sandbox_refusal, mode)
+        if boxed is not None:
+            raise EngineError(boxed)
         if self.options.parallel > 1:
             refusal = await rungit.refusal(self.root, self.run_settings(None))
             if refusal is not None:

@@ -49,6 +49,7 @@ _RUN: dict[str, Check] = {
     "worktree": _obj,
     "branchState": _text,  # SPEC §12: null, "needs-review" or "merged"
     "merge": _obj,
+    "sandbox": _obj,
 }
 _RUN_LISTS = ("transitions", "rateLimited", "guidance", "blocked", "iterations")
 _ITERATION: dict[str, Check] = {

@@ -130,6 +130,7 @@ class RunReporting:
             # iterations whose raw output was removed to keep the run under its cap
             "rawOutputDropped": list(self.history.dropped),
             "worktree": dict(self.status.worktree) if self.status.worktree else None,
+            "sandbox": dict(self.status.sandbox) if self.status.sandbox else None,
             "guidance": [
                 {"text": g.text, "at": g.at, "deliveredIn": g.delivered_in} for g in self.guidance
             ],

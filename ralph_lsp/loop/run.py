@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 
 from ralph_lsp.agents import build_invocation, verify_rules
 from ralph_lsp.agents.user_config import user_config
-from ralph_lsp.loop import budget, costs, policy, verify
+from ralph_lsp.loop import budget, costs, policy, sandboxing, verify
 from ralph_lsp.loop import run_git as rungit
 from ralph_lsp.loop.claims import ChangeClaim
 from ralph_lsp.loop.events import EndEvent, IterationEvent
@@ -126,6 +126,8 @@ class Run(RunReporting, TasksFollowing):
         self.work: Change = change
         self.git: rungit.RunGit | None = None
         self.pruned: list[str] = []  # runs retention removed as this one started
+        # every process of the run lives in it (SPEC §10)
+        self.sandbox: sandboxing.RunSandbox | None = None
         self.budget = budget.plan(settings, {**os.environ, **settings.env}, change.root)
 
     def reason(self) -> str | None:
@@ -161,6 +163,8 @@ class Run(RunReporting, TasksFollowing):
         if state is RunState.SUCCEEDED and self.archived_to:
             reason += f"; the agent archived the change to {self.archived_to}"
         reason = await self._end_git(reason)
+        if self.sandbox is not None:
+            await self.sandbox.close()
         self.history.close_iteration_log()
         self.ended_at = now_iso()
         self.update(state=state, reason=reason, phase=None, waiting=None, transition=True)
@@ -174,6 +178,11 @@ class Run(RunReporting, TasksFollowing):
 
     async def _loop(self) -> tuple[RunState, str]:
         await self._prepare_git()
+        self.sandbox = await sandboxing.RunSandbox.open(
+            self.settings, self.work.root, self.change.root, self.log
+        )
+        if self.sandbox is not None:
+            self.update(sandbox=self.sandbox.to_json())
         self.update(reason="reading tasks.md", transition=True)
         doc = self.read_doc()
         self.update(completed=doc.completed, total=doc.total, reason="running")
@@ -312,6 +321,7 @@ class Run(RunReporting, TasksFollowing):
             checks = list(self.verification.last_results)
             fixed = counters.failing is not None and failed is None
             result = replace(result, verified=verified, verify_failed=failed, verify_fixed=fixed)
+            outcome.refusals += self.verification.take_refusals()
         decision = policy.after_iteration(result, counters, limits, time.time())
         counts = not isinstance(decision, policy.Wait)
         if not counts or result.start_error is not None or policy.failed_start(result):
@@ -402,6 +412,7 @@ class Run(RunReporting, TasksFollowing):
                 ],
                 agent_user_config=s.agent_user_config,
                 env={**os.environ, **s.env},
+                sandboxed=self.sandbox is not None,
             )
             for path, text in inv.files.items():  # the CLI's policy and defaults files
                 Path(path).parent.mkdir(parents=True, exist_ok=True, mode=0o700)
@@ -411,8 +422,11 @@ class Run(RunReporting, TasksFollowing):
         # the preset's (login, isolation, Gemini's defaults), then the user's own env setting
         env = {**os.environ, **inv.env, **s.env}
         spec = SpawnSpec(argv=inv.argv, cwd=self.work.root, env=env, stdin_data=inv.stdin_data)
+        if self.sandbox is not None:
+            spec = self.sandbox.agent(spec)
         self.history.open_iteration_log(n)
         iteration = AgentIteration(self, inv, spec, self.history.write_raw)
+        iteration.sandboxed = self.sandbox is not None
         try:
             if not await iteration.start():
                 return iteration.out
@@ -421,6 +435,8 @@ class Run(RunReporting, TasksFollowing):
         finally:
             self.process = None
             self.history.close_iteration_log()
+            if self.sandbox is not None:  # connections its proxy refused
+                iteration.out.refusals += self.sandbox.take_refusals()
 
     async def _kill_process(self, grace: float) -> None:
         proc = self.process

@@ -74,6 +74,9 @@ class RunStatus:
     refusals: tuple[str, ...] = ()
     # A run of a queue (SPEC §9): {"id", "position", "total"}; None for a run of its own.
     queue: dict[str, Any] | None = None
+    # The run's sandbox (SPEC §10): {"kind", "writable", "hidden", "allowedDomains"}; None when
+    # it is off (or not yet opened).
+    sandbox: dict[str, Any] | None = None
 
     @property
     def final(self) -> bool:
@@ -100,6 +103,7 @@ class RunStatus:
             "worktree": dict(self.worktree) if self.worktree else None,
             "refusals": list(self.refusals),
             "queue": dict(self.queue) if self.queue else None,
+            "sandbox": dict(self.sandbox) if self.sandbox else None,
         }
 
     @classmethod
@@ -172,4 +176,5 @@ def _status_from_json(cls: type[RunStatus], data: dict[str, Any]) -> RunStatus:
         worktree=data.get("worktree") or None,
         refusals=tuple(data.get("refusals") or ()),
         queue=data.get("queue") if isinstance(data.get("queue"), dict) else None,
+        sandbox=data.get("sandbox") if isinstance(data.get("sandbox"), dict) else None,
     )

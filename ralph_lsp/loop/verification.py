@@ -11,7 +11,8 @@ import os
 from pathlib import Path
 from typing import Any, Protocol
 
-from ralph_lsp.loop import policy, verify
+from ralph_lsp.agents.base import Refusal
+from ralph_lsp.loop import policy, sandboxing, verify
 from ralph_lsp.loop.events import VerificationEvent
 from ralph_lsp.loop.iteration import bounded
 from ralph_lsp.loop.states import RunState
@@ -27,6 +28,7 @@ class VerificationHost(Protocol):
     settings: Settings
     stop_event: asyncio.Event
     work: Change
+    sandbox: sandboxing.RunSandbox | None  # the checks run inside it: no network but a loopback
 
     @property
     def key(self) -> tuple[Path, str, str]: ...
@@ -43,6 +45,7 @@ class Verification:
         self.runner: verify.Runner | None = None  # while verification runs
         self.last_results: list[verify.Result] = []
         self.last_failure: verify.Result | None = None
+        self.refusals: list[Refusal] = []  # what the sandbox refused the checks
 
     @property
     def process(self) -> AgentProcess | None:
@@ -66,6 +69,16 @@ class Verification:
         else:
             used = "; ".join(f"{c.line} ({c.source})" for c in self.commands)
             self.host.log(f"verification ({self.host.settings.verify_when}): {used}")
+
+    def _lines(self, lines: list[str], err: bool) -> None:
+        if self.host.sandbox is not None:
+            self.refusals += sandboxing.refusals_in(lines)
+        self.host.log("\n".join(lines), "warning" if err else "info")
+
+    def take_refusals(self) -> list[Refusal]:
+        """What the sandbox refused the checks since the last call."""
+        taken, self.refusals = self.refusals, []
+        return taken
 
     def enabled(self) -> bool:
         return bool(self.commands) and self.host.settings.verify_when != "off"
@@ -91,8 +104,9 @@ class Verification:
             env,
             bounded(self.host.settings.verify_timeout_seconds) or 0.0,
             self.host.stop_event,
-            lambda lines, err: self.host.log("\n".join(lines), "warning" if err else "info"),
+            self._lines,
             grace=bounded(self.host.settings.stop_grace_seconds) or 0.0,
+            wrap=self.host.sandbox.check if self.host.sandbox is not None else None,
         )
         self.runner = runner
         try:

@@ -240,6 +240,7 @@ class Runner:
         stop: asyncio.Event,
         on_lines: Callable[[list[str], bool], None],
         grace: float = 5.0,
+        wrap: Callable[[SpawnSpec], SpawnSpec] | None = None,
     ) -> None:
         self.cwd = cwd
         self.env = env
@@ -250,6 +251,7 @@ class Runner:
         # included, is no warning (unittest reports on stderr); its failure is.
         self.on_lines = on_lines
         self.grace = grace
+        self.wrap = wrap  # each command's spec as it is started (in the run's sandbox)
         self.process: AgentProcess | None = None
 
     async def run(self, cmds: Sequence[Command]) -> list[Result]:
@@ -268,6 +270,8 @@ class Runner:
         started = time.monotonic()
         self.on_lines([f"verify $ {cmd.line}"], False)
         spec = SpawnSpec(argv=list(cmd.argv), cwd=self.cwd, env=self.env, stdin_data=None)
+        if self.wrap is not None:
+            spec = self.wrap(spec)
         try:
             proc = await AgentProcess.start(spec)
         except AgentStartError as exc:

@@ -116,7 +116,7 @@ class AgentProcess(OutputReading, TreeStopping):
             raise AgentStartError(
                 "os_error", f"the agent's working directory {str(spec.cwd)!r} is not a folder"
             )
-        exe = resolve_program(spec.argv[0], spec.env.get("PATH"), spec.cwd)
+        exe, argv = spec.command(resolve_program(spec.argv[0], spec.env.get("PATH"), spec.cwd))
         become_subreaper()
         tag = f"{os.getpid()}-{secrets.token_hex(8)}"
         loop = asyncio.get_running_loop()
@@ -144,7 +144,7 @@ class AgentProcess(OutputReading, TreeStopping):
             tag,
             *inspection_args(),
             "--",
-            *spec.argv,
+            *argv,
         ]
         try:
             popen = subprocess.Popen(

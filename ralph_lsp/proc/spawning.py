@@ -37,6 +37,15 @@ class SpawnSpec:
     cwd: Path
     env: dict[str, str]
     stdin_data: bytes | None  # None → stdin is /dev/null
+    # An argv the resolved program is started under (a sandbox: ``bwrap … --``); the
+    # watchdog stays outside it, so its subreaper still sees every process of the tree.
+    wrapper: tuple[str, ...] = ()
+
+    def command(self, exe: str) -> tuple[str, list[str]]:
+        """(program, argv) to execute once ``argv[0]`` is resolved to ``exe``."""
+        if not self.wrapper:
+            return exe, self.argv
+        return self.wrapper[0], [*self.wrapper, exe, *self.argv[1:]]
 
 
 class AgentStartError(Exception):

@@ -206,11 +206,14 @@ def _refused(state: DocState, status: RunStatus, encoding: str | None) -> types.
     line = story.line if story is not None and story.line >= 0 else 0
     rules = ", ".join(status.refusals[-5:])
     more = len(status.refusals) - 5
+    fix = "allow what it needs with ralph.allowedTools"
+    if any(r.startswith("Sandbox(") for r in status.refusals):  # the run's sandbox (SPEC §10)
+        fix += ", or widen the sandbox (ralph.sandbox.allowWrite, ralph.sandbox.allowedDomains)"
     return types.Diagnostic(
         range=_line_range(state, line, encoding),
         message=f"the agent was refused: {rules}"
         + (f" and {more} more" if more > 0 else "")
-        + " — allow what it needs with ralph.allowedTools",
+        + f" — {fix}",
         severity=types.DiagnosticSeverity.Warning,
         source=SOURCE,
         code="refused",

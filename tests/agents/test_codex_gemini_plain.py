@@ -46,6 +46,17 @@ def test_codex_recorded_unreachable_run() -> None:
     assert len(logs(events, "stderr")) == 9  # every stderr line is shown
 
 
+def test_codex_behind_the_sandboxs_proxy_a_dead_server_is_unreachable() -> None:
+    # Inside ralph's sandbox the egress proxy answers for a server that is not there (SPEC §10).
+    said = (
+        "unexpected status 502 Bad Gateway: ralph-lsp proxy: cannot reach 127.0.0.1:42885:"
+        " [Errno 111] Connect call failed ('127.0.0.1', 42885)"
+    )
+    stdout = jl({"type": "turn.failed", "error": {"message": said}})
+    (problem,) = problems(run_parser(CodexParser(), stdout=stdout, stderr=[], exit_code=1))
+    assert problem.kind == "fatal" and problem.message.startswith("cannot reach the model API")
+
+
 def test_codex_recorded_outside_a_git_repository_is_fatal_with_the_way_out() -> None:
     stderr = lines_of(Path(__file__).resolve().parents[1] / "fixtures/codex_real/not_a_repo.stderr")
     events = run_parser(CodexParser(), stdout=[], stderr=stderr, exit_code=1)

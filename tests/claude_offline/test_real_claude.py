@@ -184,6 +184,11 @@ def test_three_tasks_succeed_in_three_iterations(three_task_run: SharedRun) -> N
     assert run.returncode == 0, run.stdout + run.stderr
     assert run.last_line.startswith("succeeded:"), run.stdout
     assert change.unchecked() == 0 and change.checked() == 3
+    # Sandboxed by default (SPEC §10): the scripted server on the host's 127.0.0.1 was reached
+    # only through the egress proxy, its host allowed as the base URL's.
+    said = [line for line in run.lines if line.startswith("sandbox: ")]
+    assert said and said[0].startswith("sandbox: bwrap ") and server.url.split("//")[1] in said[0]
+    assert run.record["sandbox"]["kind"] == "bwrap"
 
     reqs = server.message_requests()
     assert [r.reply for r in reqs] == ["read", "edit", "done"] * 3

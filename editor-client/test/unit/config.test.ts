@@ -55,6 +55,10 @@ describe("serverSettings", () => {
       "ray.address": null,
       "ray.resources": {},
       "ray.gitRemote": null,
+      sandbox: "auto",
+      "sandbox.allowWrite": [],
+      "sandbox.denyRead": [],
+      "sandbox.allowedDomains": [],
     });
   });
 

@@ -137,3 +137,13 @@ describe("StatusBoard", () => {
     assert.equal(board.get("add-x")?.runId, "r-2");
   });
 });
+
+describe("describeSandbox", () => {
+  it("says what a sandboxed run may write, hides and reaches, and says off as off", () => {
+    const sandbox = { kind: "bwrap" as const, writable: ["/p", "/tmp/x"], hidden: ["/h/.ssh"], allowedDomains: [] };
+    const said = describeStatus(status({ sandbox }));
+    assert.match(said, /\nsandbox: bwrap — writable: \/p, \/tmp\/x; hidden: \/h\/\.ssh; domains: none$/);
+    assert.match(describeStatus(status({ sandbox: null })), /\nsandbox: off$/);
+    assert.doesNotMatch(describeStatus(status()), /sandbox/);
+  });
+});

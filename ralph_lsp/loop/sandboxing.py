@@ -1,0 +1,156 @@
+"""A run's sandbox (SPEC §10), as the loop uses it: opened once the work tree is known (or
+``off``, said as loudly), the agent's egress proxy started beside it, every spawn wrapped in
+it, and what it refused (in the output, or at the proxy) kept for the history.
+
+The decision of what a run may touch is ``sandbox/``'s; this module only meets it with the run:
+its settings, its log, its status, and the ``SpawnSpec`` of each agent and check.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import replace
+from pathlib import Path
+
+from ralph_lsp.agents.base import Refusal
+from ralph_lsp.agents.user_config_codex_gemini import codex_provider_url
+from ralph_lsp.loop.states import RunState
+from ralph_lsp.loop.status import Level, RunEnd
+from ralph_lsp.proc.process import SpawnSpec
+from ralph_lsp.sandbox import Sandbox, SandboxUnavailable
+from ralph_lsp.sandbox import proxy as egress
+from ralph_lsp.sandbox.bridge import proxy_env
+from ralph_lsp.sandbox.domains import allowed_domains, base_url_entry, no_proxy_for
+from ralph_lsp.sandbox.refusals import refused
+from ralph_lsp.settings import Settings
+
+OFF_LINE = (
+    "sandbox: off ({why}): the agent and the checks run with your full authority, network included"
+)
+# The environment of the server or the CLI (the user's own, never a workspace's) may turn the
+# sandbox off too: said as loudly as the setting.
+OFF_VARIABLE = "RALPH_SANDBOX"
+
+
+def mode(settings: Settings) -> tuple[str, str]:
+    """(``auto`` | ``off``, why off)."""
+    if settings.sandbox == "off":
+        return "off", 'ralph.sandbox is "off"'
+    if os.environ.get(OFF_VARIABLE) == "off":
+        return "off", f"{OFF_VARIABLE}=off in the environment"
+    return "auto", ""
+
+
+REFUSAL_TOOL = "Sandbox"
+Log = Callable[[str, Level], None]
+
+
+class RunSandbox:
+    """One run's sandbox and its agent's egress proxy."""
+
+    def __init__(self, box: Sandbox, log: Log) -> None:
+        self.box = box
+        self.log = log
+        self.refused: list[Refusal] = []  # at the proxy, since the last take
+        self.proxy = egress.EgressProxy(box.policy.allowed_domains, self._refused)
+
+    @classmethod
+    async def open(
+        cls, settings: Settings, work_root: Path, history_root: Path, log: Log
+    ) -> RunSandbox | None:
+        """The run's sandbox, said in its log; None when ``ralph.sandbox`` is ``off``. A
+        sandbox that cannot start ends the run before any agent is spawned (``RunEnd``)."""
+        chosen, why = mode(settings)
+        if chosen == "off":
+            log(OFF_LINE.format(why=why), "info")
+            return None
+        env: Mapping[str, str] = {**os.environ, **settings.env}
+        try:
+            domains = allowed_domains(
+                settings.agent, os.environ, settings.env, _extra_domains(settings, env)
+            )
+            box = Sandbox.open(
+                work_root,
+                preset=settings.agent,
+                env=env,
+                allow_write=settings.sandbox_allow_write,
+                deny_read=settings.sandbox_deny_read,
+                allowed_domains=domains,
+                history_root=history_root,
+            )
+        except (SandboxUnavailable, ValueError) as exc:
+            raise RunEnd(RunState.FAILED, f"{exc}") from None
+        except OSError as exc:
+            raise RunEnd(RunState.FAILED, f"the sandbox cannot start: {exc}") from None
+        try:
+            run = cls(box, log)
+            # macOS has no network namespace: the agent reaches the proxy on the loopback
+            tcp = 0 if box.kind == "seatbelt" else None
+            await run.proxy.start(egress.private_socket_path(), tcp)
+        except (OSError, ValueError) as exc:
+            box.close()  # ValueError: an allowlist entry the proxy cannot read
+            why = f"the sandbox's egress proxy cannot start: {exc}"
+            raise RunEnd(RunState.FAILED, why) from None
+        log(box.describe(), "info")
+        return run
+
+    def _refused(self, refusal: egress.Refusal) -> None:
+        self.refused.append(Refusal(REFUSAL_TOOL, f"connect: {refusal}"))
+        self.log(
+            f"⚠ the sandbox refused a connection to {refusal} — allow a domain with"
+            " ralph.sandbox.allowedDomains",
+            "warning",
+        )
+
+    def agent(self, spec: SpawnSpec) -> SpawnSpec:
+        """The agent's ``spec`` inside the sandbox, behind the bridge to the proxy."""
+        socket = self.proxy.socket_path
+        prefix = self.box.prefix(spec.cwd, proxy_socket=socket)
+        env = self.box.environment(spec.env)
+        if self.proxy.tcp_port is not None:  # Seatbelt: no bridge, the proxy's own port
+            env.update(
+                proxy_env(self.proxy.tcp_port, no_proxy_for(self.box.policy.allowed_domains))
+            )
+        return replace(spec, env=env, wrapper=tuple(prefix))
+
+    def check(self, spec: SpawnSpec) -> SpawnSpec:
+        """A verification command's ``spec`` inside the sandbox: no network but its loopback."""
+        prefix = self.box.prefix(spec.cwd)
+        return replace(spec, env=self.box.environment(spec.env), wrapper=tuple(prefix))
+
+    def take_refusals(self) -> list[Refusal]:
+        taken, self.refused = self.refused, []
+        return taken
+
+    def to_json(self) -> dict[str, object]:
+        return self.box.to_json()
+
+    async def close(self) -> None:
+        socket = self.proxy.socket_path
+        try:
+            await self.proxy.close()
+        finally:
+            if socket is not None:
+                shutil.rmtree(socket.parent, ignore_errors=True)
+            self.box.close()
+
+
+def _extra_domains(settings: Settings, env: Mapping[str, str]) -> list[str]:
+    """``ralph.sandbox.allowedDomains``, and the host of the model provider a Codex user's own
+    config.toml selects (its ``base_url``: where Codex connects, as ``OPENAI_BASE_URL`` is)."""
+    extra = list(settings.sandbox_allowed_domains)
+    url = codex_provider_url(env) if settings.agent == "codex" else None
+    entry = base_url_entry(url) if url else None
+    return [*extra, entry] if entry else extra
+
+
+def refusals_in(lines: Iterable[str]) -> list[Refusal]:
+    """What the sandbox refused, as the output of a process inside it says."""
+    found: list[Refusal] = []
+    for line in lines:
+        seen = refused(line)
+        if seen is not None:
+            found.append(Refusal(REFUSAL_TOOL, f"{seen[0]}: {seen[1]}"))
+    return found

@@ -1,0 +1,32 @@
+"""Sandboxed runs (SPEC §10): every process of a run in an OS sandbox, failing closed.
+
+A middle layer beside ``proc/``, ``git/`` and ``agents/``, knowing none of them: it decides
+what a run may touch and turns it into the argv prefix a command is started under; ``loop/``
+hands that prefix to ``proc/`` (``SpawnSpec.wrapper``), so the watchdog stays outside and its
+subreaper still catches everything.
+
+- ``policy.py``: :class:`SandboxPolicy` from plain paths (writable, hidden, read-only again).
+- ``bwrap.py``: bubblewrap on Linux: found without root, probed once, the policy's argv.
+- ``seatbelt.py``: the macOS ``sandbox-exec`` profile of the same policy (built, untested).
+- ``session.py``: one run's :class:`Sandbox` and the fail-closed check (:func:`refusal`).
+- ``refusals.py``: what a sandboxed process's output says was refused.
+
+The network part (the agent's only way out):
+
+- ``allowlist.py``: the egress allowlist's entry forms and the check of one ``host:port``.
+- ``proxy.py``: :class:`~ralph_lsp.sandbox.proxy.EgressProxy`, the asyncio HTTP CONNECT /
+  plain-HTTP proxy that lets an agent reach only allowed hosts and reports each refusal.
+- ``bridge.py``: a stdlib-only program run inside the sandbox's network namespace that relays a
+  127.0.0.1 port there to the proxy's Unix socket, and runs the agent with the proxy variables set.
+- ``domains.py``: the allowlist of a run: per preset, the host of a configured base URL, and
+  ``ralph.sandbox.allowedDomains``.
+
+Invariant: nothing here imports pygls or lsprotocol, nor ``proc/``, ``git/`` or ``agents/``;
+``bridge.py`` imports only the standard library (it runs inside the sandbox with
+``python -I -S``).
+"""
+
+from ralph_lsp.sandbox.policy import SandboxPolicy, build_policy
+from ralph_lsp.sandbox.session import Sandbox, SandboxUnavailable, refusal
+
+__all__ = ["Sandbox", "SandboxPolicy", "SandboxUnavailable", "build_policy", "refusal"]

@@ -1,0 +1,244 @@
+"""What a run's sandbox grants (SPEC §10), decided from plain paths, before any mechanism.
+
+:func:`build_policy` gives a :class:`SandboxPolicy`: the folders a run may write (its work
+tree, a private temporary folder, per-run package caches, the agent CLI's own state folder,
+``ralph.sandbox.allowWrite``, and what ``git commit`` needs of a git directory outside the work
+tree), the paths it may not even read (secrets in the home, other users' homes,
+``ralph.sandbox.denyRead``), and the paths inside a writable folder that are put back read-only
+(``.git/hooks``, ``.git/config``, every ``config.worktree``, ``.git/info``, ``.ralph/``). The
+mechanisms (``bwrap.py``, ``seatbelt.py``) only translate it. Reads files, never writes any.
+"""
+
+from __future__ import annotations
+
+import os
+import pwd
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+# Secrets in a home folder, hidden from every process of a run (files and folders alike).
+SECRET_PATHS = (
+    ".ssh",
+    ".gnupg",
+    ".aws",
+    ".azure",
+    ".config/gcloud",
+    ".kube",
+    ".docker",
+    ".netrc",
+    ".git-credentials",
+    ".config/gh",
+    ".npmrc",
+    ".pypirc",
+    # browsers and keyrings
+    ".mozilla",
+    ".thunderbird",
+    ".config/google-chrome",
+    ".config/chromium",
+    ".config/BraveSoftware",
+    ".config/microsoft-edge",
+    ".local/share/keyrings",
+    ".password-store",
+    ".pki",
+)
+
+# The one agent CLI state folder a preset may write (the environment variable that moves it).
+AGENT_STATE = {
+    "claude": ("CLAUDE_CONFIG_DIR", ".claude"),
+    "codex": ("CODEX_HOME", ".codex"),
+    "gemini": ("GEMINI_CLI_HOME", ".gemini"),
+}
+
+# Read-only folders made when missing, so that the run cannot make them its own.
+MADE_READ_ONLY = ("hooks", "info", ".ralph")
+
+# Package caches, each pointed into the run's own cache folder.
+CACHE_VARIABLES = {
+    "PIP_CACHE_DIR": "pip",
+    "npm_config_cache": "npm",
+    "UV_CACHE_DIR": "uv",
+    "XDG_CACHE_HOME": "xdg",
+}
+
+
+@dataclass(frozen=True)
+class SandboxPolicy:
+    """Paths a run may write, may not read, and may read but not write; what it may reach."""
+
+    work_root: Path
+    tmp_dir: Path  # the run's private temporary folder (TMPDIR inside)
+    writable: tuple[Path, ...]
+    hidden: tuple[Path, ...]
+    read_only: tuple[Path, ...]  # inside a writable folder, put back read-only
+    env: Mapping[str, str] = field(default_factory=dict)  # set for every process inside
+    allowed_domains: tuple[str, ...] = ()  # the agent's egress allowlist (the proxy's)
+
+
+def build_policy(
+    work_root: Path,
+    tmp_dir: Path,
+    *,
+    home: Path | None,
+    preset: str,
+    env: Mapping[str, str],
+    allow_write: Sequence[str] = (),
+    deny_read: Sequence[str] = (),
+    allowed_domains: Sequence[str] = (),
+    history_root: Path | None = None,
+) -> SandboxPolicy:
+    """The policy of one run whose agent works in ``work_root`` (``history_root``: where its
+    ``.ralph/`` lives, when that is not the work tree)."""
+    work_root = Path(os.path.realpath(work_root))
+    caches = tmp_dir / "cache"
+    git_write, git_read_only = git_paths(work_root)
+    writable = [work_root, tmp_dir, *git_write]
+    writable += agent_state(preset, env, home)
+    writable += [_expand(p, home) for p in allow_write]
+    hidden = secrets_of(home) + other_homes(home)
+    # a home kept visible because the work tree is in it keeps its secrets hidden
+    hidden += [s for h in other_homes(home) if _inside(work_root, h) for s in secrets_of(h)]
+    hidden += [_expand(p, home) for p in deny_read]
+    read_only = git_read_only
+    for root in dict.fromkeys([work_root, *([history_root] if history_root else [])]):
+        read_only.append(Path(os.path.realpath(root)) / ".ralph")
+    run_env = {name: str(caches / sub) for name, sub in CACHE_VARIABLES.items()}
+    run_env["TMPDIR"] = str(tmp_dir)
+    return SandboxPolicy(
+        work_root=work_root,
+        tmp_dir=tmp_dir,
+        writable=_unique(writable),
+        hidden=_hideable(hidden, writable),
+        # what exists, and the folders made before they are bound (session.py)
+        read_only=_unique(p for p in read_only if _exists(p) or p.name in MADE_READ_ONLY),
+        env=run_env,
+        allowed_domains=tuple(dict.fromkeys(allowed_domains)),
+    )
+
+
+def secrets_of(home: Path | None) -> list[Path]:
+    return [] if home is None else [home / p for p in SECRET_PATHS]
+
+
+def other_homes(home: Path | None) -> list[Path]:
+    """Every home folder under /home that is not ours, and /root when it is not ours (ours:
+    ``home``, and the account's own home when ``HOME`` names another folder)."""
+    found: list[Path] = []
+    ours = [Path(os.path.realpath(h)) for h in (home, _account_home()) if h is not None]
+    try:
+        entries = sorted(Path("/home").iterdir())
+    except OSError:
+        entries = []
+    for entry in [*entries, Path("/root")]:
+        real = Path(os.path.realpath(entry))
+        if any(mine == real or mine.is_relative_to(real) for mine in ours):
+            continue
+        if entry.is_dir():
+            found.append(entry)
+    return found
+
+
+def agent_state(preset: str, env: Mapping[str, str], home: Path | None) -> list[Path]:
+    """The preset's own state folder (and Claude's ``~/.claude.json``): only that one."""
+    if preset not in AGENT_STATE:
+        return []
+    variable, default = AGENT_STATE[preset]
+    out: list[Path] = []
+    if env.get(variable):
+        out.append(Path(env[variable]).expanduser())
+    elif home is not None:
+        out.append(home / default)
+    if preset == "claude" and home is not None and not env.get(variable):
+        out.append(home / ".claude.json")
+    return out
+
+
+def git_dirs(work_root: Path) -> tuple[Path, Path] | None:
+    """The git directory of the work tree holding ``work_root`` and its common directory
+    (the same, but for a linked worktree), read from the files alone."""
+    for folder in (work_root, *work_root.parents):
+        dot = folder / ".git"
+        if dot.is_dir():
+            return dot, dot
+        if dot.is_file():
+            try:
+                text = dot.read_text(encoding="utf-8", errors="replace").strip()
+            except OSError:
+                return None
+            if not text.startswith("gitdir:"):
+                return None
+            gitdir = Path(os.path.realpath(folder / text.removeprefix("gitdir:").strip()))
+            common = gitdir
+            try:
+                pointer = (gitdir / "commondir").read_text(encoding="utf-8").strip()
+                common = Path(os.path.realpath(gitdir / pointer))
+            except OSError:
+                pass
+            return gitdir, common
+    return None
+
+
+def git_paths(work_root: Path) -> tuple[list[Path], list[Path]]:
+    """(writable, read-only) paths of the repository holding ``work_root``.
+
+    A git directory outside the work tree (a linked worktree's, or a root below the
+    repository's top) gets what ``git commit`` writes: its own folder, and the common
+    directory's objects, refs and logs. Everything git would run or obey later stays
+    read-only: hooks, config, every ``config.worktree``, info (attributes, exclude)."""
+    found = git_dirs(work_root)
+    if found is None:
+        return [], []
+    gitdir, common = found
+    writable: list[Path] = []
+    for path in (gitdir, common / "objects", common / "refs", common / "logs"):
+        if not _inside(path, work_root):
+            writable.append(path)
+    read_only = [common / "hooks", common / "config", common / "info", common / "config.worktree"]
+    read_only += [gitdir / "config.worktree"]
+    worktrees = common / "worktrees"
+    if worktrees.is_dir():
+        read_only += [w / "config.worktree" for w in sorted(worktrees.iterdir())]
+    modules = common / "modules"
+    if modules.is_dir():
+        read_only.append(modules)
+    return writable, read_only
+
+
+def _hideable(hidden: Iterable[Path], writable: Iterable[Path]) -> tuple[Path, ...]:
+    """The hidden paths that exist, where they really are (a dotfiles manager's ~/.ssh is a
+    link), less any that holds a writable folder: root working in a user's project under
+    /home/<user> must still see it (that home's secrets stay hidden by name)."""
+    writable = [Path(os.path.realpath(w)) for w in writable]
+    out = []
+    for path in hidden:
+        if not _exists(path):
+            continue
+        real = Path(os.path.realpath(path))
+        if not any(w == real or w.is_relative_to(real) for w in writable):
+            out.append(real)
+    return _unique(out)
+
+
+def _account_home() -> Path | None:
+    try:
+        return Path(pwd.getpwuid(os.getuid()).pw_dir)
+    except (KeyError, OSError):
+        return None
+
+
+def _expand(path: str, home: Path | None) -> Path:
+    if path.startswith("~") and home is not None:
+        path = str(home) + path[1:]
+    return Path(os.path.realpath(path))
+
+
+def _inside(path: Path, folder: Path) -> bool:
+    return path == folder or path.is_relative_to(folder)
+
+
+def _exists(path: Path) -> bool:
+    return os.path.lexists(path)
+
+
+def _unique(paths: Iterable[Path]) -> tuple[Path, ...]:
+    return tuple(dict.fromkeys(paths))

