@@ -8,6 +8,7 @@
 - ``merging``       ``review`` and ``merge`` (SPEC §12);
 - ``runs``          ``runs``, ``attach``, ``stop``, ``guide``, ``run --detach`` and ``--events``
   (runs in runners, SPEC §9);
+- ``signals``       Ctrl-C and ``SIGTERM`` for ``run`` and queues: stop, then kill at once;
 - ``flags``         flags read as settings; ``common`` the usage error, root and change lookup
   and exit codes; ``jsonout`` the JSON writer.
 

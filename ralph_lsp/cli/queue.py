@@ -64,9 +64,9 @@ async def _queue(
     root: Path, names: list[str], settings: Settings, args: argparse.Namespace, out: TextIO
 ) -> int:
     import asyncio
-    import signal
 
     from ralph_lsp.cli.ending import is_end_line, on_end
+    from ralph_lsp.cli.signals import stop_on_signals
     from ralph_lsp.loop.engine import Engine, EngineError, EngineEvent, LogEvent, StatusEvent
     from ralph_lsp.loop.on_end import queue_end_event, run_end_event
     from ralph_lsp.loop.queue import Queue, QueueEvent, QueueOptions
@@ -116,29 +116,15 @@ async def _queue(
         engine = Engine(on_event)
     queue = Queue(engine, root, names, settings, options, on_queue)
     loop = asyncio.get_running_loop()
-    signals = 0
-
-    def on_signal(signame: str) -> None:
-        nonlocal signals
-        signals += 1
-        if signals == 1:
-            renderer.line(f"{signame}: stopping the queue (again to kill at once)")
-            stop()
-        else:
-            engine.shutdown_now()
-
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(sig, on_signal, sig.name)
-    try:
+    with stop_on_signals("queue", renderer.line, stop, engine.shutdown_now):
         try:
-            await queue.start()
-        except EngineError as exc:  # nothing started
-            raise CliError(str(exc)) from None
-        status = await queue.wait()
-    finally:
-        engine.shutdown_now()
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            loop.remove_signal_handler(sig)
+            try:
+                await queue.start()
+            except EngineError as exc:  # nothing started
+                raise CliError(str(exc)) from None
+            status = await queue.wait()
+        finally:
+            engine.shutdown_now()
     renderer.done(summary(status))
     if run_ends:
         await asyncio.gather(*run_ends, return_exceptions=True)

@@ -86,8 +86,8 @@ async def _run(
     sink: Callable[[Any], None] | None = None,
 ) -> int:
     import asyncio
-    import signal
 
+    from ralph_lsp.cli.signals import stop_on_signals
     from ralph_lsp.loop.engine import EngineError
     from ralph_lsp.loop.on_end import run_end_event
 
@@ -102,32 +102,22 @@ async def _run(
     host = runs.foreground_host(change, settings, guidance, story, renderer, sink)
     engine = host.engine
     loop = asyncio.get_running_loop()
-    signals = 0
 
-    def on_signal(signame: str) -> None:
-        nonlocal signals
-        signals += 1
-        if signals == 1:
-            renderer.line(f"{signame}: stopping the run (again to kill at once)")
-            stopping.append(loop.create_task(engine.shutdown()))
-        else:
-            engine.shutdown_now()
+    def stop() -> None:
+        stopping.append(loop.create_task(engine.shutdown()))
 
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(sig, on_signal, sig.name)
     ticker = loop.create_task(_tick(renderer)) if renderer.tty else None
-    try:
+    with stop_on_signals("run", renderer.line, stop, engine.shutdown_now):
         try:
-            await host.start()
-        except EngineError as exc:  # e.g. another process runs this change: no run started
-            raise CliError(str(exc)) from None
-        status = await host.wait()
-    finally:
-        if ticker is not None:
-            ticker.cancel()
-        engine.shutdown_now()
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            loop.remove_signal_handler(sig)
+            try:
+                await host.start()
+            except EngineError as exc:  # e.g. another process runs this change: no run started
+                raise CliError(str(exc)) from None
+            status = await host.wait()
+        finally:
+            if ticker is not None:
+                ticker.cancel()
+            engine.shutdown_now()
     if sink is None:
         renderer.done(f"{status.state}: {status.reason}" + spent(change.root, status.run_id))
     await on_end(settings, run_end_event(status), change.root)

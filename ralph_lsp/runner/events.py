@@ -1,15 +1,20 @@
 """THE declaration of the event stream (SPEC §9, ``docs/events.md``).
 
 A run's events, one JSON object per line, each with ``"v"`` (the schema version) and ``"type"``,
-plus the run's ``"change"`` and ``"root"`` (a ``file:`` URI). :data:`EVENTS` names each type's
-own fields; ``tests/runner/test_events.py`` holds it, the encoder and ``docs/events.md`` in
-agreement. :func:`encode` turns an engine event into that object, :func:`decode` turns one back;
-decode never raises: an unknown type, a newer version or a damaged object is ``None`` (ignored).
+plus the run's ``"change"`` and ``"root"`` (a ``file:`` URI). :data:`TYPES` is the one table of
+event types: each row names its engine event class and its own fields, each field with its JSON
+key, the event's attribute and how its value is written and read back. :func:`encode` and
+:func:`decode` are driven by that table alone, and :data:`EVENTS` (each type's field names) is
+derived from it; ``tests/runner/test_events.py`` holds it, the encoder and ``docs/events.md`` in
+agreement. decode never raises: an unknown type, a newer version or a damaged object is ``None``
+(ignored).
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlparse
@@ -30,17 +35,121 @@ VERSION = 1
 ENVELOPE = ("v", "type", "change", "root")
 """The fields every event has."""
 
-EVENTS: dict[str, tuple[str, ...]] = {
-    "status": ("status",),
-    "log": ("level", "text"),
-    "iteration": ("runId", "phase", "n", "story", "startedAt", "record"),
-    "verification": ("runId", "results", "passed"),
-    "checkpoint": ("runId", "n", "checkpoint", "filesChanged"),
-    "guidance": ("runId", "text", "deliveredIn"),
-    "tasks": ("runId", "text"),
-    "end": ("runId", "state", "reason"),
-}
+
+def _same(value: Any) -> Any:
+    return value
+
+
+@dataclass(frozen=True)
+class Field:
+    """One field of an event type: its JSON ``key``, the event's ``attr``, ``write`` (the
+    attribute's value → JSON) and ``read`` (JSON → the attribute's value; raises when damaged).
+    A ``required`` field missing from an object makes it damaged; an optional one reads as
+    ``read(None)``."""
+
+    key: str
+    attr: str
+    read: Callable[[Any], Any] = _same
+    write: Callable[[Any], Any] = _same
+    required: bool = True
+
+
+@dataclass(frozen=True)
+class EventType:
+    """A row of :data:`TYPES`. ``keyed``: the class is built with the envelope's ``root`` and
+    ``change`` first (all but ``status``, whose run status carries them)."""
+
+    name: str
+    cls: Callable[..., EngineEvent]
+    fields: tuple[Field, ...]
+    keyed: bool = True
+
+
+def _level(value: Any) -> str:
+    return value if value == "warning" or value == "error" else "info"
+
+
+def _record(value: Any) -> dict[str, Any]:
+    return dict(value) if isinstance(value, dict) else {}
+
+
+def _optional_tuple(value: Any) -> tuple[Any, ...] | None:
+    return tuple(value) if value is not None else None
+
+
+def _optional_list(value: Any) -> list[Any] | None:
+    return list(value) if value is not None else None
+
+
+_RUN_ID = Field("runId", "run_id", str)
+
+TYPES: tuple[EventType, ...] = (
+    EventType(
+        "status",
+        StatusEvent,
+        (Field("status", "status", RunStatus.from_json, RunStatus.to_json),),
+        keyed=False,
+    ),
+    EventType(
+        "log",
+        LogEvent,
+        (Field("level", "level", _level, required=False), Field("text", "text", str)),
+    ),
+    EventType(
+        "iteration",
+        IterationEvent,
+        (
+            _RUN_ID,
+            Field("phase", "phase", lambda p: "end" if p == "end" else "start"),
+            Field("n", "n", int),
+            Field("story", "story", required=False),
+            Field("startedAt", "started_at", required=False),
+            Field("record", "record", _record, dict, required=False),
+        ),
+    ),
+    EventType(
+        "verification",
+        VerificationEvent,
+        (
+            _RUN_ID,
+            Field(
+                "results",
+                "results",
+                lambda rs: tuple(dict(r) for r in rs),
+                lambda rs: [dict(r) for r in rs],
+            ),
+            Field("passed", "passed", bool),
+        ),
+    ),
+    EventType(
+        "checkpoint",
+        CheckpointEvent,
+        (
+            _RUN_ID,
+            Field("n", "n", int),
+            Field("checkpoint", "checkpoint", required=False),
+            Field("filesChanged", "files_changed", _optional_tuple, _optional_list, required=False),
+        ),
+    ),
+    EventType(
+        "guidance",
+        GuidanceEvent,
+        (_RUN_ID, Field("text", "text", str), Field("deliveredIn", "delivered_in", int)),
+    ),
+    EventType("tasks", TasksEvent, (_RUN_ID, Field("text", "text", str))),
+    EventType(
+        "end",
+        EndEvent,
+        (_RUN_ID, Field("state", "state", str), Field("reason", "reason", required=False)),
+    ),
+)
+"""Every event type, in the order documented; each type's fields in the order written."""
+
+EVENTS: dict[str, tuple[str, ...]] = {t.name: tuple(f.key for f in t.fields) for t in TYPES}
 """Each event type and its own fields (beside :data:`ENVELOPE`), in the order documented."""
+
+_BY_NAME = {t.name: t for t in TYPES}
+_BY_CLASS: dict[object, EventType] = {t.cls: t for t in TYPES}
 
 
 def _uri(root: Path) -> str:
@@ -56,66 +165,15 @@ def _path(uri: Any) -> Path:
 
 def encode(event: EngineEvent) -> dict[str, Any]:
     """The stream's object for ``event``."""
-    if isinstance(event, StatusEvent):
-        st = event.status
-        return _env("status", st.change, st.root, status=st.to_json())
-    if isinstance(event, LogEvent):
-        return _env("log", event.change, event.root, level=event.level, text=event.text)
-    if isinstance(event, IterationEvent):
-        return _env(
-            "iteration",
-            event.change,
-            event.root,
-            runId=event.run_id,
-            phase=event.phase,
-            n=event.n,
-            story=event.story,
-            startedAt=event.started_at,
-            record=dict(event.record),
-        )
-    return _encode_more(event)
-
-
-def _encode_more(event: EngineEvent) -> dict[str, Any]:
-    if isinstance(event, VerificationEvent):
-        return _env(
-            "verification",
-            event.change,
-            event.root,
-            runId=event.run_id,
-            results=[dict(r) for r in event.results],
-            passed=event.passed,
-        )
-    if isinstance(event, CheckpointEvent):
-        files = list(event.files_changed) if event.files_changed is not None else None
-        return _env(
-            "checkpoint",
-            event.change,
-            event.root,
-            runId=event.run_id,
-            n=event.n,
-            checkpoint=event.checkpoint,
-            filesChanged=files,
-        )
-    if isinstance(event, GuidanceEvent):
-        return _env(
-            "guidance",
-            event.change,
-            event.root,
-            runId=event.run_id,
-            text=event.text,
-            deliveredIn=event.delivered_in,
-        )
-    if isinstance(event, TasksEvent):
-        return _env("tasks", event.change, event.root, runId=event.run_id, text=event.text)
-    assert isinstance(event, EndEvent), event
-    return _env(
-        "end", event.change, event.root, runId=event.run_id, state=event.state, reason=event.reason
-    )
-
-
-def _env(kind: str, change: str, root: Path, **fields: Any) -> dict[str, Any]:
-    return {"v": VERSION, "type": kind, "change": change, "root": _uri(root), **fields}
+    row = _BY_CLASS[type(event)]
+    where: Any = event
+    if not row.keyed:
+        where = where.status  # a status event's run status carries its change and root
+    obj: dict[str, Any] = {"v": VERSION, "type": row.name, "change": where.change}
+    obj["root"] = _uri(where.root)
+    for f in row.fields:
+        obj[f.key] = f.write(getattr(event, f.attr))
+    return obj
 
 
 def dumps(event: EngineEvent) -> bytes:
@@ -142,37 +200,12 @@ def loads(line: bytes | str) -> EngineEvent | None:
 
 def _decode(obj: dict[str, Any]) -> EngineEvent | None:
     kind = obj.get("type")
-    if kind == "status":
-        return StatusEvent(RunStatus.from_json(obj["status"]))
-    root, change = _path(obj["root"]), str(obj["change"])
-    if kind == "log":
-        level = obj.get("level")
-        if level == "warning" or level == "error":
-            return LogEvent(root, change, str(obj["text"]), level)
-        return LogEvent(root, change, str(obj["text"]))
-    key = (root, change, str(obj["runId"]))
-    if kind == "iteration":
-        record = obj.get("record")
-        return IterationEvent(
-            *key,
-            "end" if obj["phase"] == "end" else "start",
-            int(obj["n"]),
-            obj.get("story"),
-            obj.get("startedAt"),
-            dict(record) if isinstance(record, dict) else {},
-        )
-    if kind == "verification":
-        results = tuple(dict(r) for r in obj["results"])
-        return VerificationEvent(*key, results, bool(obj["passed"]))
-    if kind == "checkpoint":
-        files = obj.get("filesChanged")
-        return CheckpointEvent(
-            *key, int(obj["n"]), obj.get("checkpoint"), tuple(files) if files is not None else None
-        )
-    if kind == "guidance":
-        return GuidanceEvent(*key, str(obj["text"]), int(obj["deliveredIn"]))
-    if kind == "tasks":
-        return TasksEvent(*key, str(obj["text"]))
-    if kind == "end":
-        return EndEvent(*key, str(obj["state"]), obj.get("reason"))
-    return None
+    row = _BY_NAME.get(kind) if isinstance(kind, str) else None
+    if row is None:
+        return None
+    values: dict[str, Any] = {}
+    if row.keyed:
+        values["root"], values["change"] = _path(obj["root"]), str(obj["change"])
+    for f in row.fields:
+        values[f.attr] = f.read(obj[f.key] if f.required else obj.get(f.key))
+    return row.cls(**values)

@@ -98,6 +98,14 @@ def test_every_engine_event_type_is_in_the_stream() -> None:
     assert {type(e) for e in SAMPLES.values()} == set(EngineEvent.__args__)  # type: ignore[attr-defined]
 
 
+def test_one_table_names_each_type_once_with_its_class() -> None:
+    """The encoder and decoder are driven by TYPES alone: one row per type and per class."""
+    assert [t.name for t in events.TYPES] == list(events.EVENTS)
+    assert {t.name: t.cls for t in events.TYPES} == {k: type(e) for k, e in SAMPLES.items()}
+    for row in events.TYPES:
+        assert len({f.key for f in row.fields}) == len(row.fields), row.name
+
+
 @pytest.mark.parametrize(
     "obj",
     [
