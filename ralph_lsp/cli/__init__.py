@@ -35,6 +35,7 @@ HANDLERS = {
     "attach": ("runs", "cmd_attach_here"),
     "stop": ("runs", "cmd_stop"),
     "guide": ("runs", "cmd_guide"),
+    "validate": ("validate", "cmd_validate"),
 }
 
 
