@@ -91,6 +91,8 @@ class Settings:
     ray_address: str | None = None
     ray_resources: Mapping[str, float] = field(default_factory=dict)
     ray_git_remote: str | None = None
+    # OpenSpec diagnostics (SPEC §11): warnings count as `openspec validate --strict` counts them.
+    validation_strict: bool = False
 
     def replace(self, **changes: Any) -> Settings:
         return dataclasses.replace(self, **changes)
@@ -276,6 +278,7 @@ _FIELDS: dict[str, tuple[str, Callable[[Any], Any]]] = {
     "ray.address": ("ray_address", _optional_text),
     "ray.resources": ("ray_resources", _resources),
     "ray.gitRemote": ("ray_git_remote", _optional_text),
+    "validation.strict": ("validation_strict", _bool),
 }
 SETTING_NAMES = tuple(_FIELDS)
 

@@ -36,6 +36,7 @@ export const SERVER_SETTING_KEYS = [
   "ray.address",
   "ray.resources",
   "ray.gitRemote",
+  "validation.strict",
 ] as const;
 export type ServerSettingKey = (typeof SERVER_SETTING_KEYS)[number];
 

@@ -73,6 +73,7 @@ class Publisher:
         status = ls.feed.status_of(root, name)
         state = worktree_view.followed(ls.docs, ls.docs.get(path), status)
         diagnostics = render.diagnostics(state, status, ls.workspace.position_encoding)
+        diagnostics += ls.validation.tasks_diagnostics(path)  # openspec's task-file warnings
         uri = ls.docs.uri_for(path) if ls.docs.is_open(path) else tasks_uri(change)
         key = [(d.range, d.severity, d.message) for d in diagnostics]
         if self._published.get(path) == (uri, key):

@@ -14,6 +14,7 @@ from ralph_lsp.openspec.validation.blocks import (
     normalize_name,
     parse_delta_spec,
 )
+from ralph_lsp.openspec.validation.discovery import discover_spec_files
 from ralph_lsp.openspec.validation.issues import Issue
 from ralph_lsp.openspec.validation.spec_rules import read_text
 from ralph_lsp.openspec.validation.structure import structure_issues
@@ -28,8 +29,6 @@ class Refusal(Exception):
 def archive_blockers(
     change_dir: Path, main_specs: Path, reported: set[str], overrides: dict[Path, str]
 ) -> list[Issue]:
-    from ralph_lsp.openspec.validation.change_rules import discover_spec_files
-
     out: list[Issue] = []
     for spec_id, file in discover_spec_files(change_dir / "specs"):
         rel = f"{spec_id}/spec.md"

@@ -15,37 +15,11 @@ from ralph_lsp.openspec.validation.delta_rules import (
     scenario_loss,
     structural_issues,
 )
+from ralph_lsp.openspec.validation.discovery import Overrides, discover_spec_files
+from ralph_lsp.openspec.validation.discovery import read_with as _read
 from ralph_lsp.openspec.validation.issues import Issue, Report
 from ralph_lsp.openspec.validation.metadata import read_skip_specs
-from ralph_lsp.openspec.validation.spec_rules import read_text
 from ralph_lsp.openspec.validation.task_lint import task_file_issues
-
-Overrides = dict[Path, str]
-
-
-def discover_spec_files(specs_root: Path) -> list[tuple[str, Path]]:
-    """Every `spec.md` below a capability folder, as (id, file), sorted by id."""
-    found: list[tuple[str, Path]] = []
-
-    def walk(folder: Path, segments: list[str]) -> None:
-        try:
-            entries = sorted(os.scandir(folder), key=lambda e: e.name)
-        except (FileNotFoundError, NotADirectoryError):
-            return
-        for entry in entries:
-            if entry.name.startswith("."):
-                continue
-            if entry.is_dir(follow_symlinks=False):
-                walk(Path(entry.path), [*segments, entry.name])
-            elif entry.name == "spec.md" and segments and entry.is_file():
-                found.append(("/".join(segments), Path(entry.path)))
-
-    walk(specs_root, [])
-    return sorted(found, key=lambda f: f[0])
-
-
-def _read(file: Path, overrides: Overrides) -> str:
-    return overrides[file] if file in overrides else read_text(file)
 
 
 def _unread_delta_files(specs_root: Path, overrides: Overrides) -> list[tuple[str, str, Path]]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from ralph_lsp.openspec.validation.change_rules import discover_spec_files
+from ralph_lsp.openspec.validation.discovery import discover_spec_files
 
 
 def list_change_ids(root: Path) -> list[str]:
