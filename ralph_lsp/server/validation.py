@@ -2,9 +2,10 @@
 
 Delta specs, main specs, proposal.md, `.openspec.yaml` and `openspec/config.yaml` get the
 findings of `openspec validate` (source `openspec`, code: the rule id), live on every edit of an
-open document (its text, not the disk's) and on every change on disk (a watch on each root's
-`openspec/` folder). A main spec's change re-validates the deltas that target it. The task-file
-warnings join the diagnostics of tasks.md that `publishing.py` sends (one URI, one list).
+open document (its text, not the disk's) and on every change on disk (`server/spec_watch.py`
+watches each root's `openspec/` folder). A main spec's change re-validates the deltas that
+target it. The task-file warnings join the diagnostics of tasks.md that `publishing.py` sends
+(one URI, one list).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from ralph_lsp.openspec.validation.proposal import proposal_issues
 from ralph_lsp.openspec.validation.spec_rules import read_text, spec_issues
 from ralph_lsp.openspec.validation.targets import Targets, config_issues, targets_of
 from ralph_lsp.server.render import column
+from ralph_lsp.server.spec_watch import SpecTreeWatcher
 
 if TYPE_CHECKING:
     from ralph_lsp.server.host import Host
@@ -65,7 +67,7 @@ class Validation:
         self._owned: dict[Path, set[Path]] = {}  # item (change folder or file) → files published
         self._published: dict[Path, list[Any]] = {}
         self._tasks: dict[Path, list[types.Diagnostic]] = {}  # tasks.md → its openspec findings
-        self._watches: dict[Path, asyncio.Task[None]] = {}
+        self._watches: dict[Path, SpecTreeWatcher] = {}
         self._sweep: asyncio.Task[None] | None = None
 
     # -- inputs ------------------------------------------------------------------------------
@@ -195,51 +197,21 @@ class Validation:
     # -- watching the disk -------------------------------------------------------------------
 
     def watch(self, roots: Iterable[Path]) -> None:
+        """Watch each root's `openspec/` (and stop watching roots no longer wanted)."""
         wanted = set(roots)
         for root in list(self._watches):
             if root not in wanted:
-                self._watches.pop(root).cancel()
+                self._watches.pop(root).stop()
         for root in wanted - set(self._watches):
-            self._watches[root] = self.ls.run_task(self._watch(root), f"watch {root}/openspec")
+            self._watches[root] = SpecTreeWatcher(root, self.touched, self.ls.run_task)
+            # What changed before the watch was in place is found by validating the project.
+            self.ls.run_task(self._settle(root), f"validate {root} once watched")
+
+    async def _settle(self, root: Path) -> None:
+        await asyncio.sleep(SETTLE_SECONDS)
+        self.refresh_all()
 
     def stop(self) -> None:
-        for task in self._watches.values():
-            task.cancel()
+        for watcher in self._watches.values():
+            watcher.stop()
         self._watches.clear()
-
-    async def _watch(self, root: Path) -> None:
-        import watchfiles
-
-        folder = root / "openspec"
-        while not self.ls.stopping:
-            if not folder.is_dir():
-                await asyncio.sleep(1.0)
-                continue
-            # awatch says nothing of when its watch is in place: what changed before that is
-            # found by validating the whole project once the watch has surely begun.
-            settle = asyncio.get_running_loop().call_later(
-                SETTLE_SECONDS, self.run, Targets(roots={root})
-            )
-            try:
-                async for changes in watchfiles.awatch(
-                    folder,
-                    watch_filter=_wanted,
-                    debounce=50,
-                    step=10,
-                    debug=False,
-                    recursive=True,
-                    ignore_permission_denied=True,
-                ):
-                    self.touched(Path(p) for _, p in changes)
-            except Exception as exc:  # the folder vanished, too many watches, …
-                log.warning(
-                    "watching %s for OpenSpec validation failed (%s); retrying", folder, exc
-                )
-            finally:
-                settle.cancel()
-            await asyncio.sleep(1.0)
-
-
-def _wanted(_change: object, path: str) -> bool:
-    name = path.rsplit("/", 1)[-1]
-    return name.endswith((".md", ".yaml")) and "/archive/" not in path

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from lsprotocol import types
 
 from tests.lsp.conftest import CHANGE, StartSession, wait_until
@@ -73,12 +74,14 @@ async def test_an_open_delta_shows_the_clis_findings_live(
     await wait_until(lambda: s.diagnostics(uri) == [], what="the findings to clear")
 
 
+@pytest.mark.parametrize("watch", ["inotify", "poll"])
 async def test_a_main_spec_changed_on_disk_revalidates_the_delta_targeting_it(
-    start_session: StartSession, workspace: Path
+    start_session: StartSession, workspace: Path, watch: str
 ) -> None:
     file = delta(workspace)
     file.write_text(DELTA_OK.replace("## ADDED Requirements", "## MODIFIED Requirements"))
-    s = await start_session(workspace)
+    # poll: where inotify cannot be had, watchfiles watches the tree
+    s = await start_session(workspace, env={"RALPH_WATCH": watch})
     uri = file.as_uri()
     # No main spec yet: archive could not apply a MODIFIED (INFO), nothing fails.
     await wait_until(
