@@ -20,6 +20,7 @@ from bench import (
     report,
     runner_cases,
     scale,
+    validate_cases,
     yardstick,
 )
 from bench.common import kill_leftovers, load_average
@@ -73,6 +74,11 @@ CASES: dict[str, tuple[str, dict[str, float], dict[str, float]]] = {
         {"reps": 3},
         {"reps": 1},
     ),
+    "validate": (
+        "OpenSpec validation: edit to diagnostics, validate --all vs openspec, 10k requirements",
+        {"edits": 100, "reps": 7},
+        {"edits": 10, "reps": 2},
+    ),
     "soak": (
         "1000 short iterations: RSS growth, .ralph/ size",
         {"iterations": 1000, "output_bytes": 600_000},
@@ -112,6 +118,10 @@ def _runner(name: str, a: dict[str, float]) -> Callable[[Results], Awaitable[Non
             await runner_cases.runner(r, int(a["attaches"]), a["idle_seconds"], int(a["floods"]))
         elif name == "ray":
             await ray_cases.ray_overhead(r, int(a["reps"]))
+        elif name == "validate":
+            await validate_cases.edit_to_diagnostics(r, int(a["edits"]))
+            validate_cases.validate_vs_openspec(r)
+            validate_cases.ten_thousand_requirements(r, int(a["reps"]))
         elif name == "soak":
             await scale.soak(r, int(a["iterations"]), int(a["output_bytes"]))
 

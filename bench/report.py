@@ -69,6 +69,9 @@ TARGETS = [
     Target("soak_1000_iterations_rss_growth_mb", None, "<=", 5, "MiB"),
     Target("soak_1000_iterations_ralph_dir_mb", None, "<=", 600, "MiB"),
     Target("claude_iteration_bytes_heavy_vs_clean", None, "<=", 1.05, "×"),
+    Target("validate_edit_to_diagnostics_ms", "p50", "<=", 10, "ms"),
+    Target("validate_vs_openspec", None, "<=", 0.1, "×"),
+    Target("validate_10k_requirements_ms", None, "<=", 200, "ms"),
 ]
 
 _OPS: dict[str, Callable[[float, float], bool]] = {

@@ -15,6 +15,7 @@ from ralph_lsp.openspec.validation.text import (
     S,
     fence_mask,
     js_re,
+    lines_and_mask,
     normalize_newlines,
     strip_bom,
     trim,
@@ -110,43 +111,32 @@ def _sections(lines: list[str], mask: list[bool]) -> list[tuple[str, _Body, int]
 
 
 def _read_blocks(body: _Body, section: str | None, sink: list[Located] | None) -> list[Block]:
+    """The `### Requirement:` blocks of a section body; each runs to the next requirement or
+    `## ` header. Every other unfenced `###` header goes to `sink` (the CLI's skipped headers)."""
     lines, mask = body.lines, body.mask
-
-    def is_req(i: int) -> bool:
-        return not mask[i] and REQUIREMENT_HEADER.match(lines[i]) is not None
-
-    def note_skipped(i: int) -> None:
-        if sink is None or mask[i]:
-            return
-        h3 = _H3.match(lines[i])
-        if h3 and not REQUIREMENT_HEADER.match(lines[i]):
+    reqs: list[int] = []
+    ends: list[int] = []  # requirement headers and `## ` headers: where a block ends
+    for i in [i for i, line in enumerate(lines) if line.startswith("##")]:
+        line = lines[i]
+        if mask[i]:
+            continue
+        if line[:3] == "###" and REQUIREMENT_HEADER.match(line):
+            reqs.append(i)
+            ends.append(i)
+        elif _TOP_LEVEL.match(line):
+            ends.append(i)
+        elif sink is not None and (h3 := _H3.match(line)):
             sink.append(Located(trim(h3.group(1)), body.start + i, section))
-
     blocks: list[Block] = []
-    i = 0
-    while i < len(lines):
-        while i < len(lines) and not is_req(i):
-            note_skipped(i)
-            i += 1
-        if i >= len(lines):
-            break
-        m = REQUIREMENT_HEADER.match(lines[i])
+    k = 0
+    for r in reqs:
+        while k < len(ends) and ends[k] <= r:
+            k += 1
+        end = ends[k] if k < len(ends) else len(lines)
+        m = REQUIREMENT_HEADER.match(lines[r])
         assert m is not None
-        start = i
-        buf = [lines[i]]
-        i += 1
-        while i < len(lines) and not is_req(i) and not (not mask[i] and _TOP_LEVEL.match(lines[i])):
-            note_skipped(i)
-            buf.append(lines[i])
-            i += 1
-        blocks.append(
-            Block(
-                lines[start],
-                normalize_name(m.group(1)),
-                trim_end("\n".join(buf)),
-                body.start + start,
-            )
-        )
+        raw = trim_end("\n".join(lines[r:end]))
+        blocks.append(Block(lines[r], normalize_name(m.group(1)), raw, body.start + r))
     return blocks
 
 
@@ -203,8 +193,7 @@ def _orphans(lines: list[str], mask: list[bool]) -> list[Located]:
 
 
 def parse_delta_spec(content: str) -> DeltaPlan:
-    lines = normalize_content(content).split("\n")
-    mask = fence_mask(lines)
+    lines, mask = lines_and_mask(content)
     sections = _sections(lines, mask)
     plan = DeltaPlan()
     for title in DELTA_TITLES:
@@ -237,15 +226,23 @@ class RequirementsSection:
 
 
 def extract_requirements_section(content: str) -> RequirementsSection:
-    lines = normalize_content(content).split("\n")
-    mask = fence_mask(lines)
+    lines, mask = lines_and_mask(content)
     header = next(
-        (i for i, line in enumerate(lines) if not mask[i] and _REQUIREMENTS_HEADER.match(line)), -1
+        (
+            i
+            for i, line in enumerate(lines)
+            if line[:2] == "##" and not mask[i] and _REQUIREMENTS_HEADER.match(line)
+        ),
+        -1,
     )
     if header == -1:
         return RequirementsSection(False, [])
     end = next(
-        (i for i in range(header + 1, len(lines)) if not mask[i] and _TOP_LEVEL.match(lines[i])),
+        (
+            i
+            for i in range(header + 1, len(lines))
+            if lines[i][:2] == "##" and not mask[i] and _TOP_LEVEL.match(lines[i])
+        ),
         len(lines),
     )
     body = _Body(lines[header + 1 : end], mask[header + 1 : end], header + 2)

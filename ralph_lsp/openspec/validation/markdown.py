@@ -2,10 +2,18 @@
 
 from __future__ import annotations
 
+import bisect
 from dataclasses import dataclass, field
 
-from ralph_lsp.openspec.validation.blocks import normalize_content
-from ralph_lsp.openspec.validation.text import DOT, S, fence_mask, js_re, requirement_text, trim
+from ralph_lsp.openspec.validation.text import (
+    DOT,
+    S,
+    fence_mask,
+    js_re,
+    lines_and_mask,
+    requirement_text,
+    trim,
+)
 
 _HEADER = js_re(rf"^(#{{1,6}}){S}+({DOT}+)$")
 _HEADER_START = js_re(rf"^(#{{1,6}}){S}+")
@@ -38,24 +46,26 @@ class SpecShapeError(Exception):
     """The spec has no Purpose or no Requirements section (the CLI throws, too)."""
 
 
-def parse_sections(lines: list[str]) -> list[Section]:
-    mask = fence_mask(lines)
+def parse_sections(lines: list[str], mask: list[bool] | None = None) -> list[Section]:
+    """The header tree: each header's content runs to the next header of its level or above."""
+    mask = fence_mask(lines) if mask is None else mask
+    heads: list[tuple[int, int, str]] = []  # (line, level, title) of every unfenced header
+    starts: list[tuple[int, int]] = []  # (line, level) of every unfenced `#…` line, titled or not
+    for i in [i for i, line in enumerate(lines) if line.startswith("#")]:
+        if mask[i] or not (h := _HEADER_START.match(lines[i])):
+            continue
+        starts.append((i, len(h.group(1))))
+        if m := _HEADER.match(lines[i]):
+            heads.append((i, len(m.group(1)), m.group(2)))
     roots: list[Section] = []
     stack: list[Section] = []
-    for i, line in enumerate(lines):
-        if mask[i]:
-            continue
-        m = _HEADER.match(line)
-        if not m:
-            continue
-        level = len(m.group(1))
-        content = []
-        for j in range(i + 1, len(lines)):
-            h = None if mask[j] else _HEADER_START.match(lines[j])
-            if h and len(h.group(1)) <= level:
-                break
-            content.append(lines[j])
-        section = Section(level, trim(m.group(2)), trim("\n".join(content)), i)
+    at = [j for j, _ in starts]
+    for i, level, title in heads:
+        first = bisect.bisect_right(at, i)
+        while first < len(starts) and starts[first][1] > level:
+            first += 1
+        end = starts[first][0] if first < len(starts) else len(lines)
+        section = Section(level, trim(title), trim("\n".join(lines[i + 1 : end])), i)
         while stack and stack[-1].level >= level:
             stack.pop()
         (stack[-1].children if stack else roots).append(section)
@@ -74,8 +84,8 @@ def find_section(sections: list[Section], title: str) -> Section | None:
 
 
 def parse_spec(content: str) -> SpecModel:
-    lines = normalize_content(content).split("\n")
-    sections = parse_sections(lines)
+    lines, mask = lines_and_mask(content)
+    sections = parse_sections(lines, mask)
     purpose = find_section(sections, "Purpose")
     requirements = find_section(sections, "Requirements")
     if purpose is None or not purpose.content:

@@ -37,10 +37,11 @@ _DUPLICATE_TAIL = (
 
 
 def _requirements_span(lines: list[str]) -> tuple[int, int]:
-    head = next((i for i, line in enumerate(lines) if _REQS.match(line)), -1)
+    head = next((i for i, line in enumerate(lines) if line[:2] == "##" and _REQS.match(line)), -1)
     if head == -1:
         return -1, len(lines)
-    end = next((i for i in range(head + 1, len(lines)) if _TOP.match(lines[i])), len(lines))
+    rest = range(head + 1, len(lines))
+    end = next((i for i in rest if lines[i][:2] == "##" and _TOP.match(lines[i])), len(lines))
     return head, end
 
 
@@ -52,10 +53,11 @@ def structure_issues(content: str) -> list[StructureIssue]:
     head, end = _requirements_span(lines)
     seen: dict[str, int] = {}
     out: list[StructureIssue] = []
-    for i, line in enumerate(lines):
+    for i in [i for i, line in enumerate(lines) if line.startswith("##")]:
+        line = lines[i]  # (a delta header or a requirement header starts so)
         trimmed = trim(line)
-        m = _REQ.match(line) if trimmed else None
-        if trimmed and _DELTA.match(line):
+        m = _REQ.match(line)
+        if _DELTA.match(line):
             text = f'Main spec contains delta header "{trimmed}". {_DELTA_TAIL}'
             out.append(StructureIssue("delta-header", i + 1, text))
         elif m is None:

@@ -7,6 +7,7 @@ reverse; `length` counts UTF-16 units). Every pattern of the port is built from 
 
 from __future__ import annotations
 
+import functools
 import re
 
 # JavaScript's WhiteSpace + LineTerminator, the set `\s` and `trim()` use.
@@ -59,6 +60,9 @@ def fence_mask(lines: list[str]) -> list[bool]:
     mask = [False] * len(lines)
     active: tuple[str, int] | None = None
     for i, line in enumerate(lines):
+        if "`" not in line and "~" not in line:  # no fence can start or end here (a fast path)
+            mask[i] = active is not None
+            continue
         if active is None:
             m = _FENCE_OPEN.match(line)
             if m:
@@ -70,6 +74,14 @@ def fence_mask(lines: list[str]) -> list[bool]:
         if m and m.group(1)[0] == active[0] and len(m.group(1)) >= active[1]:
             active = None
     return mask
+
+
+@functools.lru_cache(maxsize=8)
+def lines_and_mask(content: str) -> tuple[list[str], list[bool]]:
+    """A file's lines (BOM dropped, line ends normalised) and their fence mask, computed once
+    for the several readers of one text (callers must not modify them)."""
+    lines = normalize_newlines(strip_bom(content)).split("\n")
+    return lines, fence_mask(lines)
 
 
 _SHALL = re.compile(r"\b(SHALL|MUST)\b", re.ASCII)
@@ -91,7 +103,7 @@ def requirement_body(body_lines: list[str]) -> str:
     for i, line in enumerate(body_lines):
         if mask[i]:
             continue
-        if _HEADER_LINE.match(line):
+        if line[:1] == "#" and _HEADER_LINE.match(line):
             break
         trimmed = trim(line)
         if not trimmed:
