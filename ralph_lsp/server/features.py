@@ -94,3 +94,39 @@ def register(server: RalphLanguageServer) -> None:
     @server.feature(types.TEXT_DOCUMENT_CODE_LENS)
     def code_lens(params: types.CodeLensParams) -> list[types.CodeLens]:
         return server.publisher.code_lenses(params.text_document.uri)
+
+    register_authoring(server)
+
+
+def register_authoring(server: RalphLanguageServer) -> None:
+    """OpenSpec authoring help (SPEC §11): symbols, completion, definition, hover, quick fixes."""
+    a = server.authoring
+
+    @server.feature(types.TEXT_DOCUMENT_DOCUMENT_SYMBOL)
+    def document_symbol(params: types.DocumentSymbolParams) -> list[types.DocumentSymbol]:
+        return a.document_symbols(params.text_document.uri)
+
+    @server.feature(types.WORKSPACE_SYMBOL)
+    def workspace_symbol(params: types.WorkspaceSymbolParams) -> list[types.WorkspaceSymbol]:
+        return a.workspace_symbols(params.query)
+
+    @server.feature(
+        types.TEXT_DOCUMENT_COMPLETION, types.CompletionOptions(trigger_characters=["#", ":"])
+    )
+    def completion(params: types.CompletionParams) -> list[types.CompletionItem]:
+        return a.completion(params.text_document.uri, params.position)
+
+    @server.feature(types.TEXT_DOCUMENT_DEFINITION)
+    def definition(params: types.DefinitionParams) -> list[types.Location]:
+        return a.definition(params.text_document.uri, params.position)
+
+    @server.feature(types.TEXT_DOCUMENT_HOVER)
+    def hover(params: types.HoverParams) -> types.Hover | None:
+        return a.hover(params.text_document.uri, params.position)
+
+    @server.feature(
+        types.TEXT_DOCUMENT_CODE_ACTION,
+        types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix]),
+    )
+    def code_action(params: types.CodeActionParams) -> list[types.CodeAction]:
+        return a.code_actions(params)

@@ -28,6 +28,7 @@ from ralph_lsp import __version__
 from ralph_lsp.loop.status import RunStatus
 from ralph_lsp.runner.host import HostedEngine, Sink
 from ralph_lsp.runner.runs import Runs
+from ralph_lsp.server.authoring import Authoring
 from ralph_lsp.server.config import SECTION, Config
 from ralph_lsp.server.documents import DocumentStore
 from ralph_lsp.server.editing import Editing
@@ -67,6 +68,7 @@ class RalphLanguageServer(LanguageServer):
         self.editing = Editing(self)
         self.publisher = Publisher(self)
         self.validation = Validation(self)
+        self.authoring = Authoring(self)
         self.lifetime = Lifetime(self)
         self.stopping = False
         self.loop: asyncio.AbstractEventLoop | None = None
