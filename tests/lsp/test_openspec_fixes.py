@@ -11,7 +11,7 @@ from lsprotocol import types
 
 from ralph_lsp.openspec.validation.change_rules import validate_change
 from tests.lsp.conftest import CHANGE, StartSession, wait_until
-from tests.lsp.test_openspec_authoring import main_spec
+from tests.lsp.test_openspec_authoring import MAIN, main_spec
 from tests.lsp.test_openspec_diagnostics import SCENARIO_AS_H3, delta, do_edit, do_open
 
 SHALL_IN_HEADER = (
@@ -24,6 +24,15 @@ SHALL_ONLY_IN_HEADER_WITH_BODY = SHALL_IN_HEADER.replace(
 )
 MISSING_TO = "## RENAMED Requirements\n\n- FROM: `### Requirement: Shouting`\n"
 EMPTY_MODIFIED = "## MODIFIED Requirements\n\n### Requirement: Shouting\n"
+DROPS_A_SCENARIO = (
+    "## MODIFIED Requirements\n\n### Requirement: Shouting\nThe system SHALL shout louder.\n\n"
+    "#### Scenario: Shout\n- **WHEN** x\n- **THEN** y\n"
+)
+TWO_SCENARIOS = MAIN.replace(
+    "- **THEN** y\n\n### Requirement: Greeting",
+    "- **THEN** y\n\n#### Scenario: Whisper\n- **WHEN** a\n- **THEN** b\n\n"
+    "### Requirement: Greeting",
+)
 CASES = {
     "scenario-under-h3": (SCENARIO_AS_H3, "openspec.delta.skipped-header", "####"),
     "shall-in-header": (SHALL_IN_HEADER, "openspec.requirement.no-text", "SHALL/MUST"),
@@ -34,6 +43,7 @@ CASES = {
     ),
     "missing-to": (MISSING_TO, "openspec.renamed.unpaired", "TO:"),
     "empty-modified": (EMPTY_MODIFIED, "openspec.requirement.no-text", "Copy"),
+    "scenario-loss": (DROPS_A_SCENARIO, "openspec.modified.scenario-loss", "omitted scenarios"),
 }
 
 
@@ -61,7 +71,7 @@ async def test_the_quick_fix_leaves_a_change_that_validates_strictly(
     start_session: StartSession, workspace: Path, case: str
 ) -> None:
     text, code, title = CASES[case]
-    main_spec(workspace)
+    main_spec(workspace, text=TWO_SCENARIOS if case == "scenario-loss" else MAIN)
     file, change = delta(workspace), workspace / "openspec" / "changes" / CHANGE
     file.write_text(text)
     assert code in failing(change)  # the fixture fails that rule ...
@@ -104,7 +114,10 @@ async def test_a_modified_requirement_can_be_reset_to_the_main_specs_text(
     start_session: StartSession, workspace: Path
 ) -> None:
     main_spec(workspace)
-    text = "## MODIFIED Requirements\n\n### Requirement: Shouting\nThe system SHALL whisper.\n"
+    text = (
+        "## MODIFIED Requirements\n\n### Requirement: Shouting\nThe system SHALL whisper.\n\n"
+        "#### Scenario: Shout\n- **WHEN** x\n- **THEN** a whisper\n"
+    )
     file = delta(workspace)
     file.write_text(text)
     s = await start_session(workspace)

@@ -7,7 +7,9 @@ Python string indices), each tied to the validation rule ids it resolves:
   (`openspec.requirement.no-text`, `openspec.requirement.no-shall`);
 - a RENAMED `FROM:` without its `TO:` gets one (`openspec.renamed.unpaired`);
 - a MODIFIED header gets the main spec's current block (a quick fix when its body is empty, a
-  refactor otherwise).
+  refactor otherwise);
+- a MODIFIED block that omits scenarios of the main spec gets them copied in
+  (`openspec.modified.scenario-loss`).
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ from ralph_lsp.openspec.authoring.specs import (
     main_requirements,
     main_spec_of,
 )
-from ralph_lsp.openspec.validation.blocks import normalize_name
+from ralph_lsp.openspec.validation.blocks import Block, diff_scenarios, normalize_name
 from ralph_lsp.openspec.validation.text import S, contains_shall_or_must, js_re, requirement_body
 
 _H3_SCENARIO = js_re(rf"^###{S}+Scenario:", ignore_case=True)
@@ -116,20 +118,46 @@ def _missing_to(o: Outline, first: int, last: int) -> list[Fix]:
     return out
 
 
-def _copy_main(o: Outline, r: Requirement, main: Path, read: Reader) -> Fix | None:
+def _copy_main(o: Outline, r: Requirement, main: Path, read: Reader) -> list[Fix]:
     if r.delta_key != "MODIFIED":
-        return None
+        return []
     block = find_requirement(main_requirements(main, read), r.name)
     if block is None:
-        return None
+        return []
     end = max(r.end, r.line + 1) - 1
-    empty = not any(line.strip() for line in o.lines[r.line + 1 : end + 1])
     edit = Edit(r.line, 0, end, len(o.lines[end]), block.raw)
-    if empty:
+    if not any(line.strip() for line in o.lines[r.line + 1 : end + 1]):
         codes = ("openspec.requirement.no-text", "openspec.requirement.no-scenario")
         title = "Copy the main spec's current requirement into MODIFIED"
-        return Fix(title, QUICKFIX, codes, (r.line,), (edit,))
-    return Fix("Replace with the main spec's current requirement", REFACTOR, (), (r.line,), (edit,))
+        return [Fix(title, QUICKFIX, codes, (r.line,), (edit,))]
+    reset = Fix(
+        "Replace with the main spec's current requirement", REFACTOR, (), (r.line,), (edit,)
+    )
+    omitted = _omitted_scenarios(o, r, block)
+    return [reset] if omitted is None else [omitted, reset]
+
+
+def _omitted_scenarios(o: Outline, r: Requirement, block: Block) -> Fix | None:
+    end = max(r.end, r.line + 1)
+    mine = Block(o.lines[r.line], r.name, "\n".join(o.lines[r.line : end]), r.line + 1)
+    missing = diff_scenarios(block, mine).missing
+    if not missing:
+        return None
+    current = outline(block.raw)
+    lines = current.lines
+    chunks = [
+        "\n".join(lines[s.line : s.end])
+        for req in current.requirements
+        for s in req.scenarios
+        if s.name in missing
+    ]
+    if not chunks:
+        return None
+    last = end - 1
+    edit = Edit(last, len(o.lines[last]), last, len(o.lines[last]), "\n\n" + "\n\n".join(chunks))
+    codes = ("openspec.modified.scenario-loss",)
+    title = "Copy the omitted scenarios from the main spec"
+    return Fix(title, QUICKFIX, codes, (r.line,), (edit,))
 
 
 def fixes(path: Path, content: str, first: int, last: int, read: Reader = disk_reader) -> list[Fix]:
@@ -144,8 +172,6 @@ def fixes(path: Path, content: str, first: int, last: int, read: Reader = disk_r
             if found is not None:
                 out.append(found)
         if main is not None and first <= r.line <= last:
-            copied = _copy_main(o, r, main, read)
-            if copied is not None:
-                out.append(copied)
+            out += _copy_main(o, r, main, read)
     out += _missing_to(o, first, last)
     return out

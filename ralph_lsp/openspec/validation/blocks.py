@@ -6,6 +6,7 @@ server can place a diagnostic where the CLI names none.
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field
 
@@ -13,6 +14,7 @@ from ralph_lsp.openspec.validation.text import (
     DOT,
     SCENARIO_HEADER,
     S,
+    ci,
     fence_mask,
     js_re,
     lines_and_mask,
@@ -22,16 +24,16 @@ from ralph_lsp.openspec.validation.text import (
     trim_end,
 )
 
-REQUIREMENT_HEADER = js_re(rf"^###{S}*Requirement:{S}*({DOT}+){S}*$", ignore_case=True)
+REQUIREMENT_HEADER = js_re(rf"^###{S}*{ci('Requirement:')}{S}*({DOT}+){S}*$")
 _SECTION = js_re(rf"^(##){S}+({DOT}+)$")
 _TOP_LEVEL = js_re(rf"^##{S}+")
-_REQUIREMENTS_HEADER = js_re(rf"^##{S}+Requirements{S}*$", ignore_case=True)
+_REQUIREMENTS_HEADER = js_re(rf"^##{S}+{ci('Requirements')}{S}*$")
 _H3 = js_re(rf"^###{S}+({DOT}+?){S}*$")
 _REMOVED_BULLET = js_re(rf"^{S}*[-*+]{S}*`?###{S}*Requirement:{S}*({DOT}+?)`?{S}*$")
 _FROM = js_re(rf"^{S}*[-*+]?{S}*FROM:{S}*`?###{S}*Requirement:{S}*({DOT}+?)`?{S}*$")
 _TO = js_re(rf"^{S}*[-*+]?{S}*TO:{S}*`?###{S}*Requirement:{S}*({DOT}+?)`?{S}*$")
 _CLOSING_RUN = re.compile(r"[ \t]+#+[ \t]*$")
-_SCENARIO_PREFIX = js_re(rf"^Scenario:{S}*", ignore_case=True)
+_SCENARIO_PREFIX = js_re(rf"^{ci('Scenario:')}{S}*")
 _WS_RUN = js_re(rf"{S}+")
 DELTA_TITLES = (
     "ADDED Requirements",
@@ -192,7 +194,10 @@ def _orphans(lines: list[str], mask: list[bool]) -> list[Located]:
     return orphans
 
 
+@functools.lru_cache(maxsize=256)
 def parse_delta_spec(content: str) -> DeltaPlan:
+    """The CLI's reading of a delta spec. Cached by text: an edit re-reads only the file it
+    changed (callers must not modify the plan)."""
     lines, mask = lines_and_mask(content)
     sections = _sections(lines, mask)
     plan = DeltaPlan()
@@ -225,7 +230,9 @@ class RequirementsSection:
     blocks: list[Block]
 
 
+@functools.lru_cache(maxsize=256)
 def extract_requirements_section(content: str) -> RequirementsSection:
+    """A main spec's requirement blocks, cached by text (callers must not modify them)."""
     lines, mask = lines_and_mask(content)
     header = next(
         (

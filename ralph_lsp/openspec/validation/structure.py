@@ -2,17 +2,27 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
 from ralph_lsp.openspec.validation.blocks import normalize_name
 from ralph_lsp.openspec.validation.messages import PLACEHOLDER_PREFIX, PLACEHOLDER_SUFFIX
-from ralph_lsp.openspec.validation.text import DOT, S, fence_mask, js_re, normalize_newlines, trim
+from ralph_lsp.openspec.validation.text import (
+    DOT,
+    S,
+    ci,
+    fence_mask,
+    js_re,
+    normalize_newlines,
+    trim,
+)
 
-_REQS = js_re(rf"^##{S}+Requirements{S}*$", ignore_case=True)
+_REQS = js_re(rf"^##{S}+{ci('Requirements')}{S}*$")
 _TOP = js_re(rf"^##{S}+")
-_DELTA = js_re(rf"^##{S}+(ADDED|MODIFIED|REMOVED|RENAMED){S}+Requirements{S}*$", ignore_case=True)
-_REQ = js_re(rf"^###{S}+Requirement:{S}*({DOT}+){S}*$", ignore_case=True)
+_OPS = "|".join(ci(op) for op in ("ADDED", "MODIFIED", "REMOVED", "RENAMED"))
+_DELTA = js_re(rf"^##{S}+({_OPS}){S}+{ci('Requirements')}{S}*$")
+_REQ = js_re(rf"^###{S}+{ci('Requirement:')}{S}*({DOT}+){S}*$")
 
 
 @dataclass(frozen=True)
@@ -45,7 +55,8 @@ def _requirements_span(lines: list[str]) -> tuple[int, int]:
     return head, end
 
 
-def structure_issues(content: str) -> list[StructureIssue]:
+@functools.lru_cache(maxsize=256)
+def structure_issues(content: str) -> tuple[StructureIssue, ...]:
     """Delta headers, requirements outside `## Requirements`, duplicate requirement names."""
     raw = normalize_newlines(content).split("\n")
     mask = fence_mask(raw)
@@ -75,7 +86,7 @@ def structure_issues(content: str) -> list[StructureIssue]:
             out.append(StructureIssue("duplicate-requirement", i + 1, text))
         else:
             seen[name] = i + 1
-    return out
+    return tuple(out)
 
 
 _WORD_END = r"(?![^\W_]|_|[\u0300-\u036f])"

@@ -26,6 +26,12 @@ def js_re(pattern: str, *, ignore_case: bool = False) -> re.Pattern[str]:
     return re.compile(pattern, flags)
 
 
+def ci(word: str) -> str:
+    """`word` matched in any ASCII case, spelled out (`[Rr][Ee]…`): re.IGNORECASE makes every
+    class of a pattern fold case, and compiling such a pattern costs tens of milliseconds."""
+    return "".join(f"[{c.upper()}{c.lower()}]" if c.isalpha() else re.escape(c) for c in word)
+
+
 def trim(text: str) -> str:
     return text.strip(JS_WS_CHARS)
 
