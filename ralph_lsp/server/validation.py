@@ -105,6 +105,8 @@ class Validation:
 
     async def _run_sliced(self, targets: Targets) -> None:
         """`run`, yielding to requests every SLICE_SECONDS (thousands of changes take a while)."""
+        while self.ls.publisher.sweeping:  # tasks.md's diagnostics and lenses come first
+            await asyncio.sleep(0.05)
         loop = asyncio.get_running_loop()
         until = loop.time() + SLICE_SECONDS
         for item in self._expand(targets):
