@@ -14,6 +14,7 @@ from pathlib import Path
 from bench import (
     claude_home,
     lsp_cases,
+    merge_cases,
     offline,
     plot,
     ray_cases,
@@ -79,6 +80,11 @@ CASES: dict[str, tuple[str, dict[str, float], dict[str, float]]] = {
         {"edits": 100, "reps": 7},
         {"edits": 10, "reps": 2},
     ),
+    "merge": (
+        "merge: conflict check over 10k files; a train of 3 over the sum of its verifications",
+        {"reps": 30, "verify_s": 1.0},
+        {"reps": 5, "verify_s": 0.5},
+    ),
     "soak": (
         "1000 short iterations: RSS growth, .ralph/ size",
         {"iterations": 1000, "output_bytes": 600_000},
@@ -122,6 +128,9 @@ def _runner(name: str, a: dict[str, float]) -> Callable[[Results], Awaitable[Non
             await validate_cases.edit_to_diagnostics(r, int(a["edits"]))
             validate_cases.validate_vs_openspec(r)
             validate_cases.ten_thousand_requirements(r, int(a["reps"]))
+        elif name == "merge":
+            merge_cases.check_10k(r, int(a["reps"]))
+            await merge_cases.train_overhead(r, a["verify_s"])
         elif name == "soak":
             await scale.soak(r, int(a["iterations"]), int(a["output_bytes"]))
 

@@ -72,6 +72,8 @@ TARGETS = [
     Target("validate_edit_to_diagnostics_ms", "p50", "<=", 10, "ms"),
     Target("validate_vs_openspec", None, "<=", 0.1, "×"),
     Target("validate_10k_requirements_ms", None, "<=", 200, "ms"),
+    Target("merge_check_ms", "p50", "<=", 100, "ms"),
+    Target("merge_train_overhead", None, "<=", 0.10, "×"),
 ]
 
 _OPS: dict[str, Callable[[float, float], bool]] = {

@@ -55,6 +55,20 @@ def get_float(obj: Any, key: str) -> float | None:
     return None
 
 
+def get_cost(obj: Any, key: str) -> tuple[float | None, str | None]:
+    """(cost, refusal) of a reported cost field: a finite number that is not negative is the
+    cost; anything else the agent put there (a negative number, NaN, a string…) is refused and
+    ``refusal`` says what was refused, so that a bad report never lowers a budget's total."""
+    value = obj.get(key) if isinstance(obj, dict) else None
+    cost = get_float(obj, key)
+    if cost is not None and cost >= 0:
+        return cost, None
+    if value is None:
+        return None, None
+    shown = json.dumps(value)[:40] if not isinstance(value, float) else repr(value)
+    return None, f"the agent reported {key} {shown}, not a cost (a cost is a number of 0 or more)"
+
+
 def get_bool(obj: Any, key: str) -> bool | None:
     value = obj.get(key) if isinstance(obj, dict) else None
     return value if isinstance(value, bool) else None

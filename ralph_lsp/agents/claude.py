@@ -40,6 +40,7 @@ from typing import Any
 
 from ralph_lsp.agents._json import (
     get_bool,
+    get_cost,
     get_dict,
     get_float,
     get_int,
@@ -373,15 +374,19 @@ class ClaudeParser:
         if text is None and errors:
             text = "; ".join(errors)
         usage = get_dict(obj, "usage")
+        cost, refused = get_cost(obj, "total_cost_usd")
         info = ResultInfo(
             is_error=is_error,
-            cost_usd=get_float(obj, "total_cost_usd"),
+            cost_usd=cost,
             num_turns=get_int(obj, "num_turns"),
             usage=usage,
             duration_ms=get_int(obj, "duration_ms"),
             text=text,
         )
         events: list[AgentEvent] = [info]
+        if refused is not None:
+            refusal = f"{refused}: refused, so this iteration's cost is unknown"
+            events.append(log_line(refusal, "info"))
         for err in errors[:20]:
             events.append(log_line(err, "info"))
         for d in get_list(obj, "permission_denials"):  # those not seen in a tool result

@@ -17,6 +17,7 @@ the ``git`` program itself. No LSP imports.
 
 from __future__ import annotations
 
+import errno
 import shutil
 import subprocess
 import tempfile
@@ -164,6 +165,7 @@ class Checkpointer:
     branch: str | None = None  # worktree mode: commits go on this branch, made in its own index
     root: Path | None = None  # the OpenSpec root whose history names the run (default: top)
     failures: int = 0
+    no_space: str | None = None  # a checkpoint failed for a full disk: why the run must end
     _started: bool = field(default=False, repr=False)
     # The run's private index, kept between checkpoints so that git re-reads only the files
     # whose stat data changed (seeded from the user's index; removed by close()).
@@ -234,6 +236,14 @@ class Checkpointer:
                 self.repo.run("update-ref", f"refs/heads/{self.branch}", commit)
         except (GitError, OSError) as exc:
             self.failures += 1
+            full = getattr(exc, "errno", 0) == errno.ENOSPC
+            if full or "no space left on device" in str(exc).lower():
+                self.no_space = (
+                    f"no space left on device: checkpoint {n} could not be recorded; free some"
+                    " space, then run again to go on"
+                )
+                self.warn(f"checkpoint {n} could not be recorded ({exc}); the run ends")
+                return None, []
             self.warn(f"checkpoint {n} could not be recorded ({exc}); the run goes on without it")
             return None, []
         for problem in problems[:3]:

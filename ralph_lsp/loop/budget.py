@@ -85,8 +85,8 @@ class Budget:
         tokens, else (None, False)."""
         if res is None:
             return None, False
-        if res.cost_usd is not None:
-            return res.cost_usd, False
+        if res.cost_usd is not None:  # a parser refuses a negative cost; never count one
+            return (res.cost_usd, False) if res.cost_usd >= 0 else (None, False)
         if self.agent not in ("codex", "gemini") or not isinstance(res.usage, Mapping):
             return None, False
         per_model = _tokens_per_model(res.usage, self.model)

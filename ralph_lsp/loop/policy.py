@@ -190,8 +190,9 @@ def rate_limit(r: IterationResult) -> AgentProblem | None:
 
 
 def add_cost(total: float | None, cost: float | None) -> float | None:
-    """The reported cost so far: None until the agent reports one."""
-    return total if cost is None else (total or 0.0) + cost
+    """The reported cost so far: None until the agent reports one. A cost below 0 (or NaN) is
+    no cost: nothing an agent reports may lower the total a budget is checked against."""
+    return total if cost is None or not cost >= 0 else (total or 0.0) + cost
 
 
 def after_iteration(r: IterationResult, counters: Counters, limits: Limits, now: float) -> Decision:
@@ -248,7 +249,8 @@ def _unreported(r: IterationResult, limits: Limits) -> End | None:
         return None
     return End(
         RunState.FAILED,
-        f"{what} cannot be enforced: the agent reported no {figure} in this iteration (a custom"
+        f"{what} cannot be enforced: the agent reported no {figure} (or an invalid one) in this"
+        " iteration (a custom"
         " agentCommand must print Claude's stream-json result with its cost and usage); the run"
         " was stopped rather than left without its budget",
     )

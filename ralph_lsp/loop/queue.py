@@ -259,7 +259,7 @@ class Queue:
         for item in self.items:
             if item.state == RUNNING:
                 item.cost_usd = self._live_cost(item.change)
-            total += item.cost_usd or 0.0
+            total += max(0.0, item.cost_usd or 0.0)  # nothing refunds a queue's budget
         return total
 
     def _live_cost(self, change: str) -> float | None:
@@ -320,7 +320,7 @@ class Queue:
                 queue=self.queue_of(item.change),
             )
         except (EngineError, UnknownChangeError) as exc:
-            item.state, item.reason = "failed", f"did not start: {exc}"
+            item.state, item.reason = "failed", _not_started(item.change, exc)
             self._ended(item)
             self._after_failure(item)
             return None
@@ -417,3 +417,15 @@ def load_queues(root: Path, limit: int = 20) -> list[dict[str, Any]]:
         if isinstance(record, dict) and isinstance(record.get("items"), list):
             out.append(record)
     return out
+
+
+def _not_started(change: str, exc: Exception) -> str:
+    """Why a queued change did not start. Every change was checked when the queue started, so an
+    unknown one was removed or renamed while it waited."""
+    if isinstance(exc, UnknownChangeError):
+        others = f" (the changes now: {', '.join(exc.known)})" if exc.known else ""
+        return (
+            f"change {change!r} no longer exists: it was removed or renamed while it waited in"
+            f" the queue{others}; the queue went on"
+        )
+    return f"did not start: {exc}"

@@ -34,6 +34,7 @@ from ralph_lsp.loop.history import (
     RunHistory,
     TransitionRecord,
     atomic_write_text,
+    no_space,
 )
 from ralph_lsp.loop.iteration import AgentIteration, IterationOutcome
 from ralph_lsp.loop.policy import DEFAULT_BACKOFF_SECONDS, MAX_BACKOFF_SECONDS
@@ -169,6 +170,7 @@ class Run(RunReporting, TasksFollowing):
             "info" if state is RunState.SUCCEEDED else "warning",
         )
         self.emit(EndEvent(*self.key, state, reason))
+        self.history.release_reserve()
 
     async def _loop(self) -> tuple[RunState, str]:
         await self._prepare_git()
@@ -211,11 +213,14 @@ class Run(RunReporting, TasksFollowing):
             if self.stop_event.is_set():
                 return RunState.STOPPED, "stopped by the user"
             end = policy.before_spawn(counters, limits, doc.completed, doc.total) or (
-                _blocked_end(doc)
+                _blocked_end(doc) or _full_end(self._disk_full())
             )
             if end is not None:
                 return end.state, end.reason
             doc, decision = await self._iteration(doc, counters, limits)
+            full = self._disk_full()
+            if full is not None:  # nothing is left corrupt, but nothing more can be kept
+                return RunState.FAILED, full
             if isinstance(decision, policy.End):
                 return decision.state, decision.reason
             if isinstance(decision, policy.Wait):
@@ -229,6 +234,13 @@ class Run(RunReporting, TasksFollowing):
             self.iterations[-1]["checkpoint"] = made["checkpoint"]
             self.iterations[-1]["filesChanged"] = made["filesChanged"]
         self.tell_iteration_end(n, pending)
+
+    def _disk_full(self) -> str | None:
+        """Why the run must end because the disk is full (its history or a checkpoint could
+        not be written), or None."""
+        if self.history.full is not None:
+            return self.history.full
+        return self.git.no_space() if self.git is not None else None
 
     async def _prepare_git(self) -> None:
         """Checkpoints and, with ``isolation: worktree``, the run's own worktree (SPEC §8)."""
@@ -357,7 +369,9 @@ class Run(RunReporting, TasksFollowing):
             if prompt_file is None:
                 raise OSError("history unavailable")
             prompt_file.write_text(prompt, encoding="utf-8")
-        except OSError:
+        except OSError as exc:
+            if prompt_file is not None and no_space(exc):  # the run ends after this iteration
+                self.history.failed_write(exc)
             # No history folder: the prompt goes to a private temporary file, removed after.
             fd, name = tempfile.mkstemp(prefix="ralph-prompt-", suffix=".md")
             with os.fdopen(fd, "w", encoding="utf-8") as f:
@@ -415,6 +429,10 @@ class Run(RunReporting, TasksFollowing):
                 await asyncio.wait_for(proc.terminate(grace), timeout=grace + 5)
             except Exception:
                 proc.kill_now()
+
+
+def _full_end(why: str | None) -> policy.End | None:
+    return None if why is None else policy.End(RunState.FAILED, why)
 
 
 def _blocked_end(doc: TasksDoc) -> policy.End | None:

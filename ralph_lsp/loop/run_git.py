@@ -67,6 +67,10 @@ class RunGit:
             "filesChanged": changed if made else None,
         }
 
+    def no_space(self) -> str | None:
+        """Why the run must end when a checkpoint failed for a full disk, or None."""
+        return self.checkpointer.no_space if self.checkpointer is not None else None
+
     def _message(self, n: int, counts: tuple[int, int] | None) -> str:
         if self.worktree is not None and counts is not None:  # a commit on the run's branch
             return f"ralph: {self.change} iteration {n} · {counts[0]}/{counts[1]} tasks"

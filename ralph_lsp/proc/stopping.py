@@ -78,7 +78,11 @@ def become_subreaper() -> None:
 
 def kill_tagged(tag: str) -> None:
     """SIGKILL every process carrying the tree ``tag``, until none has shown in any scan for
-    0.3 s (at most 2 s): one empty scan proves nothing against a process that hops pids."""
+    0.3 s (at most 2 s): one empty scan proves nothing against a process that hops pids. The
+    world is stopped first (``watchdog.stop_the_world``): each one found is SIGSTOPped at once,
+    so that it cannot fork while the scans go on."""
+    if tag:
+        watchdog.stop_the_world(tag, cap=2.0)
     quiet = time.monotonic()
     deadline = quiet + 2.0
     while tag and time.monotonic() < deadline and time.monotonic() - quiet < 0.3:

@@ -126,6 +126,46 @@ def signal_tree(
     return len(pids)
 
 
+def stop_the_world(tag: str, quiet: float = STRAY_QUIET, cap: float = KILL_CAP) -> list[int]:
+    """SIGSTOP every process carrying the tree ``tag`` the moment a scan finds it, scanning
+    until none found is new for ``quiet`` seconds (at most ``cap``), then SIGKILL them all.
+
+    Without a subreaper (the portable inspection) a process that forks, lets its parent exit and
+    forks again is a new pid every few microseconds: killing what a scan found races it, and it
+    wins. A stopped process cannot fork, so each one found stays found; SIGKILL needs no SIGCONT.
+    Returns the pids stopped and killed."""
+    proc = inspection.current()
+    frozen: set[int] = set()
+    groups: set[int] = set()
+
+    def freeze(pid: int) -> None:
+        try:
+            os.kill(pid, signal.SIGSTOP)
+            if os.getpgid(pid) == pid and pid != os.getpgrp():
+                os.killpg(pid, signal.SIGSTOP)  # its group: a child forked before it stopped
+                groups.add(pid)
+        except OSError:
+            pass
+
+    start = last_new = time.monotonic()
+    while time.monotonic() - last_new < quiet and time.monotonic() - start < cap:
+        new = set(proc.tagged(tag, freeze)) - frozen
+        if new:
+            frozen |= new
+            last_new = time.monotonic()
+    for group in groups:
+        try:
+            os.killpg(group, signal.SIGKILL)
+        except OSError:
+            pass
+    for pid in frozen:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+    return sorted(frozen)
+
+
 class Watchdog:
     def __init__(
         self, control_fd: int, status_fd: int, cwd: str, exe: str, argv: list[str], tag: str = ""
@@ -186,6 +226,8 @@ class Watchdog:
     def kill_pass(self) -> None:
         if self.kill_started is None:
             self.kill_started = time.monotonic()
+        if not self.subreaper and self.tag:
+            stop_the_world(self.tag)
         signal_tree(os.getpid(), signal.SIGKILL, self.agent_groups(), self.tag)
 
     def strays(self) -> list[int]:

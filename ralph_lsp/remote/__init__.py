@@ -11,6 +11,8 @@
   ``ralph/<change>/<runId>``, submits the job through Ray's Jobs API, follows its log as the
   event stream, writes the local ``.ralph/`` history from it (and a mirror of the job's
   ``tasks.md`` that lenses follow) and fetches the branch back;
+- ``secrets`` what may not travel in a job's entrypoint: a remote's credentials (stripped; the
+  worker's git credential helper supplies them) and secrets by name or by value (refused);
 - ``__main__`` the remote runner, ``python -m ralph_lsp.remote``: the detached runner's process
   and arguments (``ralph_lsp.runner.__main__``) with its runs executed by ``RayRuns``. The
   server and ``run --detach`` start it for ``ralph.runner`` ``ray``, so a remote run is found,

@@ -33,11 +33,11 @@ from ralph_lsp.loop.events import (
 from ralph_lsp.loop.history import RunHistory, atomic_write_text, history_root
 from ralph_lsp.loop.states import RunState
 from ralph_lsp.loop.status import now_iso
+from ralph_lsp.remote import secrets
 from ralph_lsp.settings import Settings, settings_to_dict
 
 log = logging.getLogger(__name__)
 WORKER_PYTHON = "python"  # the worker's own Python, with ralph-lsp installed
-_SECRET = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH", re.IGNORECASE)
 # Settings that mean something only on this machine: not sent to the job.
 _LOCAL_ONLY = ("runner", "ray.address", "ray.resources", "ray.gitRemote", "onRunEnd")
 
@@ -52,6 +52,12 @@ class Plan:
     branch: str
     base: str
     subdir: str
+
+    @property
+    def shown(self) -> str:
+        """The remote without its credentials: what the job, the record and the log get (the
+        worker's git credential helper supplies them there)."""
+        return secrets.public_url(self.url)
 
 
 def plan_push(root: Path, change: str, settings: Settings, run_id: str) -> Plan:
@@ -82,27 +88,29 @@ def plan_push(root: Path, change: str, settings: Settings, run_id: str) -> Plan:
     return Plan(repo, url, run_id, branch, base, subdir)
 
 
-def check_env(settings: Settings) -> None:
-    """No secret in the job's entrypoint: ``ralph.env`` travels in it."""
-    secret = [k for k in settings.env if _SECRET.search(k)]
-    if secret:
-        raise EngineError(
-            f"ralph.env names {', '.join(secret)}: a Ray job's entrypoint is shown in the"
-            " dashboard and job list, so no secret may travel in it; set it in the worker"
-            " node's own environment"
-        )
+def _sent(settings: Settings) -> dict[str, Any]:
+    return {k: v for k, v in settings_to_dict(settings).items() if k not in _LOCAL_ONLY}
+
+
+def check_env(settings: Settings, args: dict[str, Any] | None = None) -> None:
+    """No secret in the job's entrypoint: the settings sent (``ralph.env``, ``agentArgs``…)
+    and the run's arguments travel in it. Refused by name or by value, naming where."""
+    refusal = secrets.refusal(_sent(settings), args or {})
+    if refusal is not None:
+        raise EngineError(refusal)
 
 
 def entrypoint(plan: Plan, change: str, settings: Settings, args: dict[str, Any]) -> str:
-    sent = {k: v for k, v in settings_to_dict(settings).items() if k not in _LOCAL_ONLY}
-    argv = [WORKER_PYTHON, "-m", "ralph_lsp.remote.job", "--remote", plan.url]
-    argv += ["--branch", plan.branch, "--change", change, "--run-id", plan.run_id]
-    argv += ["--subdir", plan.subdir, "--settings", json.dumps(sent, separators=(",", ":"))]
+    sent = _sent(settings)
+    # Every value as ``--flag=value``: a change (or guidance) starting with "-" stays a value.
+    argv = [WORKER_PYTHON, "-m", "ralph_lsp.remote.job", f"--remote={plan.shown}"]
+    argv += [f"--branch={plan.branch}", f"--change={change}", f"--run-id={plan.run_id}"]
+    argv += [f"--subdir={plan.subdir}", f"--settings={json.dumps(sent, separators=(',', ':'))}"]
     for flag in ("max_iterations", "scope", "story"):
         if args.get(flag) is not None:
-            argv += ["--" + flag.replace("_", "-"), str(args[flag])]
+            argv += [f"--{flag.replace('_', '-')}={args[flag]}"]
     for text in args.get("guidance") or ():
-        argv += ["--guidance", text]
+        argv += [f"--guidance={text}"]
     return shlex.join(argv)
 
 
@@ -137,7 +145,7 @@ class RemoteRun:
         folder here, and the local mirror of its tasks.md that lenses follow."""
         mirror = self.tasks_mirror.as_uri() if self.tasks_mirror is not None else None
         plan = self.plan
-        return {"branch": plan.branch, "root": None, "tasksUri": mirror, "remote": plan.url}
+        return {"branch": plan.branch, "root": None, "tasksUri": mirror, "remote": plan.shown}
 
     def mirror_tasks(self, text: str) -> None:
         """``.ralph/runs/<runId>/tasks.md``: the job's tasks.md, replaced whole each time."""
@@ -222,7 +230,7 @@ class RemoteRun:
                 "total": st.total,
                 "maxIterations": st.max_iterations,
             },
-            "remote": {"engine": "ray", "jobId": self.job_id, "url": self.plan.url},
+            "remote": {"engine": "ray", "jobId": self.job_id, "url": self.plan.shown},
         }
 
     @property

@@ -34,6 +34,7 @@ from ralph_lsp.loop.states import RunState
 from ralph_lsp.loop.status import now_iso
 from ralph_lsp.openspec.workspace import resolve_change
 from ralph_lsp.remote.run import RemoteRun, check_env, entrypoint, plan_push
+from ralph_lsp.remote.secrets import redact
 from ralph_lsp.runner import events
 from ralph_lsp.settings import Settings
 
@@ -140,7 +141,7 @@ class RayRuns:
         current = self._runs.get(key)
         if current is not None and not current.status.final:
             raise EngineError(f"change {change!r} is already running as Ray job {current.job_id}")
-        check_env(settings)
+        check_env(settings, {"guidance": list(guidance), "story": story, "scope": scope})
         address = self._address or settings.ray_address
         client = await asyncio.to_thread(self._client, address)
         run_id = new_run_id()
@@ -158,7 +159,7 @@ class RayRuns:
             raise
         run.claim = claim
         self._runs[key] = run
-        where = f"branch {run.plan.branch} of {run.plan.url}"
+        where = f"branch {run.plan.branch} of {run.plan.shown}"
         self._emit(LogEvent(*key, f"☁ Ray job {run.job_id} · {where}"))
         self._emit(StatusEvent(run.status.copy()))
         run.history.save(run.record())
@@ -178,7 +179,7 @@ class RayRuns:
         try:
             plan = await asyncio.to_thread(plan_push, *key, settings, run_id)
         except GitError as exc:
-            raise EngineError(f"the run's base could not be pushed: {exc}") from None
+            raise EngineError(f"the run's base could not be pushed: {redact(str(exc))}") from None
         run = RemoteRun(*key, plan, queue)
         command = entrypoint(plan, key[1], settings, args)
         res = settings.ray_resources
@@ -250,11 +251,12 @@ class RayRuns:
         try:
             await asyncio.to_thread(run.fetch_back)
         except (GitError, OSError) as exc:
-            self._emit(LogEvent(run.root, run.change, f"the run branch was not fetched: {exc}"))
+            why = redact(str(exc))
+            self._emit(LogEvent(run.root, run.change, f"the run branch was not fetched: {why}"))
             return
         local, n = run.fetched_ref, len(run.iterations)
         self._emit(LogEvent(run.root, run.change, (
-            f"⎇ the run's work is on branch {run.plan.branch} of {run.plan.url} ({n} iteration"
+            f"⎇ the run's work is on branch {run.plan.branch} of {run.plan.shown} ({n} iteration"
             f" commit(s); nothing was merged), fetched here as {local}: review it with"
             f" `git log -p HEAD..{local}` or `git diff HEAD...{local}`, merge it with"
             f" `git merge {local}`"

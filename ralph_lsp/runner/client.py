@@ -23,7 +23,7 @@ from typing import Any
 from ralph_lsp.loop.events import EndEvent
 from ralph_lsp.loop.status import EngineEvent, RunStatus, StatusEvent
 from ralph_lsp.runner import events
-from ralph_lsp.runner.control import MAX_MESSAGE
+from ralph_lsp.runner.control import MAX_MESSAGE, ControlError, check_peer, check_socket
 from ralph_lsp.runner.live import LiveRun
 from ralph_lsp.settings import Settings, settings_to_dict
 
@@ -72,18 +72,20 @@ async def spawn(
     queue: dict[str, Any] | None = None,
 ) -> Spawned:
     """Start a detached runner for the run; returns once it runs (its run claimed)."""
-    argv = [*runner_argv(settings), "--root", str(root), "--change", change]
-    argv += ["--settings", json.dumps(settings_to_dict(settings))]
+    # Every value as ``--flag=value``: a change named ``-x`` (or guidance starting with "-")
+    # would otherwise read as a flag of its own ("--change: expected one argument").
+    argv = [*runner_argv(settings), f"--root={root}", f"--change={change}"]
+    argv += [f"--settings={json.dumps(settings_to_dict(settings))}"]
     if max_iterations is not None:
-        argv += ["--max-iterations", str(max_iterations)]
+        argv += [f"--max-iterations={max_iterations}"]
     if scope is not None:
-        argv += ["--scope", scope]
+        argv += [f"--scope={scope}"]
     for text in guidance:
-        argv += ["--guidance", text]
+        argv += [f"--guidance={text}"]
     if story is not None:
-        argv += ["--story", story]
+        argv += [f"--story={story}"]
     if queue is not None:
-        argv += ["--queue", json.dumps(queue)]
+        argv += [f"--queue={json.dumps(queue)}"]
     proc, ready = await _launch(argv, repr(change))
     return Spawned(str(ready["runId"]), int(ready["pid"]), ready.get("socket"), proc)
 
@@ -127,9 +129,9 @@ async def spawn_queue(
     root: Path, changes: Sequence[str], settings: Settings, options: dict[str, Any]
 ) -> SpawnedQueue:
     """Start a detached queue runner (``--changes``); returns once the queue runs."""
-    argv = [*runner_argv(settings), "--root", str(root)]
-    argv += ["--changes", json.dumps(list(changes)), "--options", json.dumps(options)]
-    argv += ["--settings", json.dumps(settings_to_dict(settings))]
+    argv = [*runner_argv(settings), f"--root={root}", f"--changes={json.dumps(list(changes))}"]
+    argv += [f"--options={json.dumps(options)}"]
+    argv += [f"--settings={json.dumps(settings_to_dict(settings))}"]
     proc, ready = await _launch(argv, "the queue")
     return SpawnedQueue(str(ready["queueId"]), int(ready["pid"]), dict(ready["status"]), proc)
 
@@ -151,10 +153,7 @@ class Attachment:
         self.first_status = asyncio.Event()
 
     async def open(self, *, editor: bool = False) -> None:
-        try:
-            reader, writer = await asyncio.open_unix_connection(self.live.socket, limit=MAX_MESSAGE)
-        except OSError as exc:
-            raise RunnerError(f"cannot reach the run of {self.live.change!r}: {exc}") from None
+        reader, writer = await connect(self.live)
         self._writer = writer
         writer.write((json.dumps({"type": "hello", "editor": editor}) + "\n").encode())
         self._task = asyncio.ensure_future(self._read(reader))
@@ -216,12 +215,25 @@ class Attachment:
                 await asyncio.wait_for(self._task, 2.0)
 
 
+async def connect(live: LiveRun) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+    """The live run's control socket, reached only in this user's control folder, its peer
+    checked to be the live file's runner (this user, that pid) before a byte is sent."""
+    try:
+        path = check_socket(live.socket)
+        reader, writer = await asyncio.open_unix_connection(path, limit=MAX_MESSAGE)
+    except (OSError, ControlError) as exc:
+        raise RunnerError(f"cannot reach the run of {live.change!r}: {exc}") from None
+    try:
+        check_peer(writer.get_extra_info("socket"), live.pid)
+    except ControlError as exc:
+        writer.close()
+        raise RunnerError(f"not connected to the run of {live.change!r}: {exc}") from None
+    return reader, writer
+
+
 async def request(live: LiveRun, message: dict[str, Any]) -> dict[str, Any]:
     """One stop or guide to a live run, without following it; the runner's reply."""
-    try:
-        reader, writer = await asyncio.open_unix_connection(live.socket, limit=MAX_MESSAGE)
-    except OSError as exc:
-        raise RunnerError(f"cannot reach the run of {live.change!r}: {exc}") from None
+    reader, writer = await connect(live)
     try:
         writer.write((json.dumps({**message, "id": 1}) + "\n").encode())
         while True:
@@ -229,7 +241,7 @@ async def request(live: LiveRun, message: dict[str, Any]) -> dict[str, Any]:
             if not line:
                 raise RunnerError(f"the runner of {live.change!r} hung up before answering")
             obj = json.loads(line)
-            if isinstance(obj, dict) and obj.get("type") == "reply":
+            if isinstance(obj, dict) and obj.get("type") == "reply" and obj.get("id") == 1:
                 return obj
     finally:
         writer.close()

@@ -38,6 +38,10 @@ FIELDS: dict[str, tuple[str, ...]] = {
     "ralph.fileAt": ("root", "checkpoint", "path"),
     "ralph.stopQueue": ("queue", "root"),
     "ralph.queues": ("root",),
+    # v4: review and merge (SPEC §12)
+    "ralph.reviewRun": ("change", "root", "runId", "into"),
+    "ralph.mergeRun": ("change", "root", "runId", "into", "strategy"),
+    "ralph.mergeAll": ("root", "into", "strategy"),
 }
 
 

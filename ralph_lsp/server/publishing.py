@@ -104,6 +104,11 @@ class Publisher:
                 items.append((Change(of, path.parent.name), path))
         self._sweep = self.ls.run_task(self._publish_all(items), "publish all diagnostics")
 
+    @property
+    def sweeping(self) -> bool:
+        """True while the sweep over every change's tasks.md goes on."""
+        return self._sweep is not None and not self._sweep.done()
+
     async def _publish_all(self, items: list[tuple[Change, Path]]) -> None:
         ls = self.ls
         docs = ls.docs

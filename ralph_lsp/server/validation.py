@@ -34,6 +34,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 SOURCE = "openspec"
 SETTLE_SECONDS = 0.3
+MAX_TEXT = 16 << 20  # as for tasks.md: a buffer larger than this is not analysed
 SLICE_SECONDS = 0.005  # the longest a sweep keeps the event loop before letting requests in
 _SEVERITY = {
     "ERROR": types.DiagnosticSeverity.Error,
@@ -80,9 +81,11 @@ class Validation:
         out: dict[Path, str] = {}
         for path in self.ls.docs.open_paths():
             try:
-                out[path] = self.ls.workspace.get_text_document(self.ls.docs.uri_for(path)).source
+                text = self.ls.workspace.get_text_document(self.ls.docs.uri_for(path)).source
             except Exception:  # a document the client closed meanwhile
                 continue
+            if len(text) <= MAX_TEXT:  # a larger buffer is not analysed (the disk's text is)
+                out[path] = text
         return out
 
     def touched(self, paths: Iterable[Path]) -> None:
@@ -102,6 +105,8 @@ class Validation:
 
     async def _run_sliced(self, targets: Targets) -> None:
         """`run`, yielding to requests every SLICE_SECONDS (thousands of changes take a while)."""
+        while self.ls.publisher.sweeping:  # tasks.md's diagnostics and lenses come first
+            await asyncio.sleep(0.05)
         loop = asyncio.get_running_loop()
         until = loop.time() + SLICE_SECONDS
         for item in self._expand(targets):

@@ -45,6 +45,8 @@ _DELTA_FOLDED = {t.lower() for t in DELTA_TITLES}
 
 
 def normalize_name(name: str) -> str:
+    if "#" not in name:  # no closing run to drop (the common case)
+        return trim(name)
     return trim(_CLOSING_RUN.sub("", name, count=1))
 
 
@@ -116,14 +118,14 @@ def _read_blocks(body: _Body, section: str | None, sink: list[Located] | None) -
     """The `### Requirement:` blocks of a section body; each runs to the next requirement or
     `## ` header. Every other unfenced `###` header goes to `sink` (the CLI's skipped headers)."""
     lines, mask = body.lines, body.mask
-    reqs: list[int] = []
+    reqs: list[tuple[int, re.Match[str]]] = []
     ends: list[int] = []  # requirement headers and `## ` headers: where a block ends
     for i in [i for i, line in enumerate(lines) if line.startswith("##")]:
         line = lines[i]
         if mask[i]:
             continue
-        if line[:3] == "###" and REQUIREMENT_HEADER.match(line):
-            reqs.append(i)
+        if line[:3] == "###" and (req := REQUIREMENT_HEADER.match(line)):
+            reqs.append((i, req))
             ends.append(i)
         elif _TOP_LEVEL.match(line):
             ends.append(i)
@@ -131,12 +133,10 @@ def _read_blocks(body: _Body, section: str | None, sink: list[Located] | None) -
             sink.append(Located(trim(h3.group(1)), body.start + i, section))
     blocks: list[Block] = []
     k = 0
-    for r in reqs:
+    for r, m in reqs:
         while k < len(ends) and ends[k] <= r:
             k += 1
         end = ends[k] if k < len(ends) else len(lines)
-        m = REQUIREMENT_HEADER.match(lines[r])
-        assert m is not None
         raw = trim_end("\n".join(lines[r:end]))
         blocks.append(Block(lines[r], normalize_name(m.group(1)), raw, body.start + r))
     return blocks

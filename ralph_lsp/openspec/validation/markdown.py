@@ -16,6 +16,7 @@ from ralph_lsp.openspec.validation.text import (
 )
 
 _HEADER = js_re(rf"^(#{{1,6}}){S}+({DOT}+)$")
+_TERMINATORS = frozenset("\n\r\u2028\u2029")  # what `.` does not match in JavaScript
 _HEADER_START = js_re(rf"^(#{{1,6}}){S}+")
 
 
@@ -55,7 +56,10 @@ def parse_sections(lines: list[str], mask: list[bool] | None = None) -> list[Sec
         if mask[i] or not (h := _HEADER_START.match(lines[i])):
             continue
         starts.append((i, len(h.group(1))))
-        if m := _HEADER.match(lines[i]):
+        rest = lines[i][h.end() :]
+        if rest and not _TERMINATORS.intersection(rest):  # what `_HEADER` would capture
+            heads.append((i, len(h.group(1)), rest))
+        elif m := _HEADER.match(lines[i]):
             heads.append((i, len(m.group(1)), m.group(2)))
     roots: list[Section] = []
     stack: list[Section] = []

@@ -14,6 +14,7 @@ from ralph_lsp.openspec.validation.text import (
     ci,
     fence_mask,
     js_re,
+    lines_and_mask,
     normalize_newlines,
     trim,
 )
@@ -58,8 +59,11 @@ def _requirements_span(lines: list[str]) -> tuple[int, int]:
 @functools.lru_cache(maxsize=256)
 def structure_issues(content: str) -> tuple[StructureIssue, ...]:
     """Delta headers, requirements outside `## Requirements`, duplicate requirement names."""
-    raw = normalize_newlines(content).split("\n")
-    mask = fence_mask(raw)
+    if content.startswith("\ufeff"):  # kept here, unlike the other readers
+        raw = normalize_newlines(content).split("\n")
+        mask = fence_mask(raw)
+    else:
+        raw, mask = lines_and_mask(content)
     lines = ["" if mask[i] else line for i, line in enumerate(raw)]
     head, end = _requirements_span(lines)
     seen: dict[str, int] = {}

@@ -103,18 +103,22 @@ def contains_shall_or_must(text: str) -> bool:
 
 def requirement_body(body_lines: list[str]) -> str:
     """The requirement's text: unfenced, non-blank lines up to the first header."""
-    mask = fence_mask(body_lines)
+    fenced = any("`" in line or "~" in line for line in body_lines)
+    mask = fence_mask(body_lines) if fenced else None
     captured: list[str] = []
     metadata: list[str] = []
     for i, line in enumerate(body_lines):
-        if mask[i]:
+        if mask is not None and mask[i]:
             continue
         if line[:1] == "#" and _HEADER_LINE.match(line):
             break
-        trimmed = trim(line)
+        trimmed = line.strip(JS_WS_CHARS)
         if not trimmed:
             continue
-        (metadata if _METADATA_LINE.match(trimmed) else captured).append(trimmed)
+        if trimmed[:2] == "**" and _METADATA_LINE.match(trimmed):
+            metadata.append(trimmed)
+        else:
+            captured.append(trimmed)
     return "\n".join(captured) if captured else "\n".join(metadata)
 
 
