@@ -11,7 +11,7 @@ import pytest
 from lsprotocol import types
 
 from tests.lsp.conftest import Session, StartSession
-from tests.lsp.test_openspec_diagnostics import DELTA_OK, delta, do_open
+from tests.lsp.test_openspec_diagnostics import DELTA_OK, delta, do_edit, do_open
 
 MAIN = (
     "# greeting\n\n## Purpose\nGreet people from a terminal, one name or several at once.\n\n"
@@ -77,20 +77,16 @@ async def test_document_symbols_are_the_requirements_and_their_scenarios(
         ("Shouting", "ADDED", req, req + 5, [("Shout", req + 3, req + 5)]),
     ]
     assert got[1].selection_range.end.character == len("### Requirement: Shouting")  # type: ignore[union-attr]
-    # A code fence hides what it holds, as it does from the CLI.
-    fenced = DELTA_OK + "\n```\n### Requirement: Not one\n```\n"
-    uri2 = await opened(s, workspace, fenced)
-    assert uri2 == uri
-    s.client.text_document_did_change(
-        types.DidChangeTextDocumentParams(
-            types.VersionedTextDocumentIdentifier(uri=uri, version=2),
-            [types.TextDocumentContentChangeWholeDocument(text=fenced)],
-        )
+    # The unsaved buffer counts (the disk still holds DELTA_OK), and a code fence hides what it
+    # holds, as it does from the CLI.
+    edited = (
+        DELTA_OK + "\n### Requirement: Echo\nIt SHALL echo.\n\n```\n### Requirement: Not one\n```\n"
     )
+    do_edit(s.client, uri, edited, 2)
     got = await s.client.text_document_document_symbol_async(
         types.DocumentSymbolParams(doc_id(uri))
     )
-    assert [x.name for x in got or []] == ["Greeting command line", "Shouting"]
+    assert [x.name for x in got or []] == ["Greeting command line", "Shouting", "Echo"]
 
 
 async def test_workspace_symbols_are_every_main_spec_requirement_filtered(
