@@ -23,6 +23,7 @@ from bench import (
     sandbox_cases,
     sandbox_run_cases,
     scale,
+    validate_cases,
     yardstick,
 )
 from bench.common import kill_leftovers, load_average
@@ -75,6 +76,11 @@ CASES: dict[str, tuple[str, dict[str, float], dict[str, float]]] = {
         "a Ray job's overhead over a local run: to the first iteration, per iteration",
         {"reps": 3},
         {"reps": 1},
+    ),
+    "validate": (
+        "OpenSpec validation: edit to diagnostics, validate --all vs openspec, 10k requirements",
+        {"edits": 100, "reps": 7},
+        {"edits": 10, "reps": 2},
     ),
     "merge": (
         "merge: conflict check over 10k files; a train of 3 over the sum of its verifications",
@@ -135,6 +141,10 @@ def _runner(name: str, a: dict[str, float]) -> Callable[[Results], Awaitable[Non
             await runner_cases.runner(r, int(a["attaches"]), a["idle_seconds"], int(a["floods"]))
         elif name == "ray":
             await ray_cases.ray_overhead(r, int(a["reps"]))
+        elif name == "validate":
+            await validate_cases.edit_to_diagnostics(r, int(a["edits"]))
+            validate_cases.validate_vs_openspec(r)
+            validate_cases.ten_thousand_requirements(r, int(a["reps"]))
         elif name == "merge":
             merge_cases.check_10k(r, int(a["reps"]))
             await merge_cases.train_overhead(r, a["verify_s"])

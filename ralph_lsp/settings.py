@@ -114,6 +114,8 @@ class Settings:
     sandbox_allow_write: tuple[str, ...] = ()
     sandbox_deny_read: tuple[str, ...] = ()
     sandbox_allowed_domains: tuple[str, ...] = ()
+    # OpenSpec diagnostics (SPEC §11): warnings count as `openspec validate --strict` counts them.
+    validation_strict: bool = False
 
     def replace(self, **changes: Any) -> Settings:
         return dataclasses.replace(self, **changes)
@@ -303,6 +305,7 @@ _FIELDS: dict[str, tuple[str, Callable[[Any], Any]]] = {
     "sandbox.allowWrite": ("sandbox_allow_write", _str_list),
     "sandbox.denyRead": ("sandbox_deny_read", _str_list),
     "sandbox.allowedDomains": ("sandbox_allowed_domains", _str_list),
+    "validation.strict": ("validation_strict", _bool),
 }
 SETTING_NAMES = tuple(_FIELDS)
 

@@ -56,7 +56,13 @@ export function createClient(setup: ClientSetup): LanguageClient {
     options: { cwd: setup.cwd, env: setup.env },
   };
   const clientOptions: LanguageClientOptions = {
-    documentSelector: [{ scheme: "file", pattern: "**/tasks.md" }],
+    documentSelector: [
+      { scheme: "file", pattern: "**/tasks.md" },
+      // OpenSpec diagnostics and authoring help (SPEC §11): specs, proposals, metadata.
+      { scheme: "file", pattern: "**/openspec/**/*.md" },
+      { scheme: "file", pattern: "**/openspec/**/.openspec.yaml" },
+      { scheme: "file", pattern: "**/openspec/config.yaml" },
+    ],
     outputChannel: setup.output,
     revealOutputChannelOn: RevealOutputChannelOn.Never,
     initializationOptions: () => initializationOptions(ralphConfig(), setup.trusted()),

@@ -40,6 +40,7 @@ export const SERVER_SETTING_KEYS = [
   "sandbox.allowWrite",
   "sandbox.denyRead",
   "sandbox.allowedDomains",
+  "validation.strict",
 ] as const;
 export type ServerSettingKey = (typeof SERVER_SETTING_KEYS)[number];
 

@@ -37,6 +37,7 @@ HANDLERS = {
     "attach": ("runs", "cmd_attach_here"),
     "stop": ("runs", "cmd_stop"),
     "guide": ("runs", "cmd_guide"),
+    "validate": ("validate", "cmd_validate"),
     "review": ("merging", "cmd_review"),
     "merge": ("merging", "cmd_merge"),
 }

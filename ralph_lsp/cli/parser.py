@@ -278,8 +278,28 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--json", action="store_true", help="print the ralph.history object")
     add_git_parsers(sub, with_root)
     add_runs_parsers(sub, with_root)
+    add_validate_parser(sub)
     add_merge_parsers(sub, with_root)
     return p
+
+
+def add_validate_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    sp = sub.add_parser(
+        "validate",
+        help="validate OpenSpec changes and main specs as `openspec validate` does (same"
+        " messages, --json shape and exit codes)",
+        description="Validate an OpenSpec change or main spec exactly as `openspec validate`"
+        " 1.13.2 does. Exit 0 when every item is valid, 1 otherwise.",
+    )
+    sp.add_argument("item", metavar="ITEM", nargs="?", help="a change or a main spec id")
+    sp.add_argument("--all", action="store_true", help="every active change and main spec")
+    sp.add_argument("--changes", action="store_true", help="every active change")
+    sp.add_argument("--specs", action="store_true", help="every main spec")
+    sp.add_argument("--type", choices=("change", "spec"), help="what ITEM is, when ambiguous")
+    sp.add_argument("--strict", action="store_true", help="warnings fail, too")
+    sp.add_argument(
+        "--json", action="store_true", help="print the `openspec validate --json` object"
+    )
 
 
 # -- diff and restore (cli/git_commands.py) ----------------------------------------------

@@ -8,7 +8,8 @@ the project's context (SPEC §2).
   call), and ``summarize_tasks`` for listing many changes;
 - ``workspace``     OpenSpec roots and their active changes (:class:`Change`, ``find_roots``,
   ``resolve_change``);
-- ``project_context``  ``openspec/config.yaml``'s context for the prompt.
+- ``project_context``  ``openspec/config.yaml``'s context for the prompt;
+- ``validation``    ``openspec validate`` 1.13.2, rule for rule (SPEC §11), and authoring help.
 
 Invariant: this package reads files and does nothing else: no process, no clock, no network, no
 writes. It knows nothing of runs, git, agents or LSP, and imports nothing of ``ralph_lsp`` but

@@ -14,6 +14,8 @@ it ends, no agent process of a run outlives it.
 - ``feed``, ``runs``  the engine's events as progress, ``ralph/runStatus`` and log lines
 - ``worktree_view`` lenses of a change whose run works in a worktree
 - ``watch``, ``inotify``  each root's ``openspec/changes/`` watched for tasks.md edits
+- ``validation``, ``spec_watch``  OpenSpec diagnostics (SPEC §11), live on edits and on disk
+- ``authoring``     OpenSpec symbols, completion, definition, hover and quick fixes
 - ``lifetime``      shutdown, exit and a closed pipe, leaving no agent behind
 - ``logs``          batched ``window/logMessage``, and Python logging forwarded to it
 - ``config``        settings and workspace trust from the client; ``errors`` the JSON-RPC errors

@@ -18,6 +18,7 @@ class Editing:
         self.ls = ls
 
     def _shown(self, path: Path) -> None:
+        self.ls.validation.touched([path])
         self.ls.publisher.publish(path)
         self.ls.publisher.refresh_lenses()
 

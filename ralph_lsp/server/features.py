@@ -10,6 +10,7 @@ from lsprotocol import types
 
 from ralph_lsp.loop.status import EngineError
 from ralph_lsp.openspec.workspace import UnknownChangeError
+from ralph_lsp.server import authoring
 from ralph_lsp.server.args import one_object
 from ralph_lsp.server.commands import COMMANDS, Handler
 from ralph_lsp.server.errors import CommandError, RequestFailed
@@ -90,6 +91,8 @@ def register(server: RalphLanguageServer) -> None:
     @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
     def did_close(params: types.DidCloseTextDocumentParams) -> None:
         server.editing.on_close(params.text_document.uri)
+
+    authoring.register(server)  # symbols, completion, definition, hover, code actions
 
     @server.feature(types.TEXT_DOCUMENT_CODE_LENS)
     def code_lens(params: types.CodeLensParams) -> list[types.CodeLens]:

@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from ralph_lsp.server.publishing import Publisher
     from ralph_lsp.server.queues import Queues
     from ralph_lsp.server.roots import Roots
+    from ralph_lsp.server.validation import Validation
     from ralph_lsp.settings import Settings
 
 
@@ -44,6 +45,7 @@ class Host(Protocol):
     roots: Roots
     editing: Editing
     publisher: Publisher
+    validation: Validation  # OpenSpec diagnostics (SPEC §11)
     feed: RunFeed
     queues: Queues
     stopping: bool

@@ -73,6 +73,7 @@ class Publisher:
         status = ls.feed.status_of(root, name)
         state = worktree_view.followed(ls.docs, ls.docs.get(path), status)
         diagnostics = render.diagnostics(state, status, ls.workspace.position_encoding)
+        diagnostics += ls.validation.tasks_diagnostics(path)  # openspec's task-file warnings
         uri = ls.docs.uri_for(path) if ls.docs.is_open(path) else tasks_uri(change)
         key = [(d.range, d.severity, d.message) for d in diagnostics]
         if self._published.get(path) == (uri, key):
@@ -102,6 +103,11 @@ class Publisher:
             if of is not None:
                 items.append((Change(of, path.parent.name), path))
         self._sweep = self.ls.run_task(self._publish_all(items), "publish all diagnostics")
+
+    @property
+    def sweeping(self) -> bool:
+        """True while the sweep over every change's tasks.md goes on."""
+        return self._sweep is not None and not self._sweep.done()
 
     async def _publish_all(self, items: list[tuple[Change, Path]]) -> None:
         ls = self.ls

@@ -59,12 +59,14 @@ class Roots:
         self.roots = self.find()
         self.watch(self.roots + [root_key(p)[0] for p in self.open_change_paths()])
         self.ls.publisher.publish_all()
+        self.ls.validation.refresh_all()
 
     def open_change_paths(self) -> list[Path]:
         return [p for p in self.ls.docs.open_paths() if root_of_file(p) is not None]
 
     def watch(self, roots: Sequence[Path]) -> None:
         wanted = set(roots)
+        self.ls.validation.watch(wanted)
         for root in list(self._watchers):
             if root not in wanted:
                 self._watchers.pop(root).stop()
@@ -79,6 +81,7 @@ class Roots:
             self.watch([*self._watchers, root])
 
     def stop_watching(self) -> None:
+        self.ls.validation.stop()
         for watcher in self._watchers.values():
             watcher.stop()
 

@@ -39,6 +39,7 @@ from ralph_lsp.server.protocol import RalphProtocol
 from ralph_lsp.server.publishing import Publisher
 from ralph_lsp.server.queues import Queues
 from ralph_lsp.server.roots import Roots
+from ralph_lsp.server.validation import Validation
 from ralph_lsp.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -65,6 +66,7 @@ class RalphLanguageServer(LanguageServer):
         self.roots = Roots(self)
         self.editing = Editing(self)
         self.publisher = Publisher(self)
+        self.validation = Validation(self)
         self.lifetime = Lifetime(self)
         self.stopping = False
         self.loop: asyncio.AbstractEventLoop | None = None
@@ -151,6 +153,7 @@ class RalphLanguageServer(LanguageServer):
             self.run_task(self.attach_all(self.roots.roots), "attach to live runs and queues")
         if self.capability("workspace", "configuration"):
             await self.pull_settings(None)
+            self.validation.refresh_all()  # with ralph.validation.strict as the client has it
 
     @property
     def shutdown_requested(self) -> bool:
@@ -196,6 +199,7 @@ class RalphLanguageServer(LanguageServer):
             self.config.settings()
         else:
             await self.pull_settings(None)
+        self.validation.refresh_all()  # ralph.validation.strict may have changed
 
     def resolve_root(self, command: str, root: str | None) -> Path:
         return self.roots.resolve(command, root)

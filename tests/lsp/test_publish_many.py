@@ -53,6 +53,7 @@ class Stub:
         self.feed = SimpleNamespace(status_of=lambda root, change: None)
         self.workspace = SimpleNamespace(position_encoding=types.PositionEncodingKind.Utf16)
         self.roots = SimpleNamespace(roots=[root], open_change_paths=lambda: [])
+        self.validation = SimpleNamespace(tasks_diagnostics=lambda path: [])  # none here
         self.sent: list[types.PublishDiagnosticsParams] = []
         self.tasks: list[asyncio.Task[Any]] = []
 

@@ -59,6 +59,7 @@ describe("serverSettings", () => {
       "sandbox.allowWrite": [],
       "sandbox.denyRead": [],
       "sandbox.allowedDomains": [],
+      "validation.strict": false,
     });
   });
 

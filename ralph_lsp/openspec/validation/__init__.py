@@ -1,0 +1,15 @@
+"""OpenSpec validation exact to `openspec validate` 1.13.2 (SPEC §11).
+
+`validation/text.py` holds the JavaScript string semantics the CLI's rules are written in
+(whitespace, `trim`, UTF-16 lengths) and the fence mask; `validation/blocks.py` reads delta specs
+and the requirements section of a main spec (`parse_delta_spec`, `extract_requirements_section`);
+`validation/markdown.py` is the CLI's section parser for main specs; `validation/spec_rules.py`
+validates a main spec (`validate_spec`), `validation/change_rules.py` a change's deltas
+(`validate_change`), with the archive dry run of `validation/archive_check.py` and the task-file
+lint of `validation/task_lint.py`; `validation/proposal.py` holds the proposal rules the CLI
+applies at archive time; `validation/items.py` finds the items a project has
+(`list_change_ids`, `list_spec_ids`, `nearest_matches`).
+Every finding is an `Issue` (`validation/issues.py`):
+the CLI's level, path and message, our stable rule `code`, and a range in the file.
+**Invariant:** reads files and does nothing else, like the rest of `openspec/`.
+"""

@@ -1,0 +1,312 @@
+"""The CLI's requirement-block reader: delta specs and a main spec's requirements section.
+
+A port of OpenSpec's `requirement-blocks` parser, keeping the line of every block so the
+server can place a diagnostic where the CLI names none.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from dataclasses import dataclass, field
+
+from ralph_lsp.openspec.validation.text import (
+    DOT,
+    SCENARIO_HEADER,
+    S,
+    ci,
+    fence_mask,
+    js_re,
+    lines_and_mask,
+    normalize_newlines,
+    strip_bom,
+    trim,
+    trim_end,
+)
+
+REQUIREMENT_HEADER = js_re(rf"^###{S}*{ci('Requirement:')}{S}*({DOT}+){S}*$")
+_SECTION = js_re(rf"^(##){S}+({DOT}+)$")
+_TOP_LEVEL = js_re(rf"^##{S}+")
+_REQUIREMENTS_HEADER = js_re(rf"^##{S}+{ci('Requirements')}{S}*$")
+_H3 = js_re(rf"^###{S}+({DOT}+?){S}*$")
+_REMOVED_BULLET = js_re(rf"^{S}*[-*+]{S}*`?###{S}*Requirement:{S}*({DOT}+?)`?{S}*$")
+_FROM = js_re(rf"^{S}*[-*+]?{S}*FROM:{S}*`?###{S}*Requirement:{S}*({DOT}+?)`?{S}*$")
+_TO = js_re(rf"^{S}*[-*+]?{S}*TO:{S}*`?###{S}*Requirement:{S}*({DOT}+?)`?{S}*$")
+_CLOSING_RUN = re.compile(r"[ \t]+#+[ \t]*$")
+_SCENARIO_PREFIX = js_re(rf"^{ci('Scenario:')}{S}*")
+_WS_RUN = js_re(rf"{S}+")
+DELTA_TITLES = (
+    "ADDED Requirements",
+    "MODIFIED Requirements",
+    "REMOVED Requirements",
+    "RENAMED Requirements",
+)
+_DELTA_FOLDED = {t.lower() for t in DELTA_TITLES}
+
+
+def normalize_name(name: str) -> str:
+    if "#" not in name:  # no closing run to drop (the common case)
+        return trim(name)
+    return trim(_CLOSING_RUN.sub("", name, count=1))
+
+
+def fold_name(name: str) -> str:
+    return _WS_RUN.sub(" ", normalize_name(name).lower())
+
+
+def normalize_content(content: str) -> str:
+    return normalize_newlines(strip_bom(content))
+
+
+@dataclass(frozen=True)
+class Block:
+    header_line: str
+    name: str
+    raw: str
+    line: int  # 1-based line of the header in the file
+
+
+@dataclass(frozen=True)
+class Located:
+    name: str
+    line: int
+    section: str | None = None
+    side: str = ""
+
+
+@dataclass
+class DeltaPlan:
+    added: list[Block] = field(default_factory=list)
+    modified: list[Block] = field(default_factory=list)
+    removed: list[Located] = field(default_factory=list)
+    removed_blocks: list[Block] = field(default_factory=list)
+    renamed: list[tuple[Located, Located]] = field(default_factory=list)
+    unpaired_renames: list[Located] = field(default_factory=list)
+    orphans: list[Located] = field(default_factory=list)
+    skipped_headers: list[Located] = field(default_factory=list)
+    presence: dict[str, bool] = field(default_factory=dict)
+    section_lines: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def entries(self) -> int:
+        return len(self.added) + len(self.modified) + len(self.removed) + len(self.renamed)
+
+
+@dataclass(frozen=True)
+class _Body:
+    lines: list[str]
+    mask: list[bool]
+    start: int  # 1-based line of the body's first line
+
+
+def _sections(lines: list[str], mask: list[bool]) -> list[tuple[str, _Body, int]]:
+    heads = [
+        (trim(m.group(2)), i)
+        for i, line in enumerate(lines)
+        if not mask[i] and (m := _SECTION.match(line))
+    ]
+    out = []
+    for k, (title, index) in enumerate(heads):
+        end = heads[k + 1][1] if k + 1 < len(heads) else len(lines)
+        out.append(
+            (title, _Body(lines[index + 1 : end], mask[index + 1 : end], index + 2), index + 1)
+        )
+    return out
+
+
+def _read_blocks(body: _Body, section: str | None, sink: list[Located] | None) -> list[Block]:
+    """The `### Requirement:` blocks of a section body; each runs to the next requirement or
+    `## ` header. Every other unfenced `###` header goes to `sink` (the CLI's skipped headers)."""
+    lines, mask = body.lines, body.mask
+    reqs: list[tuple[int, re.Match[str]]] = []
+    ends: list[int] = []  # requirement headers and `## ` headers: where a block ends
+    for i in [i for i, line in enumerate(lines) if line.startswith("##")]:
+        line = lines[i]
+        if mask[i]:
+            continue
+        if line[:3] == "###" and (req := REQUIREMENT_HEADER.match(line)):
+            reqs.append((i, req))
+            ends.append(i)
+        elif _TOP_LEVEL.match(line):
+            ends.append(i)
+        elif sink is not None and (h3 := _H3.match(line)):
+            sink.append(Located(trim(h3.group(1)), body.start + i, section))
+    blocks: list[Block] = []
+    k = 0
+    for r, m in reqs:
+        while k < len(ends) and ends[k] <= r:
+            k += 1
+        end = ends[k] if k < len(ends) else len(lines)
+        raw = trim_end("\n".join(lines[r:end]))
+        blocks.append(Block(lines[r], normalize_name(m.group(1)), raw, body.start + r))
+    return blocks
+
+
+def _removed_names(body: _Body) -> list[Located]:
+    names = []
+    for i, line in enumerate(body.lines):
+        if body.mask[i]:
+            continue
+        m = REQUIREMENT_HEADER.match(line) or _REMOVED_BULLET.match(line)
+        if m:
+            names.append(Located(normalize_name(m.group(1)), body.start + i))
+    return names
+
+
+def _renamed_pairs(body: _Body, unpaired: list[Located]) -> list[tuple[Located, Located]]:
+    pairs = []
+    pending: Located | None = None
+    for i, line in enumerate(body.lines):
+        if body.mask[i]:
+            continue
+        from_m, to_m = _FROM.match(line), _TO.match(line)
+        if from_m:
+            if pending:
+                unpaired.append(pending)
+            pending = Located(normalize_name(from_m.group(1)), body.start + i, side="FROM")
+        elif to_m:
+            to = Located(normalize_name(to_m.group(1)), body.start + i, side="TO")
+            if pending is None:
+                unpaired.append(to)
+                continue
+            pairs.append((pending, to))
+            pending = None
+    if pending:
+        unpaired.append(pending)
+    return pairs
+
+
+def _orphans(lines: list[str], mask: list[bool]) -> list[Located]:
+    orphans = []
+    section: str | None = None
+    for i, line in enumerate(lines):
+        if mask[i]:
+            continue
+        m = _SECTION.match(line)
+        if m:
+            section = trim(m.group(2))
+            continue
+        if section is not None and section.lower() in _DELTA_FOLDED:
+            continue
+        h = REQUIREMENT_HEADER.match(line)
+        if h:
+            orphans.append(Located(normalize_name(h.group(1)), i + 1, section))
+    return orphans
+
+
+@functools.lru_cache(maxsize=256)
+def parse_delta_spec(content: str) -> DeltaPlan:
+    """The CLI's reading of a delta spec. Cached by text: an edit re-reads only the file it
+    changed (callers must not modify the plan)."""
+    lines, mask = lines_and_mask(content)
+    sections = _sections(lines, mask)
+    plan = DeltaPlan()
+    for title in DELTA_TITLES:
+        found = [(t, body, line) for t, body, line in sections if t.lower() == title.lower()]
+        key = title.split()[0]
+        plan.presence[key] = bool(found)
+        if found:
+            plan.section_lines[key] = found[0][2]
+        shown = found[0][0] if found else title
+        for _, body, _ in found:
+            if key == "ADDED":
+                plan.added += _read_blocks(body, shown, plan.skipped_headers)
+            elif key == "MODIFIED":
+                plan.modified += _read_blocks(body, shown, plan.skipped_headers)
+            elif key == "REMOVED":
+                plan.removed += _removed_names(body)
+                plan.removed_blocks += _read_blocks(body, None, None)
+            else:
+                plan.renamed += _renamed_pairs(body, plan.unpaired_renames)
+    plan.unpaired_renames.sort(key=lambda u: u.line)
+    plan.skipped_headers.sort(key=lambda u: u.line)
+    plan.orphans = _orphans(lines, mask)
+    return plan
+
+
+@dataclass(frozen=True)
+class RequirementsSection:
+    found: bool
+    blocks: list[Block]
+
+
+@functools.lru_cache(maxsize=256)
+def extract_requirements_section(content: str) -> RequirementsSection:
+    """A main spec's requirement blocks, cached by text (callers must not modify them)."""
+    lines, mask = lines_and_mask(content)
+    header = next(
+        (
+            i
+            for i, line in enumerate(lines)
+            if line[:2] == "##" and not mask[i] and _REQUIREMENTS_HEADER.match(line)
+        ),
+        -1,
+    )
+    if header == -1:
+        return RequirementsSection(False, [])
+    end = next(
+        (
+            i
+            for i in range(header + 1, len(lines))
+            if lines[i][:2] == "##" and not mask[i] and _TOP_LEVEL.match(lines[i])
+        ),
+        len(lines),
+    )
+    body = _Body(lines[header + 1 : end], mask[header + 1 : end], header + 2)
+    return RequirementsSection(True, _read_blocks(body, None, None))
+
+
+def _scenario_name(line: str) -> str:
+    name = SCENARIO_HEADER.sub("", line, count=1)
+    name = _CLOSING_RUN.sub("", name, count=1)
+    return trim(_SCENARIO_PREFIX.sub("", name, count=1))
+
+
+def scenario_names(raw: str) -> list[str]:
+    lines = normalize_newlines(raw).split("\n")
+    mask = fence_mask(lines)
+    return [
+        _scenario_name(line)
+        for i, line in enumerate(lines)
+        if not mask[i] and SCENARIO_HEADER.match(line)
+    ]
+
+
+@dataclass(frozen=True)
+class ScenarioDiff:
+    missing: list[str]
+    added: list[str]
+    current_count: int
+    incoming_count: int
+
+
+def _unmatched(names: list[str], against: list[str]) -> list[str]:
+    remaining: dict[str, int] = {}
+    for name in against:
+        remaining[name] = remaining.get(name, 0) + 1
+    out = []
+    for name in names:
+        if remaining.get(name, 0) > 0:
+            remaining[name] -= 1
+        else:
+            out.append(name)
+    return out
+
+
+def diff_scenarios(current: Block, incoming: Block) -> ScenarioDiff:
+    cur, inc = scenario_names(current.raw), scenario_names(incoming.raw)
+    return ScenarioDiff(_unmatched(cur, inc), _unmatched(inc, cur), len(cur), len(inc))
+
+
+def describe_balance(diff: ScenarioDiff) -> str:
+    def count(n: int) -> str:
+        return f"{n} {'scenario' if n == 1 else 'scenarios'}"
+
+    incoming, current = count(diff.incoming_count), count(diff.current_count)
+    scale = f"The modified block has {incoming}; the current spec has {current}."
+    if not diff.added:
+        return f"{scale} It adds none."
+    listed = ", ".join(f'"{n}"' for n in diff.added[:3])
+    rest = len(diff.added) - 3
+    names = f"{listed} and {rest} more" if rest > 0 else listed
+    return f"{scale} It adds {count(len(diff.added))} not in the current spec: {names}."

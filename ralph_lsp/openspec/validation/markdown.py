@@ -1,0 +1,107 @@
+"""The CLI's Markdown section parser (`MarkdownParser`): sections, a main spec's parts."""
+
+from __future__ import annotations
+
+import bisect
+from dataclasses import dataclass, field
+
+from ralph_lsp.openspec.validation.text import (
+    DOT,
+    S,
+    fence_mask,
+    js_re,
+    lines_and_mask,
+    requirement_text,
+    trim,
+)
+
+_HEADER = js_re(rf"^(#{{1,6}}){S}+({DOT}+)$")
+_TERMINATORS = frozenset("\n\r\u2028\u2029")  # what `.` does not match in JavaScript
+_HEADER_START = js_re(rf"^(#{{1,6}}){S}+")
+
+
+@dataclass
+class Section:
+    level: int
+    title: str
+    content: str
+    line: int  # 0-based
+    children: list[Section] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Requirement:
+    text: str
+    scenarios: int
+    line: int  # 0-based line of its header
+
+
+@dataclass(frozen=True)
+class SpecModel:
+    overview: str
+    requirements: list[Requirement]
+    purpose_line: int
+
+
+class SpecShapeError(Exception):
+    """The spec has no Purpose or no Requirements section (the CLI throws, too)."""
+
+
+def parse_sections(lines: list[str], mask: list[bool] | None = None) -> list[Section]:
+    """The header tree: each header's content runs to the next header of its level or above."""
+    mask = fence_mask(lines) if mask is None else mask
+    heads: list[tuple[int, int, str]] = []  # (line, level, title) of every unfenced header
+    starts: list[tuple[int, int]] = []  # (line, level) of every unfenced `#…` line, titled or not
+    for i in [i for i, line in enumerate(lines) if line.startswith("#")]:
+        if mask[i] or not (h := _HEADER_START.match(lines[i])):
+            continue
+        starts.append((i, len(h.group(1))))
+        rest = lines[i][h.end() :]
+        if rest and not _TERMINATORS.intersection(rest):  # what `_HEADER` would capture
+            heads.append((i, len(h.group(1)), rest))
+        elif m := _HEADER.match(lines[i]):
+            heads.append((i, len(m.group(1)), m.group(2)))
+    roots: list[Section] = []
+    stack: list[Section] = []
+    at = [j for j, _ in starts]
+    for i, level, title in heads:
+        first = bisect.bisect_right(at, i)
+        while first < len(starts) and starts[first][1] > level:
+            first += 1
+        end = starts[first][0] if first < len(starts) else len(lines)
+        section = Section(level, trim(title), trim("\n".join(lines[i + 1 : end])), i)
+        while stack and stack[-1].level >= level:
+            stack.pop()
+        (stack[-1].children if stack else roots).append(section)
+        stack.append(section)
+    return roots
+
+
+def find_section(sections: list[Section], title: str) -> Section | None:
+    for section in sections:
+        if section.title.lower() == title.lower():
+            return section
+        child = find_section(section.children, title)
+        if child:
+            return child
+    return None
+
+
+def parse_spec(content: str) -> SpecModel:
+    lines, mask = lines_and_mask(content)
+    sections = parse_sections(lines, mask)
+    purpose = find_section(sections, "Purpose")
+    requirements = find_section(sections, "Requirements")
+    if purpose is None or not purpose.content:
+        raise SpecShapeError("Spec must have a Purpose section")
+    if requirements is None:
+        raise SpecShapeError("Spec must have a Requirements section")
+    reqs = [
+        Requirement(
+            requirement_text(child.title, child.content.split("\n")),
+            sum(1 for s in child.children if trim(s.content)),
+            child.line,
+        )
+        for child in requirements.children
+    ]
+    return SpecModel(trim(purpose.content), reqs, purpose.line)

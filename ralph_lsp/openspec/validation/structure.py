@@ -1,0 +1,149 @@
+"""Main-spec structure (`findMainSpecStructureIssues`) and the placeholder Purpose check."""
+
+from __future__ import annotations
+
+import functools
+import re
+from dataclasses import dataclass
+
+from ralph_lsp.openspec.validation.blocks import normalize_name
+from ralph_lsp.openspec.validation.messages import PLACEHOLDER_PREFIX, PLACEHOLDER_SUFFIX
+from ralph_lsp.openspec.validation.text import (
+    DOT,
+    S,
+    ci,
+    fence_mask,
+    js_re,
+    lines_and_mask,
+    normalize_newlines,
+    trim,
+)
+
+_REQS = js_re(rf"^##{S}+{ci('Requirements')}{S}*$")
+_TOP = js_re(rf"^##{S}+")
+_OPS = "|".join(ci(op) for op in ("ADDED", "MODIFIED", "REMOVED", "RENAMED"))
+_DELTA = js_re(rf"^##{S}+({_OPS}){S}+{ci('Requirements')}{S}*$")
+_REQ = js_re(rf"^###{S}+{ci('Requirement:')}{S}*({DOT}+){S}*$")
+
+
+@dataclass(frozen=True)
+class StructureIssue:
+    kind: str
+    line: int  # 1-based
+    message: str
+
+
+_DELTA_TAIL = (
+    "Delta headers are only valid inside openspec/changes/<name>/specs/<capability-path>/spec.md "
+    "and truncate the parsed ## Requirements section."
+)
+_OUTSIDE_TAIL = (
+    "Main specs only parse requirements inside that section, so this requirement is currently "
+    "invisible to validate, list, and archive."
+)
+_DUPLICATE_TAIL = (
+    "Requirement names must be unique so spec updates cannot discard one block while updating "
+    "another."
+)
+
+
+def _requirements_span(lines: list[str]) -> tuple[int, int]:
+    head = next((i for i, line in enumerate(lines) if line[:2] == "##" and _REQS.match(line)), -1)
+    if head == -1:
+        return -1, len(lines)
+    rest = range(head + 1, len(lines))
+    end = next((i for i in rest if lines[i][:2] == "##" and _TOP.match(lines[i])), len(lines))
+    return head, end
+
+
+@functools.lru_cache(maxsize=256)
+def structure_issues(content: str) -> tuple[StructureIssue, ...]:
+    """Delta headers, requirements outside `## Requirements`, duplicate requirement names."""
+    if content.startswith("\ufeff"):  # kept here, unlike the other readers
+        raw = normalize_newlines(content).split("\n")
+        mask = fence_mask(raw)
+    else:
+        raw, mask = lines_and_mask(content)
+    lines = ["" if mask[i] else line for i, line in enumerate(raw)]
+    head, end = _requirements_span(lines)
+    seen: dict[str, int] = {}
+    out: list[StructureIssue] = []
+    for i in [i for i, line in enumerate(lines) if line.startswith("##")]:
+        line = lines[i]  # (a delta header or a requirement header starts so)
+        trimmed = trim(line)
+        m = _REQ.match(line)
+        if _DELTA.match(line):
+            text = f'Main spec contains delta header "{trimmed}". {_DELTA_TAIL}'
+            out.append(StructureIssue("delta-header", i + 1, text))
+        elif m is None:
+            continue
+        elif not (head != -1 and head < i < end):
+            text = (
+                f'Requirement header "{trimmed}" appears outside the main ## Requirements section. '
+            )
+            out.append(StructureIssue("requirement-outside", i + 1, text + _OUTSIDE_TAIL))
+        elif (name := normalize_name(m.group(1))) in seen:
+            text = (
+                f'Requirement header "{trimmed}" duplicates the requirement declared on line '
+                f"{seen[name]}. {_DUPLICATE_TAIL}"
+            )
+            out.append(StructureIssue("duplicate-requirement", i + 1, text))
+        else:
+            seen[name] = i + 1
+    return tuple(out)
+
+
+_WORD_END = r"(?![^\W_]|_|[\u0300-\u036f])"
+_PUNCT = "(?=[ \\t]*(?:$|\\n|[:\\-\u2013\u2014.,;()\\[\\]{}]))"
+_SHOUTED = re.compile(rf"^(?:TBD|TODO){_WORD_END}")
+_PUNCTUATED = re.compile(rf"^(?:TBD|TODO){_WORD_END}{_PUNCT}", re.IGNORECASE)
+_PURPOSE_HEADER = re.compile(r"^ {0,3}##(?!#)[ \t]+Purpose[ \t]*$", re.IGNORECASE)
+_TOP_LEVEL = re.compile(r"^ {0,3}#{1,2}(?!#)[ \t]+")
+
+
+def _unfenced(text: str) -> list[str]:
+    lines = normalize_newlines(text).split("\n")
+    mask = fence_mask(lines)
+    return [line for i, line in enumerate(lines) if not mask[i]]
+
+
+def _generated_at(text: str) -> int | None:
+    suffix = text.find(PLACEHOLDER_SUFFIX)
+    while suffix != -1:
+        prefix = text.rfind(PLACEHOLDER_PREFIX, 0, suffix + len(PLACEHOLDER_PREFIX))
+        if prefix != -1 and prefix <= suffix:
+            return prefix
+        suffix = text.find(PLACEHOLDER_SUFFIX, suffix + 1)
+    return None
+
+
+def placeholder_line(overview: str, content: str) -> tuple[bool, int | None]:
+    """(is the Purpose a placeholder, the 1-based line carrying it when it can be found)."""
+    prose = trim("\n".join(_unfenced(overview)))
+    leading = bool(_SHOUTED.match(prose) or _PUNCTUATED.match(prose))
+    if not leading and _generated_at(prose) is None:
+        return False, None
+    lines = normalize_newlines(content).split("\n")
+    mask = fence_mask(lines)
+    head = next(
+        (i for i, line in enumerate(lines) if not mask[i] and _PURPOSE_HEADER.match(line)), -1
+    )
+    if head == -1:
+        return True, None
+    kept: list[tuple[int, str]] = []
+    for i in range(head + 1, len(lines)):
+        if mask[i]:
+            continue
+        if _TOP_LEVEL.match(lines[i]):
+            break
+        if leading and trim(lines[i]):
+            return True, i + 1
+        kept.append((i + 1, lines[i]))
+    if leading:
+        return True, None
+    purpose = "\n".join(text for _, text in kept)
+    at = _generated_at(purpose)
+    if at is None:
+        return True, None
+    offset = purpose[:at].count("\n")
+    return True, kept[offset][0] if offset < len(kept) else None

@@ -1,0 +1,149 @@
+"""JavaScript string semantics, so the ported rules read text exactly as the CLI does.
+
+The CLI is TypeScript: its `\\s`, `trim()`, `.` and `length` differ from Python's on a few
+characters (U+FEFF is JavaScript whitespace and not Python's; U+001C..U+001F and U+0085 the
+reverse; `length` counts UTF-16 units). Every pattern of the port is built from these pieces.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+
+# JavaScript's WhiteSpace + LineTerminator, the set `\s` and `trim()` use.
+JS_WS_CHARS = (
+    "\t\n\v\f\r \u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a"
+    "\u2028\u2029\u202f\u205f\u3000\ufeff"
+)
+S = "[\t\n\v\f\r \u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff]"
+NS = "[^\t\n\v\f\r \u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff]"
+DOT = "[^\n\r\u2028\u2029]"
+
+
+def js_re(pattern: str, *, ignore_case: bool = False) -> re.Pattern[str]:
+    r"""Compile a JavaScript pattern written with `\s`/`\S`/`.` spelled as S/NS/DOT."""
+    flags = re.ASCII | (re.IGNORECASE if ignore_case else 0)
+    return re.compile(pattern, flags)
+
+
+def ci(word: str) -> str:
+    """`word` matched in any ASCII case, spelled out (`[Rr][Ee]…`): re.IGNORECASE makes every
+    class of a pattern fold case, and compiling such a pattern costs tens of milliseconds."""
+    return "".join(f"[{c.upper()}{c.lower()}]" if c.isalpha() else re.escape(c) for c in word)
+
+
+def trim(text: str) -> str:
+    return text.strip(JS_WS_CHARS)
+
+
+def trim_end(text: str) -> str:
+    return text.rstrip(JS_WS_CHARS)
+
+
+def trim_start(text: str) -> str:
+    return text.lstrip(JS_WS_CHARS)
+
+
+def js_len(text: str) -> int:
+    """`String.prototype.length`: UTF-16 code units."""
+    return len(text) + sum(1 for ch in text if ord(ch) > 0xFFFF)
+
+
+def normalize_newlines(text: str) -> str:
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def strip_bom(text: str) -> str:
+    return text[1:] if text.startswith("\ufeff") else text
+
+
+_FENCE_OPEN = js_re(rf"^{S}*(`{{3,}}|~{{3,}})")
+_FENCE_CLOSE = js_re(rf"^{S}*(`{{3,}}|~{{3,}}){S}*$")
+
+
+def fence_mask(lines: list[str]) -> list[bool]:
+    """True for each line inside a fenced code block, the fence lines included."""
+    mask = [False] * len(lines)
+    active: tuple[str, int] | None = None
+    for i, line in enumerate(lines):
+        if "`" not in line and "~" not in line:  # no fence can start or end here (a fast path)
+            mask[i] = active is not None
+            continue
+        if active is None:
+            m = _FENCE_OPEN.match(line)
+            if m:
+                active = (m.group(1)[0], len(m.group(1)))
+                mask[i] = True
+            continue
+        mask[i] = True
+        m = _FENCE_CLOSE.match(line)
+        if m and m.group(1)[0] == active[0] and len(m.group(1)) >= active[1]:
+            active = None
+    return mask
+
+
+@functools.lru_cache(maxsize=8)
+def lines_and_mask(content: str) -> tuple[list[str], list[bool]]:
+    """A file's lines (BOM dropped, line ends normalised) and their fence mask, computed once
+    for the several readers of one text (callers must not modify them)."""
+    lines = normalize_newlines(strip_bom(content)).split("\n")
+    return lines, fence_mask(lines)
+
+
+_SHALL = re.compile(r"\b(SHALL|MUST)\b", re.ASCII)
+_METADATA_LINE = js_re(r"^\*\*[^*]+\*\*:")
+_HEADER_LINE = js_re(rf"^#{{1,6}}{S}")
+SCENARIO_HEADER = js_re(rf"^####{S}+")
+_SCENARIO_BODY_END = js_re(rf"^#{{1,4}}{S}")
+
+
+def contains_shall_or_must(text: str) -> bool:
+    return _SHALL.search(text) is not None
+
+
+def requirement_body(body_lines: list[str]) -> str:
+    """The requirement's text: unfenced, non-blank lines up to the first header."""
+    fenced = any("`" in line or "~" in line for line in body_lines)
+    mask = fence_mask(body_lines) if fenced else None
+    captured: list[str] = []
+    metadata: list[str] = []
+    for i, line in enumerate(body_lines):
+        if mask is not None and mask[i]:
+            continue
+        if line[:1] == "#" and _HEADER_LINE.match(line):
+            break
+        trimmed = line.strip(JS_WS_CHARS)
+        if not trimmed:
+            continue
+        if trimmed[:2] == "**" and _METADATA_LINE.match(trimmed):
+            metadata.append(trimmed)
+        else:
+            captured.append(trimmed)
+    return "\n".join(captured) if captured else "\n".join(metadata)
+
+
+def requirement_text(title: str, body_lines: list[str]) -> str:
+    return requirement_body(body_lines) or trim(title)
+
+
+def scenario_bodies(body_lines: list[str]) -> list[str]:
+    mask = fence_mask(body_lines)
+    bodies: list[str] = []
+    for i, line in enumerate(body_lines):
+        if mask[i] or not SCENARIO_HEADER.match(line):
+            continue
+        end = i + 1
+        while end < len(body_lines) and (
+            mask[end] or not _SCENARIO_BODY_END.match(body_lines[end])
+        ):
+            end += 1
+        bodies.append("\n".join(body_lines[i + 1 : end]))
+    return bodies
+
+
+def count_scenarios(body_lines: list[str]) -> int:
+    return sum(1 for body in scenario_bodies(body_lines) if trim(body))
+
+
+def count_empty_scenarios(body_lines: list[str]) -> int:
+    return sum(1 for body in scenario_bodies(body_lines) if not trim(body))

@@ -1,0 +1,222 @@
+"""OpenSpec diagnostics (SPEC §11): the domain's validation published as LSP diagnostics.
+
+Delta specs, main specs, proposal.md, `.openspec.yaml` and `openspec/config.yaml` get the
+findings of `openspec validate` (source `openspec`, code: the rule id), live on every edit of an
+open document (its text, not the disk's) and on every change on disk (`server/spec_watch.py`
+watches each root's `openspec/` folder). A main spec's change re-validates the deltas that
+target it. The task-file warnings join the diagnostics of tasks.md that `publishing.py` sends
+(one URI, one list).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import logging
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from lsprotocol import types
+
+from ralph_lsp.openspec.validation.change_rules import validate_change
+from ralph_lsp.openspec.validation.issues import Issue
+from ralph_lsp.openspec.validation.items import list_change_ids, list_spec_ids
+from ralph_lsp.openspec.validation.proposal import proposal_issues
+from ralph_lsp.openspec.validation.spec_rules import read_text, spec_issues
+from ralph_lsp.openspec.validation.targets import Targets, config_issues, targets_of
+from ralph_lsp.server.render import column
+from ralph_lsp.server.spec_watch import SpecTreeWatcher
+
+if TYPE_CHECKING:
+    from ralph_lsp.server.host import Host
+
+log = logging.getLogger(__name__)
+SOURCE = "openspec"
+SETTLE_SECONDS = 0.3
+MAX_TEXT = 16 << 20  # as for tasks.md: a buffer larger than this is not analysed
+SLICE_SECONDS = 0.005  # the longest a sweep keeps the event loop before letting requests in
+_SEVERITY = {
+    "ERROR": types.DiagnosticSeverity.Error,
+    "WARNING": types.DiagnosticSeverity.Warning,
+    "INFO": types.DiagnosticSeverity.Information,
+}
+
+
+def to_diagnostic(issue: Issue, text: str, strict: bool, encoding: str | None) -> types.Diagnostic:
+    """One finding as a diagnostic on the line our parser found (the file's first line if none)."""
+    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    line = min(issue.at or 0, len(lines) - 1)
+    severity = _SEVERITY[issue.level]
+    if strict and issue.level == "WARNING":
+        severity = types.DiagnosticSeverity.Error
+    end = column(lines[line], len(lines[line]), encoding)
+    return types.Diagnostic(
+        range=types.Range(types.Position(line, 0), types.Position(line, end)),
+        message=issue.message,
+        severity=severity,
+        source=SOURCE,
+        code=issue.code,
+    )
+
+
+class Validation:
+    """Validates what an edit or a change on disk touches and publishes it, per file."""
+
+    def __init__(self, ls: Host) -> None:
+        self.ls = ls
+        self._owned: dict[Path, set[Path]] = {}  # item (change folder or file) → files published
+        self._published: dict[Path, list[Any]] = {}
+        self._tasks: dict[Path, list[types.Diagnostic]] = {}  # tasks.md → its openspec findings
+        self._watches: dict[Path, SpecTreeWatcher] = {}
+        self._sweep: asyncio.Task[None] | None = None
+
+    # -- inputs ------------------------------------------------------------------------------
+
+    def strict(self) -> bool:
+        return bool(self.ls.config.settings().validation_strict)
+
+    def overrides(self) -> dict[Path, str]:
+        """The text of every open document: an edit counts before it is saved."""
+        out: dict[Path, str] = {}
+        for path in self.ls.docs.open_paths():
+            try:
+                text = self.ls.workspace.get_text_document(self.ls.docs.uri_for(path)).source
+            except Exception:  # a document the client closed meanwhile
+                continue
+            if len(text) <= MAX_TEXT:  # a larger buffer is not analysed (the disk's text is)
+                out[path] = text
+        return out
+
+    def touched(self, paths: Iterable[Path]) -> None:
+        targets = Targets()
+        for path in paths:
+            targets.add(targets_of(path))
+        self.run(targets)
+
+    def refresh_all(self) -> None:
+        """Validate every item of every root, in the background: a sweep going on is replaced."""
+        if self.ls.stopping:
+            return
+        if self._sweep is not None:
+            self._sweep.cancel()
+        roots = set(self.ls.roots.roots)
+        self._sweep = self.ls.run_task(self._run_sliced(Targets(roots=roots)), "openspec sweep")
+
+    async def _run_sliced(self, targets: Targets) -> None:
+        """`run`, yielding to requests every SLICE_SECONDS (thousands of changes take a while)."""
+        while self.ls.publisher.sweeping:  # tasks.md's diagnostics and lenses come first
+            await asyncio.sleep(0.05)
+        loop = asyncio.get_running_loop()
+        until = loop.time() + SLICE_SECONDS
+        for item in self._expand(targets):
+            if self.ls.stopping:
+                return
+            item()
+            if loop.time() >= until:
+                await asyncio.sleep(0)
+                until = loop.time() + SLICE_SECONDS
+
+    # -- validating --------------------------------------------------------------------------
+
+    def run(self, targets: Targets) -> None:
+        if self.ls.stopping:
+            return
+        for item in self._expand(targets):
+            item()
+
+    def _expand(self, targets: Targets) -> list[Callable[[], None]]:
+        """One call per item to validate and publish."""
+        for root in targets.roots:
+            changes = root / "openspec" / "changes"
+            targets.changes |= {changes / c for c in list_change_ids(root)}
+            specs = root / "openspec" / "specs"
+            targets.specs |= {specs / s / "spec.md" for s in list_spec_ids(root)}
+            targets.configs.add(root / "openspec" / "config.yaml")
+        overrides, strict = self.overrides(), self.strict()
+        items: list[Callable[[], None]] = []
+        for change in sorted(targets.changes):
+            items.append(functools.partial(self._change, change, overrides, strict))
+        for spec in sorted(targets.specs):
+            items.append(functools.partial(self._file, spec, spec_issues, overrides, strict))
+        for config in sorted(targets.configs):
+            items.append(functools.partial(self._file, config, config_issues, overrides, strict))
+        return items
+
+    def _change(self, change: Path, overrides: dict[Path, str], strict: bool) -> None:
+        issues: list[Issue] = []
+        if change.is_dir():
+            issues = validate_change(change, strict=strict, overrides=overrides).issues
+            issues += proposal_issues(change, overrides)
+        by_file: dict[Path, list[Issue]] = {}
+        for issue in issues:
+            by_file.setdefault(issue.file or change / "proposal.md", []).append(issue)
+        self._publish_item(change, by_file, overrides, strict)
+
+    def _file(self, file: Path, check: Any, overrides: dict[Path, str], strict: bool) -> None:
+        try:
+            text = overrides[file] if file in overrides else read_text(file)
+        except OSError:
+            self._publish_item(file, {}, overrides, strict)
+            return
+        self._publish_item(file, {file: check(text, file)}, overrides, strict)
+
+    # -- publishing --------------------------------------------------------------------------
+
+    def _publish_item(
+        self, item: Path, by_file: dict[Path, list[Issue]], overrides: dict[Path, str], strict: bool
+    ) -> None:
+        before = self._owned.get(item, set())
+        self._owned[item] = set(by_file)
+        encoding = self.ls.workspace.position_encoding
+        for file in sorted(before | set(by_file)):
+            issues = by_file.get(file, [])
+            text = overrides.get(file)
+            if text is None:
+                try:
+                    text = read_text(file)
+                except OSError:
+                    text = ""
+            diagnostics = [to_diagnostic(i, text, strict, encoding) for i in issues]
+            self._send(file, diagnostics)
+
+    def _send(self, file: Path, diagnostics: list[types.Diagnostic]) -> None:
+        if file.name == "tasks.md":  # shares the URI with the run's own diagnostics
+            if self._tasks.get(file, []) != diagnostics:
+                self._tasks[file] = diagnostics
+                self.ls.publisher.publish(file)
+            return
+        key = [(d.range, d.severity, d.message, d.code) for d in diagnostics]
+        if self._published.get(file) == key:
+            return
+        self._published[file] = key
+        uri = self.ls.docs.uri_for(file)
+        self.ls.text_document_publish_diagnostics(
+            types.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics)
+        )
+
+    def tasks_diagnostics(self, tasks_md: Path) -> list[types.Diagnostic]:
+        """The openspec findings of one tasks.md, for `publishing.py` to send with its own."""
+        return self._tasks.get(tasks_md, [])
+
+    # -- watching the disk -------------------------------------------------------------------
+
+    def watch(self, roots: Iterable[Path]) -> None:
+        """Watch each root's `openspec/` (and stop watching roots no longer wanted)."""
+        wanted = set(roots)
+        for root in list(self._watches):
+            if root not in wanted:
+                self._watches.pop(root).stop()
+        for root in wanted - set(self._watches):
+            self._watches[root] = SpecTreeWatcher(root, self.touched, self.ls.run_task)
+            # What changed before the watch was in place is found by validating the project.
+            self.ls.run_task(self._settle(root), f"validate {root} once watched")
+
+    async def _settle(self, root: Path) -> None:
+        await asyncio.sleep(SETTLE_SECONDS)
+        self.refresh_all()
+
+    def stop(self) -> None:
+        for watcher in self._watches.values():
+            watcher.stop()
+        self._watches.clear()
