@@ -8,7 +8,9 @@ the project's context (SPEC §2).
   call), and ``summarize_tasks`` for listing many changes;
 - ``workspace``     OpenSpec roots and their active changes (:class:`Change`, ``find_roots``,
   ``resolve_change``);
-- ``project_context``  ``openspec/config.yaml``'s context for the prompt.
+- ``project_context``  ``openspec/config.yaml``'s context for the prompt;
+- ``requirement_blocks``  requirement blocks of specs and delta specs, read as the OpenSpec CLI
+  reads them (``parse_delta_spec``, ``extract_requirements_section``).
 
 Invariant: this package reads files and does nothing else: no process, no clock, no network, no
 writes. It knows nothing of runs, git, agents or LSP, and imports nothing of ``ralph_lsp`` but
