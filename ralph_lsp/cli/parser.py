@@ -246,6 +246,28 @@ def build_parser() -> argparse.ArgumentParser:
     )
 
     sp = sub.add_parser(
+        "archive",
+        help="apply CHANGE's delta specs to openspec/specs/ and move it to changes/archive/,"
+        " as `openspec archive` does (all or nothing)",
+        description="Apply CHANGE's delta specs to openspec/specs/ (RENAMED, REMOVED, MODIFIED,"
+        " ADDED), validate the rebuilt specs, write them all or none, and move the change to"
+        " openspec/changes/archive/YYYY-MM-DD-CHANGE: the files `openspec archive --yes` writes."
+        " Without --yes, incomplete tasks and spec updates are asked about on a terminal and"
+        " refused otherwise. Exit 0 when archived, 1 when refused.",
+    )
+    sp.add_argument("change", metavar="CHANGE")
+    with_root(sp)
+    sp.add_argument(
+        "--yes", "-y", action="store_true", help="archive without asking (incomplete tasks too)"
+    )
+    sp.add_argument(
+        "--json", action="store_true", help="print the result as `openspec archive --json`"
+    )
+    sp.add_argument(
+        "--skip-specs", action="store_true", help="move the change without touching openspec/specs/"
+    )
+
+    sp = sub.add_parser(
         "history", help="the operator's record of CHANGE's runs; without CHANGE, the queues'"
     )
     sp.add_argument(
