@@ -10,6 +10,8 @@ from typing import Any, TextIO
 
 from ralph_lsp.archiving.writer import ArchiveBlocked, ArchivePlan, archive_change
 from ralph_lsp.cli.common import is_terminal, root_of
+from ralph_lsp.openspec.tasks import read_tasks_text
+from ralph_lsp.openspec.tasks_fast import parse_tasks
 from ralph_lsp.openspec.workspace import Change
 
 #: Blockers a person at a terminal may answer "yes" to, as the CLI asks them.
@@ -20,12 +22,15 @@ _ASKABLE = {
 
 
 def incomplete_tasks(root: Path, change: str) -> int:
-    """Unchecked tasks of the change's task files (0 when it has none or it does not exist)."""
-    try:
-        doc = Change(root, change).read_doc()
-    except OSError:
-        return 0
-    return max(doc.total - doc.completed, 0)
+    """Unchecked tasks over all the change's task files (its schema's), as the CLI counts them."""
+    missing = 0
+    for path in Change(root, change).task_files:
+        try:
+            doc = parse_tasks(read_tasks_text(path) or "")
+        except OSError:
+            continue
+        missing += max(doc.total - doc.completed, 0)
+    return missing
 
 
 def _attempt(args: argparse.Namespace, root: Path, ask: bool) -> ArchivePlan:
@@ -55,7 +60,10 @@ def cmd_archive(args: argparse.Namespace, out: TextIO) -> int:
     root = root_of(args.root)
     ask = not args.json and not args.yes and is_terminal(sys.stdin)
     try:
-        plan = _attempt(args, root, ask)
+        try:
+            plan = _attempt(args, root, ask)
+        except OSError as exc:  # after the writer put everything back
+            raise ArchiveBlocked("archive_error", f"{exc}. No files were changed.") from exc
     except ArchiveBlocked as blocked:
         if args.json:
             body = {"archive": None, "root": _root_json(root), "status": [blocked.diagnostic()]}

@@ -8,6 +8,7 @@ from functools import lru_cache
 from pathlib import Path
 from urllib.parse import quote_from_bytes
 
+from ralph_lsp.openspec.task_files import task_files
 from ralph_lsp.openspec.tasks import TasksDoc, read_tasks_text
 from ralph_lsp.openspec.tasks_fast import TasksSummary, parse_tasks
 
@@ -50,13 +51,15 @@ def find_roots(folders: list[Path]) -> list[Path]:
 
 
 def root_of_file(path: Path) -> Path | None:
-    """The OpenSpec root a ``…/openspec/changes/<name>/tasks.md`` belongs to, if it is one."""
+    """The OpenSpec root a change's task file (``…/openspec/changes/<name>/tasks.md``, or the
+    file its schema tracks) belongs to, if it is one."""
     parts = path.parts
-    if len(parts) < 5 or parts[-1] != "tasks.md":
+    if len(parts) < 5 or parts[-4:-2] != ("openspec", "changes") or parts[-2] == ARCHIVE:
         return None
-    if parts[-4:-2] != ("openspec", "changes") or parts[-2] == ARCHIVE:
-        return None
-    return Path(*parts[:-4])
+    root = Path(*parts[:-4])
+    if parts[-1] == "tasks.md" or path in task_files(root, path.parent):
+        return root
+    return None
 
 
 def list_changes(root: Path) -> list[str]:
@@ -83,7 +86,13 @@ class Change:
 
     @property
     def tasks_path(self) -> Path:
-        return self.folder / "tasks.md"
+        """The change's task file: the first its schema tracks (``apply.tracks``), else tasks.md."""
+        return self.task_files[0]
+
+    @property
+    def task_files(self) -> list[Path]:
+        """Every task file its schema tracks (one unless ``apply.tracks`` is a glob)."""
+        return task_files(self.root, self.folder)
 
     def read_doc(self) -> TasksDoc:
         """Parse tasks.md from disk; a missing file is 0/0 tasks. Raises OSError if unreadable."""
@@ -109,7 +118,8 @@ def tasks_uri(change: Change) -> str:
     base = _root_uri(change.root)
     if base.endswith("/"):  # the file system's root
         base = base[:-1]
-    return base + quote_from_bytes(os.fsencode(f"/openspec/changes/{change.name}/tasks.md"))
+    name = change.tasks_path.relative_to(change.folder).as_posix()
+    return base + quote_from_bytes(os.fsencode(f"/openspec/changes/{change.name}/{name}"))
 
 
 def change_json(
