@@ -51,3 +51,16 @@ async def test_todo_md_gets_lenses_and_diagnostics(
     listed = changes["changes"] if isinstance(changes, dict) else changes.changes
     first = listed[0] if isinstance(listed[0], dict) else listed[0]._asdict()
     assert first["tasksUri"] == uri
+
+
+async def test_a_disk_edit_of_todo_md_refreshes_its_lenses(
+    start_session: StartSession, workspace: Path
+) -> None:
+    todo = todo_workspace(workspace)
+    s = await start_session(workspace)
+    uri = todo.as_uri()
+    await wait_until(lambda: uri in s.client.diagnostics, what="todo.md's diagnostics")
+    before = len(s.refreshes)
+    todo.write_text(todo.read_text().replace("- [ ] 1.1", "- [x] 1.1"))
+    await wait_until(lambda: len(s.refreshes) > before, timeout=5, what="codeLens refresh")
+    assert (await s.lenses(uri))[0][1] == "▶ Run change · 1/8 tasks"
