@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -109,3 +111,35 @@ def test_changes_listing_counts_the_tracked_file(tmp_path: Path) -> None:
     change = json.loads(out)["changes"][0]
     assert (change["completed"], change["total"]) == (1, 3)
     assert change["tasksUri"].endswith("/openspec/changes/c/todo.md")
+
+
+def test_a_demo_run_follows_todo_md_to_success(tmp_path: Path) -> None:
+    from tests.conftest import EXAMPLE
+
+    root = tmp_path / "hello"
+    shutil.copytree(EXAMPLE, root, ignore=shutil.ignore_patterns(".ralph", "__pycache__"))
+    change = root / "openspec" / "changes" / "add-greeting-cli"
+    (change / "tasks.md").rename(change / "todo.md")
+    schema = root / "openspec" / "schemas" / "todo-driven"
+    schema.mkdir(parents=True)
+    (schema / "schema.yaml").write_text(TODO_SCHEMA)
+    (root / "openspec" / "config.yaml").write_text("schema: todo-driven\n")
+    prompt = subprocess.run(
+        [sys.executable, "-m", "ralph_lsp", "prompt", "add-greeting-cli", "--root", str(root)],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    assert str(change / "todo.md") in prompt
+    out = subprocess.run(
+        [sys.executable, "-m", "ralph_lsp", "run", "add-greeting-cli", "--agent", "demo"],
+        cwd=root,
+        env={**os.environ, "RALPH_DEMO_DELAY": "0"},
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-2000:]
+    assert out.stdout.rstrip().splitlines()[-1].startswith("succeeded: every task is checked (8/8)")
+    assert "- [ ]" not in (change / "todo.md").read_text()
+    assert not (change / "tasks.md").exists()
