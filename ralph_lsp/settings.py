@@ -91,6 +91,9 @@ class Settings:
     ray_address: str | None = None
     ray_resources: Mapping[str, float] = field(default_factory=dict)
     ray_git_remote: str | None = None
+    # After a run succeeds (its verification passed, when on), archive the change as `openspec
+    # archive --yes` does (SPEC §11). Off by default: users review first.
+    archive_on_success: bool = False
 
     def replace(self, **changes: Any) -> Settings:
         return dataclasses.replace(self, **changes)
@@ -276,6 +279,7 @@ _FIELDS: dict[str, tuple[str, Callable[[Any], Any]]] = {
     "ray.address": ("ray_address", _optional_text),
     "ray.resources": ("ray_resources", _resources),
     "ray.gitRemote": ("ray_git_remote", _optional_text),
+    "archiveOnSuccess": ("archive_on_success", _bool),
 }
 SETTING_NAMES = tuple(_FIELDS)
 

@@ -56,7 +56,12 @@ export function createClient(setup: ClientSetup): LanguageClient {
     options: { cwd: setup.cwd, env: setup.env },
   };
   const clientOptions: LanguageClientOptions = {
-    documentSelector: [{ scheme: "file", pattern: "**/tasks.md" }],
+    // tasks.md, and every Markdown file of a change: a task file its schema names (SPEC §11) and
+    // proposal.md, which carries the archive lenses.
+    documentSelector: [
+      { scheme: "file", pattern: "**/tasks.md" },
+      { scheme: "file", pattern: "**/openspec/changes/**/*.md" },
+    ],
     outputChannel: setup.output,
     revealOutputChannelOn: RevealOutputChannelOn.Never,
     initializationOptions: () => initializationOptions(ralphConfig(), setup.trusted()),

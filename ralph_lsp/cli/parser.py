@@ -222,6 +222,12 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="do not record a git checkpoint of the work tree before and after each iteration",
     )
+    sp.add_argument(
+        "--archive-on-success",
+        action="store_true",
+        help="once the run succeeds, archive the change as `ralph-lsp archive --yes` does"
+        " (setting ralph.archiveOnSuccess)",
+    )
     add_run_flags(sp)
 
     sp = sub.add_parser("prompt", help="print the prompt the next iteration would get")
