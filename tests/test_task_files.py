@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from ralph_lsp.openspec.task_files import task_files, user_schemas_dir
+from ralph_lsp.openspec.task_files import forget, task_files, user_schemas_dir
 from ralph_lsp.openspec.workspace import Change, root_of_file
 
 TODO_SCHEMA = """name: todo-driven
@@ -74,6 +74,7 @@ def test_change_metadata_wins_and_user_data_folder_is_searched(
     folder = data / "openspec" / "schemas" / "todo-driven"
     folder.mkdir(parents=True)
     (folder / "schema.yaml").write_text(TODO_SCHEMA)
+    forget()  # (a root's schemas are looked at again after half a second)
     assert task_files(root, change) == [change / "todo.md"]
 
 
@@ -87,6 +88,7 @@ def test_glob_tracks_several_files_and_missing_falls_back(tmp_path: Path) -> Non
     change = make_project(tmp_path)
     schema = tmp_path / "openspec" / "schemas" / "todo-driven" / "schema.yaml"
     schema.write_text(TODO_SCHEMA.replace("todo.md", "work/*.md"))
+    forget()
     assert task_files(tmp_path, change) == [change / "tasks.md"]  # no match: tasks.md
     (change / "work").mkdir()
     (change / "work" / "b.md").write_text("- [ ] b\n")
@@ -97,6 +99,7 @@ def test_glob_tracks_several_files_and_missing_falls_back(tmp_path: Path) -> Non
 def test_broken_schema_falls_back_to_tasks_md(tmp_path: Path) -> None:
     change = make_project(tmp_path)
     (tmp_path / "openspec" / "schemas" / "todo-driven" / "schema.yaml").write_text("a: [\n")
+    forget()
     assert task_files(tmp_path, change) == [change / "tasks.md"]
 
 

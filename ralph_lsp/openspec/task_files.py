@@ -8,8 +8,9 @@ artifact is the one whose ``generates`` equals ``apply.tracks`` (the artifact ``
 schema names none), and its ``generates`` (a file name or a glob, relative to the change) gives
 the files. No schema, a schema that does not load, or no file: ``tasks.md``, as the CLI falls back.
 
-Reads files only. Results are cached per file state (the files' modification times), so a listing
-of thousands of changes reads each schema once.
+Reads files only. A file's content is cached per state (its modification time and size), and
+what a root's ``config.yaml`` and schema folders say is looked at again after
+:data:`RECHECK_SECONDS`, so a listing of thousands of changes stats one file per change.
 """
 
 from __future__ import annotations
@@ -17,11 +18,12 @@ from __future__ import annotations
 import glob
 import os
 import sys
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
-
-import yaml  # type: ignore[import-untyped]  # (no stubs needed: one call)
 
 DEFAULT_TASKS = "tasks.md"
 BUILT_IN = "spec-driven"
@@ -29,30 +31,34 @@ BUILT_IN = "spec-driven"
 _BUILT_IN_TRACKS = {BUILT_IN: DEFAULT_TASKS}
 
 
-def _stamp(path: Path) -> float | None:
+def _stamp(path: str) -> tuple[int, int] | None:
     try:
-        return path.stat().st_mtime_ns
+        st = os.stat(path)
     except OSError:
         return None
+    return st.st_mtime_ns, st.st_size
 
 
 @lru_cache(maxsize=4096)
-def _read_yaml(path: Path, _stamp: float | None) -> Any:
+def _read_yaml(path: str, stamp: tuple[int, int] | None) -> Any:
     """A YAML file's content read with every scalar a string (None when absent or unreadable)."""
-    if _stamp is None:
+    if stamp is None:
         return None
+    import yaml  # type: ignore[import-untyped]  # (no stubs needed: one call); only when needed
+
     try:
-        text = path.read_bytes().decode("utf-8", errors="replace")
+        with open(path, "rb") as handle:
+            text = handle.read().decode("utf-8", errors="replace")
         return yaml.load(text, Loader=yaml.BaseLoader)  # BaseLoader: every scalar a string
     except (OSError, yaml.YAMLError):
         return None
 
 
-def _yaml(path: Path) -> Any:
+def _yaml(path: str) -> Any:
     return _read_yaml(path, _stamp(path))
 
 
-def _schema_field(path: Path) -> str | None:
+def _schema_field(path: str) -> str | None:
     data = _yaml(path)
     if isinstance(data, dict):
         value = data.get("schema")
@@ -64,15 +70,15 @@ def _schema_field(path: Path) -> str | None:
 def schema_name(root: Path, change_dir: Path) -> str:
     """The change's schema: ``.openspec.yaml``'s, else ``openspec/config.yaml``'s, else built-in."""
     return (
-        _schema_field(change_dir / ".openspec.yaml")
-        or _schema_field(root / "openspec" / "config.yaml")
+        _schema_field(os.path.join(change_dir, ".openspec.yaml"))
+        or _schema_field(os.path.join(root, "openspec", "config.yaml"))
         or BUILT_IN
     )
 
 
-def user_schemas_dir(env: dict[str, str] | None = None, platform: str | None = None) -> Path:
+def user_schemas_dir(env: Mapping[str, str] | None = None, platform: str | None = None) -> Path:
     """The user's schema folder, as the CLI's ``getGlobalDataDir`` computes it."""
-    env = dict(os.environ) if env is None else env
+    env = os.environ if env is None else env
     platform = platform or sys.platform
     if env.get("XDG_DATA_HOME"):
         return Path(env["XDG_DATA_HOME"]) / "openspec" / "schemas"
@@ -80,6 +86,12 @@ def user_schemas_dir(env: dict[str, str] | None = None, platform: str | None = N
         base = env.get("LOCALAPPDATA") or str(Path.home() / "AppData" / "Local")
         return Path(base) / "openspec" / "schemas"
     return Path.home() / ".local" / "share" / "openspec" / "schemas"
+
+
+@lru_cache(maxsize=8)
+def _user_dir(xdg: str | None, local: str | None, home: str | None) -> str:
+    """:func:`user_schemas_dir` as a string, computed once per environment."""
+    return str(user_schemas_dir())
 
 
 def _valid_name(name: str) -> bool:
@@ -101,20 +113,60 @@ def _tracked_generates(schema: Any) -> str | None:
     return generates if isinstance(generates, str) and generates else None
 
 
-def tracked_pattern(root: Path, change_dir: Path) -> str | None:
-    """What the change's schema tracks (a file name or glob relative to the change), if it loads."""
-    name = schema_name(root, change_dir)
+@dataclass
+class _RootView:
+    """What a root's schemas say, looked at once per :data:`RECHECK_SECONDS` at most."""
+
+    at: float
+    config_schema: str | None
+    patterns: dict[str, str | None] = field(default_factory=dict)
+
+
+#: How long what a root's config.yaml and schema folders say is trusted before it is read again:
+#: a listing of 10,000 changes then costs one stat per change (its .openspec.yaml), not four.
+RECHECK_SECONDS = 0.5
+_ROOTS: dict[str, _RootView] = {}
+
+
+def forget() -> None:
+    """Read every root's config and schemas afresh on the next question."""
+    _ROOTS.clear()
+
+
+def _root_view(root: str) -> _RootView:
+    now = time.monotonic()
+    view = _ROOTS.get(root)
+    if view is None or now - view.at > RECHECK_SECONDS:
+        config = _schema_field(os.path.join(root, "openspec", "config.yaml"))
+        view = _ROOTS[root] = _RootView(now, config)
+    return view
+
+
+def _resolve(root: str, name: str) -> str | None:
     if name.endswith(".yaml"):
         name = name[: -len(".yaml")]
     elif name.endswith(".yml"):
         name = name[: -len(".yml")]
     if not _valid_name(name):
         return None
-    for folder in (root / "openspec" / "schemas", user_schemas_dir()):
-        path = folder / name / "schema.yaml"
-        if path.exists():
-            return _tracked_generates(_yaml(path))
+    env = os.environ
+    user = _user_dir(env.get("XDG_DATA_HOME"), env.get("LOCALAPPDATA"), env.get("HOME"))
+    for folder in (os.path.join(root, "openspec", "schemas"), user):
+        path = os.path.join(folder, name, "schema.yaml")
+        stamp = _stamp(path)
+        if stamp is not None:
+            return _tracked_generates(_read_yaml(path, stamp))
     return _BUILT_IN_TRACKS.get(name)
+
+
+def tracked_pattern(root: Path, change_dir: Path) -> str | None:
+    """What the change's schema tracks (a file name or glob relative to the change), if it loads."""
+    view = _root_view(str(root))
+    name = _schema_field(os.path.join(change_dir, ".openspec.yaml")) or view.config_schema
+    name = name or BUILT_IN
+    if name not in view.patterns:
+        view.patterns[name] = _resolve(str(root), name)
+    return view.patterns[name]
 
 
 def _is_glob(pattern: str) -> bool:
@@ -125,7 +177,9 @@ def task_files(root: Path, change_dir: Path) -> list[Path]:
     """The change's task files, existing ones only; ``[change/tasks.md]`` when there are none."""
     pattern = tracked_pattern(root, change_dir)
     found: list[Path] = []
-    if pattern and not _is_glob(pattern):
+    if pattern == DEFAULT_TASKS:  # the usual case: found or not, the answer is tasks.md
+        pass
+    elif pattern and not _is_glob(pattern):
         candidate = change_dir / pattern
         inside = os.path.normpath(candidate).startswith(os.path.normpath(change_dir) + os.sep)
         if inside and candidate.is_file():

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from pathlib import Path
 from urllib.parse import quote_from_bytes
 
@@ -89,9 +89,10 @@ class Change:
         """The change's task file: the first its schema tracks (``apply.tracks``), else tasks.md."""
         return self.task_files[0]
 
-    @property
+    @cached_property
     def task_files(self) -> list[Path]:
-        """Every task file its schema tracks (one unless ``apply.tracks`` is a glob)."""
+        """Every task file its schema tracks (one unless ``apply.tracks`` is a glob), as found
+        when first asked (a Change is a moment's view: make a new one to look again)."""
         return task_files(self.root, self.folder)
 
     def read_doc(self) -> TasksDoc:
@@ -118,7 +119,10 @@ def tasks_uri(change: Change) -> str:
     base = _root_uri(change.root)
     if base.endswith("/"):  # the file system's root
         base = base[:-1]
-    name = change.tasks_path.relative_to(change.folder).as_posix()
+    # The task file's path below the change's folder, which it was built from (string work: a
+    # listing of thousands of changes pays for every Path made).
+    folder = os.path.join(change.root, CHANGES, change.name) + os.sep
+    name = str(change.tasks_path).removeprefix(folder).replace(os.sep, "/")
     return base + quote_from_bytes(os.fsencode(f"/openspec/changes/{change.name}/{name}"))
 
 
