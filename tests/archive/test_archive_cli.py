@@ -193,3 +193,52 @@ def test_blocked_diagnostic_carries_the_fix() -> None:
         "message": "x",
         "fix": "do y",
     }
+
+
+def test_on_a_terminal_the_questions_are_asked(tmp_path: Path) -> None:
+    import os
+    import pty
+
+    project(tmp_path, tasks="- [ ] 1.1 not yet\n")
+    leader, follower = pty.openpty()
+    try:
+        os.write(leader, b"y\ny\n")
+        done = subprocess.run(
+            [sys.executable, "-m", "ralph_lsp", "archive", "add-logout", "--root", str(tmp_path)],
+            stdin=follower,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+    finally:
+        os.close(follower)
+        os.close(leader)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "1 incomplete task(s) found for change 'add-logout'. Continue? (y/N)" in done.stdout
+    assert "Proceed with spec updates? (y/N)" in done.stdout
+    assert f"archived as '{today()}-add-logout'" in done.stdout
+    assert (tmp_path / "openspec/specs/audit/spec.md").is_file()
+
+
+def test_on_a_terminal_no_means_nothing_changes(tmp_path: Path) -> None:
+    import os
+    import pty
+
+    project(tmp_path, tasks="- [ ] 1.1 not yet\n")
+    before = tree(tmp_path)
+    leader, follower = pty.openpty()
+    try:
+        os.write(leader, b"n\n")
+        done = subprocess.run(
+            [sys.executable, "-m", "ralph_lsp", "archive", "add-logout", "--root", str(tmp_path)],
+            stdin=follower,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+    finally:
+        os.close(follower)
+        os.close(leader)
+    assert done.returncode == 1
+    assert "Archive cancelled." in done.stderr
+    assert tree(tmp_path) == before
