@@ -204,7 +204,8 @@ def _plan_specs(root: Path, plan: ArchivePlan, yes: bool) -> None:
             old = target.read_bytes() if target.is_file() else None
             old_text = None if old is None else old.decode("utf-8", errors="replace")
             delta = source.read_text("utf-8", errors="replace")
-            spec = build_updated_spec(spec_id, delta, old_text, plan.change, str(target))
+            shown = _real(specs_dir).joinpath(*spec_id.split("/"), "spec.md")  # as the CLI names it
+            spec = build_updated_spec(spec_id, delta, old_text, plan.change, str(shown))
             built.append((spec_id, target, old, old_text, spec))
             plan.warnings += spec.warnings
     except SpecUpdateError as error:
@@ -234,6 +235,13 @@ def _plan_specs(root: Path, plan: ArchivePlan, yes: bool) -> None:
         plan.totals.modified += spec.counts.modified
         plan.totals.removed += spec.counts.removed
         plan.totals.renamed += spec.counts.renamed
+
+
+def _real(folder: Path) -> Path:
+    try:
+        return folder.resolve(strict=True)
+    except OSError:
+        return folder
 
 
 def _needs_confirmation(count: int) -> None:
