@@ -134,6 +134,7 @@ def test_a_demo_run_follows_todo_md_to_success(tmp_path: Path) -> None:
         check=True,
     ).stdout
     assert str(change / "todo.md") in prompt
+    assert "mark it done in todo.md" in prompt and "tasks.md" not in prompt
     out = subprocess.run(
         [sys.executable, "-m", "ralph_lsp", "run", "add-greeting-cli", "--agent", "demo"],
         cwd=root,
