@@ -14,6 +14,7 @@ from pathlib import Path
 from bench import (
     claude_home,
     lsp_cases,
+    merge_cases,
     offline,
     plot,
     ray_cases,
@@ -73,6 +74,11 @@ CASES: dict[str, tuple[str, dict[str, float], dict[str, float]]] = {
         {"reps": 3},
         {"reps": 1},
     ),
+    "merge": (
+        "merge: conflict check over 10k files; a train of 3 over the sum of its verifications",
+        {"reps": 30, "verify_s": 1.0},
+        {"reps": 5, "verify_s": 0.5},
+    ),
     "soak": (
         "1000 short iterations: RSS growth, .ralph/ size",
         {"iterations": 1000, "output_bytes": 600_000},
@@ -112,6 +118,9 @@ def _runner(name: str, a: dict[str, float]) -> Callable[[Results], Awaitable[Non
             await runner_cases.runner(r, int(a["attaches"]), a["idle_seconds"], int(a["floods"]))
         elif name == "ray":
             await ray_cases.ray_overhead(r, int(a["reps"]))
+        elif name == "merge":
+            merge_cases.check_10k(r, int(a["reps"]))
+            await merge_cases.train_overhead(r, a["verify_s"])
         elif name == "soak":
             await scale.soak(r, int(a["iterations"]), int(a["output_bytes"]))
 

@@ -69,6 +69,8 @@ TARGETS = [
     Target("soak_1000_iterations_rss_growth_mb", None, "<=", 5, "MiB"),
     Target("soak_1000_iterations_ralph_dir_mb", None, "<=", 600, "MiB"),
     Target("claude_iteration_bytes_heavy_vs_clean", None, "<=", 1.05, "×"),
+    Target("merge_check_ms", "p50", "<=", 100, "ms"),
+    Target("merge_train_overhead", None, "<=", 0.10, "×"),
 ]
 
 _OPS: dict[str, Callable[[float, float], bool]] = {

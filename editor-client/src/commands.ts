@@ -8,6 +8,7 @@ import { Ctx, UserFacingError } from "./ctx";
 import { formatHistory } from "./history";
 import { changePick, runPickItems, activeChangeIndex } from "./picks";
 import { HistoryPanels } from "./views/historyPanel";
+import { reviewText } from "./review";
 import { RalphTree } from "./views/tree";
 import { changeRefFrom, changeRefFromTasksPath, type ChangeInfo, type ChangeRef, type RunStatus } from "./protocol";
 
@@ -402,6 +403,36 @@ function archiveChange(ctx: Ctx): Handler {
   };
 }
 
+/** v4 (SPEC §12): a run's branch against its target, from their merge-base, as a diff document. */
+function reviewRun(ctx: Ctx): Handler {
+  return async (arg) => {
+    const target = await changeTarget(ctx, arg, "Ralph: Review run");
+    if (!target) {
+      return;
+    }
+    const bundle = await ctx.execute("ralph.reviewRun", target);
+    const doc = await vscode.workspace.openTextDocument({ content: reviewText(bundle), language: "diff" });
+    await vscode.window.showTextDocument(doc, { preview: true });
+  };
+}
+
+/** v4: merge a run's branch once the merged result passes; the server notifies once. */
+function mergeRun(ctx: Ctx, all: boolean): Handler {
+  return async (arg) => {
+    if (!(await needTrust(ctx))) {
+      return;
+    }
+    if (all) {
+      await ctx.execute("ralph.mergeAll", {});
+      return;
+    }
+    const target = await changeTarget(ctx, arg, "Ralph: Merge run");
+    if (target) {
+      await ctx.execute("ralph.mergeRun", target);
+    }
+  };
+}
+
 function restartServer(ctx: Ctx): Handler {
   return () => ctx.restart();
 }
@@ -426,6 +457,9 @@ export function registerCommands(ctx: Ctx): vscode.Disposable[] {
     "ralph.restartServer": restartServer(ctx),
     "ralph.showArchivePreview": showArchivePreview(ctx, archiveDocs),
     "ralph.archive": archiveChange(ctx),
+    "ralph.reviewChangeRun": reviewRun(ctx),
+    "ralph.mergeChangeRun": mergeRun(ctx, false),
+    "ralph.mergeAllRuns": mergeRun(ctx, true),
   };
   const disposables: vscode.Disposable[] = [
     vscode.workspace.registerTextDocumentContentProvider(HISTORY_SCHEME, docs),

@@ -199,6 +199,70 @@ export interface HistoryRecord {
   transitions: HistoryTransition[];
   iterations: HistoryIteration[];
   guidance: HistoryGuidance[];
+  /** v4 (SPEC §12): what became of the run's branch; absent or null until a merge is tried. */
+  branchState?: BranchState;
+  merge?: MergeRecord | null;
+}
+
+/** v4: a run's branch: merged into its target, or parked for a person. */
+export type BranchState = "merged" | "needs-review" | null;
+
+/** v4: the last merge attempt of a run's branch, as its record keeps it. */
+export interface MergeRecord {
+  into: string;
+  strategy: string;
+  commit: string | null;
+  reason: string;
+  conflicts: string[];
+  outputTail: string | null;
+  at: string;
+}
+
+/** `ralph.mergeRun`'s result (v4); `state` is "merged", "needs-review" or "refused". */
+export interface MergeOutcome {
+  change: string;
+  runId: string;
+  branch: string;
+  into: string;
+  strategy: string;
+  state: string;
+  reason: string;
+  commit: string | null;
+  conflicts: string[];
+  outputTail: string | null;
+  verification: VerificationResult[];
+  attempts: number;
+}
+
+/** `ralph.mergeAll`'s result (v4): the merge train. */
+export interface TrainResult {
+  into: string;
+  merged: number;
+  parked: number;
+  refused: number;
+  durationMs: number;
+  verifyMs: number;
+  outcomes: MergeOutcome[];
+}
+
+/** `ralph.reviewRun`'s result (v4): the diff is from the merge-base of `into` and the branch. */
+export interface ReviewBundle {
+  change: string;
+  runId: string;
+  branch: string;
+  into: string;
+  base: string;
+  tip: string;
+  files: { status: string; path: string }[];
+  diff: string;
+  diffTruncated: boolean;
+  commits: { commit: string; subject: string }[];
+  iterations: { n: number; tasksChecked: number | null; commit: string | null; filesChanged: string[] | null; costUsd: number | null }[];
+  verification: VerificationResult[] | null;
+  costUsd: number | null;
+  state: string;
+  branchState: BranchState;
+  merge: MergeRecord | null;
 }
 
 /** A change, as every command that targets one takes it. */
@@ -298,6 +362,9 @@ export interface ServerCommands {
   "ralph.archivePreview": { params: ChangeRef; result: ArchivePreview };
   /** v4: archive the change (specs written, folder moved), under workspace trust. */
   "ralph.archiveChange": { params: ChangeRef & { yes?: boolean }; result: ArchiveOutcome };
+  "ralph.reviewRun": { params: ChangeRef & { runId?: string; into?: string }; result: ReviewBundle };
+  "ralph.mergeRun": { params: ChangeRef & { runId?: string; into?: string; strategy?: "merge" | "squash" | "rebase" }; result: MergeOutcome };
+  "ralph.mergeAll": { params: { root?: string; into?: string; strategy?: "merge" | "squash" | "rebase" }; result: TrainResult };
 }
 export type ServerCommand = keyof ServerCommands;
 

@@ -5,6 +5,7 @@
 - ``verify``        ``verify``: the verification commands, as a run runs them;
 - ``project``       ``changes``, ``prompt`` and ``history``;
 - ``git_commands``  ``diff`` and ``restore``;
+- ``merging``       ``review`` and ``merge`` (SPEC §12);
 - ``runs``          ``runs``, ``attach``, ``stop``, ``guide``, ``run --detach`` and ``--events``
   (runs in runners, SPEC §9);
 - ``flags``         flags read as settings; ``common`` the usage error, root and change lookup
@@ -36,6 +37,8 @@ HANDLERS = {
     "attach": ("runs", "cmd_attach_here"),
     "stop": ("runs", "cmd_stop"),
     "guide": ("runs", "cmd_guide"),
+    "review": ("merging", "cmd_review"),
+    "merge": ("merging", "cmd_merge"),
 }
 
 

@@ -80,6 +80,12 @@ def build_parser() -> argparse.ArgumentParser:
         " by default it goes on with the next",
     )
     sp.add_argument(
+        "--merge",
+        action="store_true",
+        help="when a --parallel queue ends, merge its succeeded runs into the current branch"
+        " as `merge --all` does (each verified on the merged result first)",
+    )
+    sp.add_argument(
         "--on-end",
         metavar="CMD",
         help="a command run when the run (and a queue) ends, its end event as JSON on stdin;"
@@ -286,6 +292,7 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--json", action="store_true", help="print the ralph.history object")
     add_git_parsers(sub, with_root)
     add_runs_parsers(sub, with_root)
+    add_merge_parsers(sub, with_root)
     return p
 
 
@@ -367,4 +374,53 @@ def add_runs_parsers(
     sp = sub.add_parser("guide", help="queue guidance for the next iteration of CHANGE's live run")
     sp.add_argument("change", metavar="CHANGE")
     sp.add_argument("text", metavar="TEXT")
+    with_root(sp)
+
+
+# -- review and merge (cli/merging.py) ----------------------------------------------------
+def add_merge_parsers(
+    sub: argparse._SubParsersAction[argparse.ArgumentParser], with_root: AddRoot
+) -> None:
+    sp = sub.add_parser(
+        "review",
+        help="a run's branch for review: files and diff from the merge-base with the target,"
+        " the task → iteration → commit map, verification and cost",
+    )
+    sp.add_argument("change", metavar="CHANGE")
+    sp.add_argument("--run", metavar="ID", help="the run (default: the newest with a branch)")
+    sp.add_argument("--into", metavar="BRANCH", help="the target (default: the current branch)")
+    sp.add_argument("--json", action="store_true", help="print the review bundle as JSON")
+    with_root(sp)
+    sp = sub.add_parser(
+        "merge",
+        help="merge a run's branch into a target only once the merged result passes"
+        " verification (exit 0 merged, 1 parked needs-review, 3 refused, 2 usage)",
+    )
+    sp.add_argument("change", metavar="CHANGE", nargs="?")
+    sp.add_argument("--run", metavar="ID", help="the run (default: the newest with a branch)")
+    sp.add_argument("--into", metavar="BRANCH", help="the target (default: the current branch)")
+    sp.add_argument(
+        "--strategy",
+        choices=("merge", "squash", "rebase"),
+        default="merge",
+        help="a merge commit (default), one squashed commit, or the run's commits replayed",
+    )
+    sp.add_argument(
+        "--all",
+        action="store_true",
+        help="a merge train: the unmerged succeeded runs of the last queue in queue order (or,"
+        " without one, every unmerged succeeded run, oldest first), each merged onto the"
+        " previous result and verified; one that fails is parked and the train goes on",
+    )
+    sp.add_argument(
+        "--resolve",
+        action="store_true",
+        help="resolve with agent: commit the conflicted merge on the run's branch and run the"
+        " change there with the conflict as guidance; it ends verified or stuck like any run",
+    )
+    sp.add_argument("--verify", action="append", metavar="CMD", help="verification command(s)")
+    sp.add_argument("--verify-timeout", type=float, metavar="S", help="per command (default 900)")
+    sp.add_argument("--agent", choices=PRESETS, help="--resolve: agent preset (default: claude)")
+    sp.add_argument("--agent-command", metavar="CMD", help="--resolve: the agent's program line")
+    sp.add_argument("--json", action="store_true", help="print the outcome(s) as JSON")
     with_root(sp)

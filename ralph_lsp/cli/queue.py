@@ -143,7 +143,12 @@ async def _queue(
     if run_ends:
         await asyncio.gather(*run_ends, return_exceptions=True)
     await on_end(settings, queue_end_event(status), root)
-    return exit_code(status)
+    code = exit_code(status)
+    if getattr(args, "merge", False):
+        from ralph_lsp.cli.train import run_train_after
+
+        return await run_train_after(root, status, settings, out, code)
+    return code
 
 
 def _item_line(item: dict[str, Any]) -> str:

@@ -32,6 +32,12 @@ def cmd_run(args: argparse.Namespace, out: TextIO) -> int:
     settings = settings_from_args(args)
     # A Ray run's agent runs on a worker (SPEC §9): nothing of it to check on this machine.
     local = settings.runner != "ray"
+    on_branches = (args.parallel or 1) > 1 or settings.isolation == "worktree"
+    if getattr(args, "merge", False) and (len(names) < 2 or not on_branches):
+        raise CliError(
+            "--merge merges a queue's branches: run several changes (or --all) with"
+            " --parallel N (N ≥ 2) or isolation 'worktree'"
+        )
     if len(names) > 1:  # a queue (SPEC §9): --max-cost is the whole queue's budget
         settings = settings.replace(queue_max_cost_usd=settings.max_cost_usd, max_cost_usd=None)
         if local:

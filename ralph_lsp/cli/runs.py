@@ -136,7 +136,7 @@ def cmd_runs(args: argparse.Namespace, out: TextIO) -> int:
         (
             r["change"],
             r["runId"],
-            r["state"],
+            r["state"] + (f" ({r['branchState']})" if r["branchState"] else ""),
             f"{r['completed']}/{r['total']}",
             str(r["iteration"]),
             str(r["pid"] or "-"),
@@ -172,6 +172,7 @@ async def _rows(root: Path) -> list[dict[str, Any]]:
             "startedAt": record.get("startedAt"),
             "updatedAt": record.get("endedAt"),
             "reason": record.get("reason"),
+            "branchState": record.get("branchState"),  # SPEC §12: merged / needs-review
         }
         owner = record.get("owner") or {}
         rows.append(
@@ -210,6 +211,7 @@ def _row(change: str, run_id: str, status: dict[str, Any], pid: Any, live: bool)
         "elapsedSeconds": None if elapsed is None else round(max(0.0, elapsed), 1),
         "startedAt": status.get("startedAt"),
         "reason": status.get("reason"),
+        "branchState": status.get("branchState"),
     }
 
 
@@ -255,7 +257,7 @@ def cmd_guide(args: argparse.Namespace, out: TextIO) -> int:
         reply = asyncio.run(request(live, {"type": "guide", "text": args.text}))
     except (NoLiveRun, RunnerError) as exc:
         return _no_live(exc)
-    if not reply.get("ok"):
+    if reply.get("ok") is not True:
         return _no_live(RunnerError(reply.get("error") or "the runner refused"))
     out.write(f"guidance queued for the next iteration of {args.change}\n")
     return 0

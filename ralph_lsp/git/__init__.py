@@ -7,15 +7,21 @@
 - ``restore``      the work tree's files put back as at a checkpoint, after recording the current
   state so the restore can be undone (:class:`RestoreResult`);
 - ``worktrees``    a run's own ``git worktree`` on ``ralph/<change>`` (:class:`Worktree`);
-- ``remote``       a remote run's data plane: push (only ``ralph/…``, never forced), fetch, clone.
+- ``remote``       a remote run's data plane: push (only ``ralph/…``, never forced), fetch, clone;
+- ``merge``        a run's branch merged (SPEC §12): the conflict check (``merge-tree``), the
+  merged commit, a scratch integration worktree, and :func:`~ralph_lsp.git.merge.advance`.
 
 Outside this package, the wrapper is reached only for its types (:class:`Repo`, :class:`GitError`,
 ``find_repo``, exported here); nothing outside ``git/`` imports ``git.command`` or starts git.
 
 Invariant: only this package starts git (``make lint`` holds that ``git.command`` is imported
 from nowhere else, and ``tests/test_imports.py`` that no other module names git in an argv). It
-never touches the user's index, ``HEAD``, branches, stash or files except in ``restore``, never
-merges or rebases, and pushes only to ``ralph/…`` refs of a remote run's remote (``remote``).
+never touches the user's index, ``HEAD``, branches, stash or files except in ``restore`` and in a
+merge the user asked for (``merge``): it merges or rebases only in a scratch integration
+worktree, moves a target branch only by a compare-and-swap of its ref, fast-forward only, never
+forced, and moves a work tree that has the target checked out only as ``git merge --ff-only``
+would, refusing first (naming the files) when the merge touches a locally changed or untracked
+file. It pushes only to ``ralph/…`` refs of a remote run's remote (``remote``).
 It knows nothing of runs' records, agents or LSP.
 """
 

@@ -12,7 +12,9 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
+from ralph_lsp.loop import safe_dir
 from ralph_lsp.loop.history import MAX_RECORD_BYTES, history_root, make_history_root
+from ralph_lsp.loop.ids import change_name, child
 from ralph_lsp.openspec.tasks import NotARegularFile, open_regular
 
 LOCKS_DIR = "locks"
@@ -20,6 +22,11 @@ LOCKS_DIR = "locks"
 
 class ChangeBusy(Exception):
     """Another live process runs this change; the message names it."""
+
+
+class ClaimRefused(ChangeBusy):
+    """The claim's folder (``.ralph``, ``.ralph/locks``) is a symbolic link or not this user's:
+    nothing is written through it, and the run does not start; the message names it."""
 
 
 @dataclass(frozen=True)
@@ -31,7 +38,13 @@ class Owner:
 
 
 def _lock_path(root: Path, change: str) -> Path:
-    return history_root(root) / LOCKS_DIR / f"{change}.lock"
+    return child(history_root(root) / LOCKS_DIR, f"{change_name(change)}.lock")
+
+
+def _open_lock(path: Path, flags: int = os.O_RDONLY, create: bool = False) -> int:
+    """The lock file, its folders opened without following a link (safe_dir)."""
+    with safe_dir.folder(path.parent, create=create) as dfd:
+        return open_regular(path, MAX_RECORD_BYTES, follow=False, flags=flags, dir_fd=dfd)
 
 
 class ChangeClaim:
@@ -54,8 +67,9 @@ class ChangeClaim:
         path = _lock_path(root, change)
         try:
             make_history_root(root)
-            path.parent.mkdir(parents=True, exist_ok=True)
-            fd = open_regular(path, MAX_RECORD_BYTES, follow=False, flags=os.O_RDWR | os.O_CREAT)
+            fd = _open_lock(path, os.O_RDWR | os.O_CREAT, create=True)
+        except safe_dir.UnsafeFolder as exc:
+            raise ClaimRefused(f"change {change!r} cannot be claimed: {exc.strerror}") from None
         except (NotARegularFile, IsADirectoryError) as exc:
             return cls(None, _lock_ignored(exc, path))
         except OSError:
@@ -100,8 +114,8 @@ def running_elsewhere(root: Path, change: str) -> Owner | None:
     """The other live process that runs ``change`` now, if any (a cheap check: one open and a
     non-blocking shared lock attempt)."""
     try:  # never blocks: a named pipe planted there is not opened for good
-        fd = open_regular(_lock_path(root, change), MAX_RECORD_BYTES, follow=False)
-    except OSError:
+        fd = _open_lock(_lock_path(root, change))
+    except (OSError, ValueError):
         return None
     try:
         fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
@@ -119,16 +133,23 @@ def active_runs(root: Path) -> list[tuple[str, Owner | None]]:
     """Every change of ``root`` whose run is live now, in any process, this one included:
     (change, its owner as the claim names it). Only regular files under ``.ralph/locks/`` are
     looked at, opened non-blocking (a planted pipe never blocks)."""
-    folder = history_root(root) / LOCKS_DIR
     try:
-        names = sorted(e.name for e in os.scandir(folder) if e.name.endswith(".lock"))
+        dfd = safe_dir.open_folder(history_root(root) / LOCKS_DIR)
     except OSError:
         return []
+    try:
+        return _active_in(dfd)
+    finally:
+        os.close(dfd)
+
+
+def _active_in(dfd: int) -> list[tuple[str, Owner | None]]:
+    names = sorted(n for n in os.listdir(dfd) if n.endswith(".lock"))
     found: list[tuple[str, Owner | None]] = []
     for name in names:
         flags = os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK
         try:
-            fd = os.open(folder / name, flags)
+            fd = os.open(name, flags, dir_fd=dfd)
         except OSError:
             continue
         try:

@@ -18,13 +18,15 @@ import contextlib
 import json
 import os
 import secrets
-import shutil
 import tempfile
 from collections.abc import Callable, Mapping
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, TypedDict
 
+from ralph_lsp.loop import safe_dir
+from ralph_lsp.loop.ids import child
+from ralph_lsp.loop.ids import run_id as checked_run_id
 from ralph_lsp.loop.record_schema import normalize_record
 from ralph_lsp.loop.states import RunState
 from ralph_lsp.openspec.tasks import read_regular_text
@@ -37,6 +39,8 @@ if TYPE_CHECKING:  # types of the records only: a reader of live files imports n
 
 HISTORY_DIR = ".ralph"
 OWNER_FILE = "owner.pid"
+#: The folders of ``.ralph/`` (runs, live files, claims, queues): never links.
+SUBFOLDERS = ("runs", "live", "locks", "queues")
 
 
 # -- what a run writes (SPEC §3 "History"); records read back stay plain dicts, since a record
@@ -123,10 +127,16 @@ def make_history_root(root: Path) -> Path:
     """``.ralph/`` with its ``.gitignore`` (``*``): whatever is written under it first (a run's
     record, a change's claim) never shows as a change of the user's work tree. Raises OSError."""
     base = history_root(root)
-    base.mkdir(parents=True, exist_ok=True)
-    ignore = base / ".gitignore"
-    if not ignore.exists():
-        ignore.write_text("*\n", encoding="utf-8")
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+    # Never through a link (safe_dir): a linked .ralph, or folder in it, refuses the run.
+    with safe_dir.folder(base, create=True) as fd:
+        safe_dir.check_children(fd, base, SUBFOLDERS)
+        with contextlib.suppress(FileExistsError):
+            ignore = os.open(".gitignore", flags, 0o644, dir_fd=fd)
+            try:
+                os.write(ignore, b"*\n")
+            finally:
+                os.close(ignore)
     return base
 
 
@@ -136,7 +146,11 @@ def atomic_write_json(path: Path, data: Any) -> None:
 
 
 def atomic_write_text(path: Path, text: str) -> None:
-    """Write ``text`` so that readers (and crashes) only ever see a whole file."""
+    """Write ``text`` so that readers (and crashes) only ever see a whole file. Under
+    ``.ralph/`` no folder of the path is followed when it is a link (safe_dir)."""
+    if safe_dir.is_guarded(path):
+        safe_dir.write_text(path, text)
+        return
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=path.parent)
     try:
@@ -165,7 +179,7 @@ class RunHistory:
     max_run_bytes = 512 * 1024 * 1024
 
     def __init__(self, root: Path, run_id: str, on_error: Callable[[str], None]) -> None:
-        self.dir = history_root(root) / "runs" / run_id
+        self.dir = child(history_root(root) / "runs", run_id)
         self._on_error = on_error
         self._failed = False
         self._log: IO[bytes] | None = None
@@ -175,9 +189,9 @@ class RunHistory:
         self.dropped: list[int] = []  # iterations whose raw log was removed for the run's cap
         try:
             make_history_root(root)
-            self.dir.mkdir(parents=True, exist_ok=True)
+            safe_dir.make_folder(self.dir)
             # Who runs this record: lets a reader tell a live run from one whose process died.
-            (self.dir / OWNER_FILE).write_text(_process_identity(os.getpid()), encoding="utf-8")
+            atomic_write_text(self.dir / OWNER_FILE, _process_identity(os.getpid()))
         except OSError as exc:
             self._fail(exc)
 
@@ -207,7 +221,7 @@ class RunHistory:
             return
         path = self.dir / f"iteration-{n}.log"
         try:
-            self._log = open(path, "ab")  # noqa: SIM115
+            self._log = open(path, "ab", opener=safe_dir.opener())  # noqa: SIM115
             self._log_bytes = self._log.tell()  # a spawn that did not count wrote here already
         except OSError as exc:
             self._fail(exc)
@@ -223,7 +237,7 @@ class RunHistory:
         while self._logs and self._run_bytes() > self.max_run_bytes:
             path, _ = self._logs.pop(0)
             with contextlib.suppress(OSError):
-                path.unlink()
+                safe_dir.unlink(path)
             with contextlib.suppress(ValueError):
                 self.dropped.append(int(path.stem.rsplit("-", 1)[1]))
 
@@ -270,7 +284,10 @@ def with_file_uris(root: Path, record: dict[str, Any]) -> dict[str, Any]:
     iterations = record.get("iterations")
     if not isinstance(run_id, str) or not isinstance(iterations, list):
         return record
-    folder = history_root(root) / "runs" / run_id
+    try:  # a record's id from disk is never a path out of .ralph/runs
+        folder = child(history_root(root) / "runs", run_id)
+    except ValueError:
+        return record
     out = []
     for it in iterations:
         n = it.get("n") if isinstance(it, dict) else None
@@ -394,17 +411,16 @@ def prune_runs(root: Path, change: str, keep: int) -> list[str]:
     for _, run_id, folder, running in mine[max(0, keep) :]:
         if running:
             continue  # a run still going (here or in another process) keeps its folder
-        shutil.rmtree(folder, ignore_errors=True)
+        safe_dir.remove_tree(folder)
         removed.append(run_id)
     return removed
 
 
 def read_record(root: Path, run_id: str) -> dict[str, Any] | None:
-    """One run's record, or None when it cannot be read."""
-    if "/" in run_id or run_id in ("", ".", ".."):
-        return None
+    """One run's record, or None when it cannot be read (or ``run_id`` is no run id)."""
     try:
-        data = json.loads(read_small_file(history_root(root) / "runs" / run_id / "record.json"))
+        path = child(history_root(root) / "runs", checked_run_id(run_id), "record.json")
+        data = json.loads(read_small_file(path))
     except (OSError, ValueError):
         return None
     return data if isinstance(data, dict) else None

@@ -47,6 +47,8 @@ _RUN: dict[str, Check] = {
     "story": _text,
     "owner": _obj,
     "worktree": _obj,
+    "branchState": _text,  # SPEC §12: null, "needs-review" or "merged"
+    "merge": _obj,
 }
 _RUN_LISTS = ("transitions", "rateLimited", "guidance", "blocked", "iterations")
 _ITERATION: dict[str, Check] = {

@@ -475,7 +475,13 @@ class NotARegularFile(OSError):
 
 
 def open_regular(
-    path: Path, max_bytes: int, *, follow: bool = True, flags: int = os.O_RDONLY, mode: int = 0o644
+    path: Path,
+    max_bytes: int,
+    *,
+    follow: bool = True,
+    flags: int = os.O_RDONLY,
+    mode: int = 0o644,
+    dir_fd: int | None = None,
 ) -> int:
     """An fd for reading ``path``, only when it is a regular file of at most ``max_bytes``.
 
@@ -484,11 +490,13 @@ def open_regular(
     would wait forever) and checked with fstat on the open fd, so a swap between the check and
     the read cannot fool it. ``follow=False`` refuses a symlink too (files only the product
     writes, under ``.ralph/``); ``flags`` may add ``O_RDWR | O_CREAT``. Raises
-    :class:`NotARegularFile` (an OSError) or the OSError of the open.
+    :class:`NotARegularFile` (an OSError) or the OSError of the open. With ``dir_fd``, the
+    file ``path.name`` of that open folder is opened (``path`` names it in messages).
     """
     extra = 0 if follow else os.O_NOFOLLOW
+    target = path if dir_fd is None else path.name
     try:
-        fd = os.open(path, flags | extra | os.O_NONBLOCK | os.O_CLOEXEC, mode)
+        fd = os.open(target, flags | extra | os.O_NONBLOCK | os.O_CLOEXEC, mode, dir_fd=dir_fd)
     except OSError as exc:
         if not follow and exc.errno == errno.ELOOP:
             raise NotARegularFile(f"{path} is a symbolic link: not read") from None

@@ -21,6 +21,7 @@ from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Any
 
+from ralph_lsp.loop import safe_dir
 from ralph_lsp.loop.engine import EngineError
 from ralph_lsp.loop.history import history_root
 from ralph_lsp.loop.queue import QueueOptions
@@ -53,7 +54,7 @@ def _detach_output(root: Path, run_id: str, kind: str = "runs") -> None:
     """stdout and stderr to the run's runner.log (or /dev/null), stdin from /dev/null."""
     target = history_root(root) / kind / run_id / "runner.log"
     try:
-        fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o600)
+        fd = safe_dir.open_file(target, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
     except OSError:
         fd = os.open(os.devnull, os.O_WRONLY)
     for std in (1, 2):

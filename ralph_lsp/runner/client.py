@@ -23,7 +23,7 @@ from typing import Any
 from ralph_lsp.loop.events import EndEvent
 from ralph_lsp.loop.status import EngineEvent, RunStatus, StatusEvent
 from ralph_lsp.runner import events
-from ralph_lsp.runner.control import MAX_MESSAGE
+from ralph_lsp.runner.control import MAX_MESSAGE, ControlError, check_peer, check_socket
 from ralph_lsp.runner.live import LiveRun
 from ralph_lsp.settings import Settings, settings_to_dict
 
@@ -151,10 +151,7 @@ class Attachment:
         self.first_status = asyncio.Event()
 
     async def open(self, *, editor: bool = False) -> None:
-        try:
-            reader, writer = await asyncio.open_unix_connection(self.live.socket, limit=MAX_MESSAGE)
-        except OSError as exc:
-            raise RunnerError(f"cannot reach the run of {self.live.change!r}: {exc}") from None
+        reader, writer = await connect(self.live)
         self._writer = writer
         writer.write((json.dumps({"type": "hello", "editor": editor}) + "\n").encode())
         self._task = asyncio.ensure_future(self._read(reader))
@@ -216,12 +213,25 @@ class Attachment:
                 await asyncio.wait_for(self._task, 2.0)
 
 
+async def connect(live: LiveRun) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+    """The live run's control socket, reached only in this user's control folder, its peer
+    checked to be the live file's runner (this user, that pid) before a byte is sent."""
+    try:
+        path = check_socket(live.socket)
+        reader, writer = await asyncio.open_unix_connection(path, limit=MAX_MESSAGE)
+    except (OSError, ControlError) as exc:
+        raise RunnerError(f"cannot reach the run of {live.change!r}: {exc}") from None
+    try:
+        check_peer(writer.get_extra_info("socket"), live.pid)
+    except ControlError as exc:
+        writer.close()
+        raise RunnerError(f"not connected to the run of {live.change!r}: {exc}") from None
+    return reader, writer
+
+
 async def request(live: LiveRun, message: dict[str, Any]) -> dict[str, Any]:
     """One stop or guide to a live run, without following it; the runner's reply."""
-    try:
-        reader, writer = await asyncio.open_unix_connection(live.socket, limit=MAX_MESSAGE)
-    except OSError as exc:
-        raise RunnerError(f"cannot reach the run of {live.change!r}: {exc}") from None
+    reader, writer = await connect(live)
     try:
         writer.write((json.dumps({**message, "id": 1}) + "\n").encode())
         while True:
@@ -229,7 +239,7 @@ async def request(live: LiveRun, message: dict[str, Any]) -> dict[str, Any]:
             if not line:
                 raise RunnerError(f"the runner of {live.change!r} hung up before answering")
             obj = json.loads(line)
-            if isinstance(obj, dict) and obj.get("type") == "reply":
+            if isinstance(obj, dict) and obj.get("type") == "reply" and obj.get("id") == 1:
                 return obj
     finally:
         writer.close()

@@ -29,6 +29,7 @@ import os
 import socket
 import stat
 import struct
+import sys
 import tempfile
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -90,16 +91,70 @@ async def listen(
 
 
 def peer_uid(sock: socket.socket) -> int | None:
-    """The uid of the process at the other end (Linux ``SO_PEERCRED``); None when unknown."""
+    """The uid of the process at the other end; None when unknown."""
+    return peer_credentials(sock)[1]
+
+
+# macOS (<sys/un.h>): SOL_LOCAL, LOCAL_PEERCRED (a struct xucred: version, then the uid),
+# LOCAL_PEERPID. Python names none of them.
+_SOL_LOCAL = 0
+_LOCAL_PEERCRED = 0x001
+_LOCAL_PEERPID = 0x002
+
+
+def peer_credentials(sock: socket.socket) -> tuple[int | None, int | None]:
+    """(pid, uid) of the process at the other end: Linux ``SO_PEERCRED``, macOS
+    ``LOCAL_PEERPID`` and ``LOCAL_PEERCRED`` (what ``getpeereid`` reads); None where unknown."""
     option = getattr(socket, "SO_PEERCRED", None)
-    if option is None:
-        return None
+    if option is not None:
+        try:
+            raw = sock.getsockopt(socket.SOL_SOCKET, option, struct.calcsize("3i"))
+        except OSError:
+            return None, None
+        linux_pid, linux_uid, _gid = struct.unpack("3i", raw)
+        return int(linux_pid), int(linux_uid)
+    return _darwin_credentials(sock) if sys.platform == "darwin" else (None, None)
+
+
+def _darwin_credentials(sock: socket.socket) -> tuple[int | None, int | None]:
+    pid: int | None = None
+    uid: int | None = None
+    with contextlib.suppress(OSError, struct.error):
+        pid = struct.unpack("i", sock.getsockopt(_SOL_LOCAL, _LOCAL_PEERPID, 4))[0]
+    with contextlib.suppress(OSError, struct.error):
+        raw = sock.getsockopt(_SOL_LOCAL, _LOCAL_PEERCRED, 76)  # sizeof(struct xucred)
+        uid = struct.unpack_from("Ii", raw)[1]
+    return pid, uid
+
+
+def check_socket(path: str) -> str:
+    """A live file's socket, when it is a socket of this user directly in the private control
+    folder (:func:`control_dir`); a live file from anywhere else (a cloned repository's
+    ``.ralph/``) cannot send a client to another socket. Raises ControlError."""
+    where = Path(path)
+    if where.parent != control_dir() or not where.name.endswith(".sock"):
+        raise ControlError(f"{path} is not in this user's control folder; not connected")
     try:
-        raw = sock.getsockopt(socket.SOL_SOCKET, option, struct.calcsize("3i"))
-    except OSError:
-        return None
-    _pid, uid, _gid = struct.unpack("3i", raw)
-    return int(uid)
+        st = os.lstat(where)
+    except OSError as exc:
+        raise ControlError(f"cannot reach {path}: {exc.strerror}") from None
+    if not stat.S_ISSOCK(st.st_mode) or st.st_uid != os.getuid():
+        raise ControlError(f"{path} is not a socket of this user; not connected")
+    return str(where)
+
+
+def check_peer(sock: socket.socket | None, pid: int) -> None:
+    """The process at the other end is this user's, and is ``pid`` (the live file's runner):
+    a process that merely listens on the socket is never told anything. Raises ControlError."""
+    if sock is None:
+        raise ControlError("the runner's socket cannot be checked")
+    peer_pid, uid = peer_credentials(sock)
+    if uid is not None and uid != os.getuid():
+        raise ControlError(f"the process at the runner's socket runs as uid {uid}, not you")
+    if peer_pid is not None and peer_pid != pid:
+        raise ControlError(
+            f"the process at the runner's socket (pid {peer_pid}) is not the runner (pid {pid})"
+        )
 
 
 def same_user(sock: socket.socket | None) -> bool:

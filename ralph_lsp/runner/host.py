@@ -21,6 +21,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
+from ralph_lsp.loop import safe_dir
 from ralph_lsp.loop.events import EndEvent
 from ralph_lsp.loop.status import EngineError, EngineEvent, LogEvent, RunStatus, StatusEvent
 from ralph_lsp.runner import events
@@ -175,7 +176,7 @@ class RunHost:
 
     async def _open(self, status: RunStatus) -> None:
         # Where history cannot be written there is no live file: no socket either.
-        live_dir(status.root).mkdir(parents=True, exist_ok=True)
+        safe_dir.make_folder(live_dir(status.root))  # never through a link
         path = socket_path(status.root, status.change, status.run_id)
         self._server = await listen(path, self._serve)
         self._socket = path

@@ -24,6 +24,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from ralph_lsp.loop import ids, safe_dir
 from ralph_lsp.loop.history import (
     atomic_write_json,
     history_root,
@@ -103,8 +104,8 @@ class LiveRun:
         return cls(
             pid=pid,
             pid_started_at=started if isinstance(started, str) else None,
-            run_id=str(data["runId"]),
-            change=str(data["change"]),
+            run_id=ids.run_id(data["runId"]),  # never a path: joined under .ralph/ later
+            change=ids.change_name(data["change"]),
             root=Path(str(data["root"])),
             socket=str(data["socket"]),
             started_at=str(data["startedAt"]),
@@ -118,7 +119,7 @@ def live_dir(root: Path) -> Path:
 
 
 def live_path(root: Path, change: str) -> Path:
-    return live_dir(root) / f"{change}.json"
+    return ids.child(live_dir(root), f"{ids.change_name(change)}.json")
 
 
 def write_live(info: LiveRun) -> None:
@@ -131,7 +132,7 @@ def remove_live(root: Path, change: str, run_id: str) -> None:
     info = read_live(path)
     if info is not None and info.run_id == run_id:
         with contextlib.suppress(OSError):
-            path.unlink()
+            safe_dir.unlink(path)
 
 
 def read_live(path: Path) -> LiveRun | None:
@@ -144,11 +145,9 @@ def read_live(path: Path) -> LiveRun | None:
 def claim_held(root: Path, change: str) -> bool:
     """Whether some open file holds the change's run claim (a shared lock attempt fails)."""
     try:
-        fd = os.open(
-            history_root(root) / LOCKS_DIR / f"{change}.lock",
-            os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW,
-        )
-    except OSError:
+        lock = ids.child(history_root(root) / LOCKS_DIR, f"{ids.change_name(change)}.lock")
+        fd = safe_dir.open_file(lock, os.O_RDONLY | os.O_NONBLOCK)
+    except (OSError, ValueError):
         return False
     try:
         fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
@@ -186,17 +185,16 @@ def host_alive(info: LiveRun) -> bool:
 def find_live(root: Path) -> list[LiveRun]:
     """The live runs of ``root``; runs whose host is gone are marked interrupted on the way."""
     found: list[LiveRun] = []
-    try:
-        names = sorted(os.listdir(live_dir(root)))
-    except OSError:
-        return found
-    for name in names:
+    for name in safe_dir.list_names(live_dir(root)):
         if not name.endswith(".json") or name.endswith(ENDED_SUFFIX) or name.startswith("."):
             continue
         path = live_dir(root) / name
         info = read_live(path)
         if info is None:
             continue
+        # A file under root's .ralph/ speaks of a run of root, whatever root it names: a
+        # forged one never sends us to probe or claim in another folder.
+        info = replace(info, root=root)
         if host_alive(info):
             found.append(info)
         elif _same_process(info):
@@ -225,24 +223,26 @@ def mark_interrupted(root: Path, info: LiveRun) -> dict[str, Any] | None:
         )
         record["lastSeen"] = info.last_seen
         with contextlib.suppress(OSError):
-            atomic_write_json(history_root(root) / "runs" / info.run_id / "record.json", record)
+            runs = history_root(root) / "runs"
+            atomic_write_json(ids.child(runs, ids.run_id(info.run_id), "record.json"), record)
         status = dict(info.status) if info.status else status_of_record(root, record)
         status.update(state=record["state"], reason=reason, updatedAt=at, phase=None)
         status["waiting"] = None
         with contextlib.suppress(OSError):
             write_ended(root, info.change, status)
     remove_live(root, info.change, info.run_id)
-    _remove_socket(info.socket)
+    _remove_socket(root, info)
     return status
 
 
-def _remove_socket(path: str) -> None:
-    """A dead runner's socket, when it is in this user's control folder (never elsewhere)."""
-    from ralph_lsp.runner.control import ControlError, control_dir
+def _remove_socket(root: Path, info: LiveRun) -> None:
+    """A dead runner's socket: only the one that run's runner made in this user's control
+    folder (a forged file cannot name another run's socket, nor a file elsewhere)."""
+    from ralph_lsp.runner.control import ControlError, socket_path
 
     with contextlib.suppress(OSError, ControlError):
-        if Path(path).parent == control_dir():
-            Path(path).unlink()
+        if Path(info.socket) == socket_path(root, info.change, info.run_id):
+            Path(info.socket).unlink()
 
 
 def status_of_record(root: Path, record: dict[str, Any]) -> dict[str, Any]:
@@ -274,7 +274,7 @@ def status_of_record(root: Path, record: dict[str, Any]) -> dict[str, Any]:
 
 
 def ended_path(root: Path, change: str) -> Path:
-    return live_dir(root) / f"{change}{ENDED_SUFFIX}"
+    return ids.child(live_dir(root), f"{ids.change_name(change)}{ENDED_SUFFIX}")
 
 
 def write_ended(root: Path, change: str, status: dict[str, Any]) -> None:
@@ -285,17 +285,13 @@ def write_ended(root: Path, change: str, status: dict[str, Any]) -> None:
 def take_ended(root: Path) -> list[dict[str, Any]]:
     """The ended notes of ``root``, each taken by exactly one caller (renamed away first)."""
     out: list[dict[str, Any]] = []
-    try:
-        names = sorted(os.listdir(live_dir(root)))
-    except OSError:
-        return out
-    for name in names:
+    for name in safe_dir.list_names(live_dir(root)):
         if not name.endswith(ENDED_SUFFIX) or name.startswith("."):
             continue
         path = live_dir(root) / name
         taken = live_dir(root) / f".taken-{os.getpid()}-{name}"
         try:
-            os.rename(path, taken)
+            safe_dir.rename(path, taken)
         except OSError:
             continue  # another taker was first
         try:
@@ -303,7 +299,7 @@ def take_ended(root: Path) -> list[dict[str, Any]]:
         except (OSError, ValueError):
             data = None
         with contextlib.suppress(OSError):
-            taken.unlink()
+            safe_dir.unlink(taken)
         if isinstance(data, dict):
             out.append(data)
     return out

@@ -30,6 +30,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from ralph_lsp.loop import safe_dir
 from ralph_lsp.loop.engine import EngineEvent, StatusEvent
 from ralph_lsp.loop.history import atomic_write_json
 from ralph_lsp.loop.on_end import notify, queue_end_event, run_end_event
@@ -90,7 +91,7 @@ class QueueHost:
         return status
 
     async def _open(self) -> None:
-        queues_live_dir(self.root).mkdir(parents=True, exist_ok=True)
+        safe_dir.make_folder(queues_live_dir(self.root))  # never through a link
         path = socket_path(self.root, "queue", self.queue.id)
         self._server = await listen(path, self._serve)
         self._socket = path
@@ -143,7 +144,7 @@ class QueueHost:
                     path = queues_live_dir(self.root) / f"{self.queue.id}{ENDED}"
                     atomic_write_json(path, self.queue.to_json())
             with contextlib.suppress(OSError):
-                queue_live_path(self.root, self.queue.id).unlink()
+                safe_dir.unlink(queue_live_path(self.root, self.queue.id))
         if self._server is not None:
             self._server.close()
         for writer in list(self.clients):

@@ -10,9 +10,11 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from ralph_lsp.loop import ids, safe_dir
 from ralph_lsp.loop.history import atomic_write_json, history_root, read_small_file
 from ralph_lsp.runner.live import LiveRun, live_dir, now_iso, process_alive, read_live
 
@@ -25,23 +27,20 @@ def queues_live_dir(root: Path) -> Path:
 
 
 def queue_live_path(root: Path, queue_id: str) -> Path:
-    return queues_live_dir(root) / f"{queue_id}.json"
+    return ids.child(queues_live_dir(root), f"{ids.run_id(queue_id)}.json")
 
 
 def find_live_queues(root: Path) -> list[LiveRun]:
     """The live queues of ``root``; a queue whose runner is gone is marked interrupted (its
     record and an ended note) and its file removed."""
     found: list[LiveRun] = []
-    try:
-        names = sorted(os.listdir(queues_live_dir(root)))
-    except OSError:
-        return found
-    for name in names:
+    for name in safe_dir.list_names(queues_live_dir(root)):
         if not name.endswith(".json") or name.endswith(ENDED) or name.startswith("."):
             continue
         info = read_live(queues_live_dir(root) / name)
         if info is None:
             continue
+        info = replace(info, root=root)  # a file under root's .ralph/ is of root's queue
         if process_alive(info):
             found.append(info)
         else:
@@ -50,7 +49,9 @@ def find_live_queues(root: Path) -> list[LiveRun]:
 
 
 def _interrupted(root: Path, info: LiveRun) -> None:
-    record_path = history_root(root) / "queues" / info.run_id / "record.json"
+    if not ids.is_queue_id(info.run_id):
+        return  # a run's live file among the queues': not a queue, never joined as one
+    record_path = ids.child(history_root(root) / "queues", info.run_id, "record.json")
     try:
         record = json.loads(read_small_file(record_path))
     except (OSError, ValueError):
@@ -63,25 +64,21 @@ def _interrupted(root: Path, info: LiveRun) -> None:
         )
         with contextlib.suppress(OSError):
             atomic_write_json(record_path, record)
-            atomic_write_json(queues_live_dir(root) / f"{info.run_id}{ENDED}", record)
+            atomic_write_json(ids.child(queues_live_dir(root), f"{info.run_id}{ENDED}"), record)
     with contextlib.suppress(OSError):
-        queue_live_path(root, info.run_id).unlink()
+        safe_dir.unlink(queue_live_path(root, info.run_id))
 
 
 def take_ended_queues(root: Path) -> list[dict[str, Any]]:
     """The ended notes of ``root``'s queues, each taken by exactly one caller."""
     out: list[dict[str, Any]] = []
     base = queues_live_dir(root)
-    try:
-        names = sorted(os.listdir(base))
-    except OSError:
-        return out
-    for name in names:
+    for name in safe_dir.list_names(base):
         if not name.endswith(ENDED) or name.startswith("."):
             continue
         taken = base / f".taken-{os.getpid()}-{name}"
         try:
-            os.rename(base / name, taken)
+            safe_dir.rename(base / name, taken)
         except OSError:
             continue
         with contextlib.suppress(OSError, ValueError):
@@ -89,5 +86,5 @@ def take_ended_queues(root: Path) -> list[dict[str, Any]]:
             if isinstance(data, dict):
                 out.append(data)
         with contextlib.suppress(OSError):
-            taken.unlink()
+            safe_dir.unlink(taken)
     return out

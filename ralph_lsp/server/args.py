@@ -41,6 +41,10 @@ FIELDS: dict[str, tuple[str, ...]] = {
     # v4: archive (SPEC §11)
     "ralph.archivePreview": ("change", "root"),
     "ralph.archiveChange": ("change", "root", "yes"),
+    # v4: review and merge (SPEC §12)
+    "ralph.reviewRun": ("change", "root", "runId", "into"),
+    "ralph.mergeRun": ("change", "root", "runId", "into", "strategy"),
+    "ralph.mergeAll": ("root", "into", "strategy"),
 }
 
 

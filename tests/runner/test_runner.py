@@ -103,16 +103,23 @@ async def test_a_sigkilled_runner_takes_its_agent_tree_along_and_reads_interrupt
 
 def test_a_reused_pid_is_never_taken_for_a_runner(project: Path) -> None:
     # A live file naming a pid that runs (ours), but with another start time: a reused pid.
-    run_dir = project / ".ralph" / "runs" / "r-old"
+    run_dir = project / ".ralph" / "runs" / "r-20010101-000000-1abcde"
     run_dir.mkdir(parents=True)
     (run_dir / "record.json").write_text(
-        json.dumps({"runId": "r-old", "change": "a", "state": "running", "reason": "iteration 2"})
+        json.dumps(
+            {
+                "runId": "r-20010101-000000-1abcde",
+                "change": "a",
+                "state": "running",
+                "reason": "iteration 2",
+            }
+        )
     )
     write_live(
         LiveRun(
             pid=os.getpid(),
             pid_started_at="2001-01-01T00:00:00Z",
-            run_id="r-old",
+            run_id="r-20010101-000000-1abcde",
             change="a",
             root=project,
             socket="/nonexistent.sock",

@@ -204,9 +204,11 @@ function runSection(record: HistoryRecord, total: number, locale?: string): stri
   const costs = its.map((i) => i.costUsd).filter((c): c is number => typeof c === "number");
   const spent = costs.reduce((a, b) => a + b, 0);
   const idle = its.filter((i) => (i.tasksChecked ?? 0) <= 0);
-  const cost = costs.length
-    ? `${money(spent)}${perTask(its, spent)} · ${money(idle.reduce((a, i) => a + (i.costUsd ?? 0), 0))} on ${idle.length} without progress${its.some((i) => i.costEstimated) ? " (estimate)" : ""}`
-    : "—";
+  // An agent that reports no cost (none, or only zeros, as the demo does): the header says nothing of
+  // money rather than "$0.0000" three times.
+  const cost = costs.some((c) => c > 0)
+    ? ` · ${money(spent)}${perTask(its, spent)} · ${money(idle.reduce((a, i) => a + (i.costUsd ?? 0), 0))} on ${idle.length} without progress${its.some((i) => i.costEstimated) ? " (estimate)" : ""}`
+    : "";
   const tokens = (t: HistoryIteration["tokens"]) => (t ? `tokens in ${t.input ?? "—"}, out ${t.output ?? "—"}, cache read ${t.cacheRead ?? "—"}, cache write ${t.cacheWrite ?? "—"}` : "");
   const rows = its
     .map(
@@ -221,14 +223,27 @@ function runSection(record: HistoryRecord, total: number, locale?: string): stri
     .join("\n");
   return `<section class="run state-${escapeHtml(record.state)}" data-run="${escapeHtml(record.runId)}">
 <h2><span class="state">${escapeHtml(record.state)}</span> · ${escapeHtml(localTime(record.startedAt, locale))}
- · ${escapeHtml(its.length)} iteration${its.length === 1 ? "" : "s"} · ${escapeHtml(durationOf(record.startedAt, record.endedAt))} · ${escapeHtml(cost)}</h2>
-<p class="reason">${escapeHtml(record.reason ?? "")}</p>
+ · ${escapeHtml(its.length)} iteration${its.length === 1 ? "" : "s"} · ${escapeHtml(durationOf(record.startedAt, record.endedAt))}${escapeHtml(cost)}</h2>
+<p class="reason">${escapeHtml(record.reason ?? "")}</p>${mergeLine(record)}
 ${its.length ? chartSvg(chartPoints(its), total) : ""}
 <table><thead><tr><th>#</th><th>duration</th><th>exit</th><th>tasks</th><th>turns</th><th>cost</th><th>verification</th><th>refusals</th><th>files</th><th><span class="hidden">restore</span></th></tr></thead>
 <tbody>
 ${rows}
 </tbody></table>
 </section>`;
+}
+
+/** v4 (SPEC §12): what became of the run's branch: the merge commit, or why it waits for a person. */
+export function mergeLine(record: HistoryRecord): string {
+  const m = record.merge;
+  if (!m || typeof m !== "object" || !record.branchState) {
+    return "";
+  }
+  if (record.branchState === "merged") {
+    const commit = typeof m.commit === "string" ? m.commit : "";
+    return `\n<p class="merge">merged into ${escapeHtml(m.into)} as <code title="${escapeHtml(commit)}">${escapeHtml(commit.slice(0, 12))}</code></p>`;
+  }
+  return `\n<p class="merge bad">needs review: ${escapeHtml(m.reason)}</p>`;
 }
 
 /** Seconds as the page says a duration ("40 s", "2 min 5 s"). */

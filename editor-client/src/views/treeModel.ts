@@ -33,7 +33,8 @@ export function runLabel(r: HistoryRecord, _locale?: string, now: number = Date.
   const cost = costs.length ? money(costs.reduce((a, b) => a + b, 0)) + (r.iterations.some((i) => i.costEstimated) ? " (estimate)" : "") : "";
   const duration = r.endedAt ? ` · ${durationOf(r.startedAt, r.endedAt)}` : "";
   const when = relativeTime(r.startedAt, now);
-  return `${r.state} · ${its} it${cost}${duration}${when ? ` · ${when}` : ""}`;
+  const branch = r.branchState === "merged" || r.branchState === "needs-review" ? ` (${r.branchState})` : "";
+  return `${r.state}${branch} · ${its} it${cost}${duration}${when ? ` · ${when}` : ""}`;
 }
 
 /** `just now`, `5 min ago`, `2 h ago`, `3 d ago`, `12 wk ago`; "" for a time it cannot read. */

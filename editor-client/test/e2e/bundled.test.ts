@@ -5,9 +5,9 @@ import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { after, before, describe, it } from "node:test";
+import { after, before, beforeEach, describe, it } from "node:test";
 import type { BrowserContext } from "playwright-core";
-import { Workbench, countTasks, discoverChange, env, e2eServer, stepper, openBrowser } from "./harness";
+import { Workbench, countTasks, discoverChange, env, e2eServer, stepper, openBrowser, freshBetweenTests } from "./harness";
 
 const results = env("RALPH_E2E_RESULTS");
 const example = env("RALPH_E2E_EXAMPLE");
@@ -61,6 +61,8 @@ describe("Ralph from the .vsix alone", () => {
     server.saveLogs(path.join(results, "logs-bundled"));
     server.cleanup();
   });
+
+  beforeEach(freshBetweenTests(() => wb, "tasks.md"));
 
   it("runs the demo to success with the bundled server and python3", async () => {
     const total = countTasks(fs.readFileSync(tasksFile, "utf8")).total;

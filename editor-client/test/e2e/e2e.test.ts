@@ -3,9 +3,9 @@
 import assert from "node:assert/strict";
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { after, before, describe, it } from "node:test";
+import { after, before, beforeEach, describe, it } from "node:test";
 import type { BrowserContext } from "playwright-core";
-import { Workbench, countTasks, discoverChange, env, launchBrowser, normalize, e2eServer, stepper } from "./harness";
+import { Workbench, countTasks, discoverChange, env, launchBrowser, normalize, e2eServer, stepper, freshBetweenTests } from "./harness";
 
 const results = env("RALPH_E2E_RESULTS");
 const example = env("RALPH_E2E_EXAMPLE");
@@ -52,6 +52,8 @@ describe("Ralph in a real VS Code", () => {
     server.saveLogs(path.join(results, "logs"));
     server.cleanup();
   });
+
+  beforeEach(freshBetweenTests(() => wb, "tasks.md"));
 
   it("runs a change to success from the palette", async () => {
     await step("lenses-appear", () =>

@@ -3,9 +3,9 @@
 import assert from "node:assert/strict";
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { after, before, describe, it } from "node:test";
+import { after, before, beforeEach, describe, it } from "node:test";
 import type { BrowserContext } from "playwright-core";
-import { Workbench, env, e2eServer, stepper, openBrowser } from "./harness";
+import { Workbench, env, e2eServer, stepper, openBrowser, freshBetweenTests } from "./harness";
 
 const results = env("RALPH_E2E_RESULTS");
 const example = env("RALPH_E2E_EXAMPLE");
@@ -59,6 +59,8 @@ describe("Ralph when the server cannot start", () => {
     server.saveLogs(path.join(results, "logs-failures"));
     server.cleanup();
   });
+
+  beforeEach(freshBetweenTests(() => wb, "tasks.md"));
 
   it("says once that the interpreter is not there, and what to set", async () => {
     const isMissing = (n: string) => n.includes(`the Python interpreter "${missing}"`) && n.includes("was not found");

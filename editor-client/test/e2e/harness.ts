@@ -454,9 +454,36 @@ export class Workbench {
     }
   }
 
+  /**
+   * A known workbench state for the next test: no quick input or menu, no notification, and no
+   * editor but `file`. One slow step must not leave a history page or a toast over the next test.
+   */
+  async fresh(file: string): Promise<void> {
+    await this.page.keyboard.press("Escape");
+    await this.command("View: Close All Editors");
+    await this.command("Notifications: Clear All Notifications");
+    await this.until("no editor open", async () => (await this.page.locator(".tabs-container .tab").count()) === 0);
+    await this.openFile(file);
+  }
+
   async screenshot(file: string): Promise<void> {
     await this.page.screenshot({ path: file }).catch(() => undefined);
   }
+}
+
+/**
+ * A `beforeEach` hook that starts every test after the first from a known workbench state
+ * (`Workbench.fresh`), so that leftovers of one failed or slow test do not fail the next ones.
+ */
+export function freshBetweenTests(wb: () => Workbench, file: string): () => Promise<void> {
+  let first = true;
+  return async () => {
+    if (first) {
+      first = false;
+      return;
+    }
+    await wb().fresh(file);
+  };
 }
 
 /** The example's only change (discovered, so the example may rename it). */

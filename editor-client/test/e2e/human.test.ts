@@ -4,9 +4,9 @@
 import assert from "node:assert/strict";
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { after, before, describe, it } from "node:test";
+import { after, before, beforeEach, describe, it } from "node:test";
 import type { BrowserContext } from "playwright-core";
-import { Workbench, countTasks, discoverChange, env, launchBrowser, e2eServer, stepper } from "./harness";
+import { Workbench, countTasks, discoverChange, env, launchBrowser, e2eServer, stepper, freshBetweenTests } from "./harness";
 
 const results = env("RALPH_E2E_RESULTS");
 const example = env("RALPH_E2E_EXAMPLE");
@@ -67,6 +67,8 @@ describe("Ralph with a person in the loop", () => {
     server.saveLogs(path.join(results, "logs-human"));
     server.cleanup();
   });
+
+  beforeEach(freshBetweenTests(() => wb, "tasks.md"));
 
   it("a blocked task ends the run stuck once the rest is done, naming it", async () => {
     await step("block-in-editor", async () => {

@@ -4,9 +4,9 @@
 import assert from "node:assert/strict";
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { after, before, describe, it } from "node:test";
+import { after, before, beforeEach, describe, it } from "node:test";
 import type { BrowserContext } from "playwright-core";
-import { Workbench, discoverChange, env, e2eServer, stepper, openBrowser } from "./harness";
+import { Workbench, discoverChange, env, e2eServer, stepper, openBrowser, freshBetweenTests } from "./harness";
 
 const results = env("RALPH_E2E_RESULTS");
 const example = env("RALPH_E2E_EXAMPLE");
@@ -52,6 +52,8 @@ describe("Ralph in a restricted workspace", () => {
     server.saveLogs(path.join(results, "logs-trust"));
     server.cleanup();
   });
+
+  beforeEach(freshBetweenTests(() => wb, "tasks.md"));
 
   it("shows lenses but refuses to run while restricted", async () => {
     await step("lenses", () =>

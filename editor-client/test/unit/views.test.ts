@@ -48,6 +48,29 @@ describe("the history page", () => {
     assert.match(runLabel({ ...base, iterations: its }), /\$0\.40 \(estimate\)/);
   });
 
+  it("says nothing of money in a run's header when the agent reported no cost (the demo)", () => {
+    const base = record();
+    for (const cost of [0, null]) {
+      const its = base.iterations.map((i) => ({ ...i, costUsd: cost }));
+      const html = historyHtml({ change: "add-x", runs: [{ ...base, iterations: its }], total: 8, nonce: "n", cspSource: "s" });
+      const header = html.match(/<h2>[\s\S]*?<\/h2>/)?.[0] ?? "";
+      assert.match(header, /3 iterations/);
+      assert.doesNotMatch(header, /\$|—|without progress|per verified task/);
+    }
+    const paid = historyHtml({ change: "add-x", runs: [base], total: 8, nonce: "n", cspSource: "s" });
+    assert.match(paid.match(/<h2>[\s\S]*?<\/h2>/)?.[0] ?? "", /\$0\.4000 · \$0\.0500 per verified task/);
+  });
+
+  it("shows the merge commit of a merged run, and why a parked one waits", () => {
+    const merge = { into: "main", strategy: "merge", commit: "0123456789abcdef0123", reason: "merged", conflicts: [], outputTail: null, at: "2026-11-24T08:00:00Z" };
+    const merged = historyHtml({ change: "add-x", runs: [record({ branchState: "merged", merge })], total: 8, nonce: "n", cspSource: "s" });
+    assert.match(merged, /merged into main as <code title="0123456789abcdef0123">0123456789ab<\/code>/);
+    const parked = { ...merge, commit: null, reason: "conflicts with main in <a.py>", conflicts: ["a.py"] };
+    const waits = historyHtml({ change: "add-x", runs: [record({ branchState: "needs-review", merge: parked })], total: 8, nonce: "n", cspSource: "s" });
+    assert.match(waits, /needs review: conflicts with main in &lt;a\.py&gt;/);
+    assert.doesNotMatch(historyHtml({ change: "add-x", runs: [record()], total: 8, nonce: "n", cspSource: "s" }), /class="merge/);
+  });
+
   it("charts one point per iteration, tasks checked cumulatively", () => {
     const points = chartPoints(record().iterations);
     assert.deepEqual(points.map((p) => p.checked), [3, 5, 8]);
@@ -103,6 +126,9 @@ describe("the Ralph view's rows", () => {
     const now = Date.parse("2026-11-24T09:01:00Z");
     const label = runLabel(record(), "en-GB", now);
     assert.equal(label, "succeeded · 3 it · $0.40 · 2 min 30 s · 2 h ago");
+    const merged = runLabel(record({ branchState: "merged" }), "en-GB", now);
+    assert.equal(merged, "succeeded (merged) · 3 it · $0.40 · 2 min 30 s · 2 h ago");
+    assert.match(runLabel(record({ branchState: "needs-review" }), "en-GB", now), /^succeeded \(needs-review\) · /);
     assert.equal(relativeTime("2026-11-24T09:00:30Z", now), "just now");
     assert.equal(relativeTime("2026-11-24T08:56:00Z", now), "5 min ago");
     assert.equal(relativeTime("2026-11-21T09:01:00Z", now), "3 d ago");

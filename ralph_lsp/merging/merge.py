@@ -1,0 +1,267 @@
+"""One run's merge (SPEC §12): check → merged commit → verification in a scratch integration
+worktree → compare-and-swap of the target → the checked-out work tree follows.
+
+On a conflict or a failed verification the target does not move and the run's branch is parked
+``needs-review`` (the files, or the failing output's tail); when the target moved meanwhile the
+merge is made again once from the new target, then refused with the reason. No LSP imports.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ralph_lsp.git import GitError, Repo
+from ralph_lsp.git import merge as gm
+from ralph_lsp.loop import verify
+from ralph_lsp.loop.iteration import bounded
+from ralph_lsp.merging.runs import (
+    MERGED,
+    NEEDS_REVIEW,
+    RunBranch,
+    current_branch,
+    find_run,
+    open_repo,
+    set_branch_state,
+)
+from ralph_lsp.settings import Settings
+
+Say = Callable[[str], None]
+REFUSED = "refused"
+#: What a parked run's record keeps of the failing verification's output.
+TAIL_CHARS = 8 * 1024
+
+
+@dataclass
+class Outcome:
+    """What became of one run's merge: ``merged``, ``needs-review`` or ``refused``."""
+
+    change: str
+    run_id: str
+    branch: str
+    into: str
+    strategy: gm.Strategy
+    state: str = REFUSED
+    reason: str = ""
+    commit: str | None = None
+    conflicts: list[str] = field(default_factory=list)
+    output_tail: str | None = None
+    verification: list[dict[str, Any]] = field(default_factory=list)
+    verify_ms: int = 0
+    attempts: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "change": self.change,
+            "runId": self.run_id,
+            "branch": self.branch,
+            "into": self.into,
+            "strategy": self.strategy,
+            "state": self.state,
+            "reason": self.reason,
+            "commit": self.commit,
+            "conflicts": self.conflicts,
+            "outputTail": self.output_tail,
+            "verification": self.verification,
+            "attempts": self.attempts,
+        }
+
+
+class Scratch:
+    """The integration worktree: made at its first use, moved to each merged result to verify
+    (a train reuses it), removed by :meth:`close`."""
+
+    def __init__(self, repo: Repo) -> None:
+        self.repo = repo
+        self.path: Path | None = None
+
+    async def at(self, commit: str) -> Path:
+        if self.path is None:
+            self.path = await asyncio.to_thread(gm.open_integration, self.repo, commit)
+        else:
+            await asyncio.to_thread(gm.reset_integration, self.path, commit)
+        return self.path
+
+    async def close(self) -> None:
+        if self.path is not None:
+            path, self.path = self.path, None
+            await asyncio.to_thread(gm.close_integration, self.repo, path)
+
+
+@dataclass(frozen=True)
+class MergeRequest:
+    root: Path
+    change: str
+    run_id: str | None = None
+    into: str | None = None
+    strategy: gm.Strategy = "merge"
+
+
+async def merge_run(
+    req: MergeRequest, settings: Settings, say: Say, stop: asyncio.Event | None = None
+) -> Outcome:
+    """Merge one run's branch; never raises for what the outcome can say (a refusal)."""
+    repo = open_repo(req.root)
+    await asyncio.to_thread(gm.require_merge_tree, repo)
+    run = await asyncio.to_thread(find_run, repo, req.root, req.change, req.run_id)
+    into = req.into if req.into else await asyncio.to_thread(current_branch, repo)
+    return await merge_branch(repo, run, into, req.strategy, settings, say, stop)
+
+
+async def merge_branch(
+    repo: Repo,
+    run: RunBranch,
+    into: str,
+    strategy: gm.Strategy,
+    settings: Settings,
+    say: Say,
+    stop: asyncio.Event | None = None,
+    scratch: Scratch | None = None,
+) -> Outcome:
+    """Merge ``run``'s branch into ``into`` (in ``scratch`` when given: a train's, kept open)."""
+    own = scratch is None
+    work = Scratch(repo) if scratch is None else scratch
+    try:
+        return await _merge(repo, run, into, strategy, settings, say, stop, work)
+    finally:
+        if own:
+            await work.close()
+
+
+async def _merge(
+    repo: Repo,
+    run: RunBranch,
+    into: str,
+    strategy: gm.Strategy,
+    settings: Settings,
+    say: Say,
+    stop: asyncio.Event | None,
+    work: Scratch,
+) -> Outcome:
+    outcome = Outcome(run.change, run.run_id, run.branch, into, strategy)
+    if repo.rev(f"refs/heads/{into}") is None:
+        outcome.reason = f"the target branch {into!r} does not exist"
+        return outcome
+    for attempt in (1, 2):
+        outcome.attempts = attempt
+        try:
+            await _attempt(repo, run, outcome, settings, say, stop or asyncio.Event(), work)
+        except gm.TargetMoved as exc:
+            outcome.state, outcome.reason = REFUSED, str(exc)
+            if attempt == 1:
+                say(f"⎇ {exc}: merging again from the new {into}")
+                continue
+            _park(run, outcome, f"{exc}, twice: merge again when it stays put")
+        except (gm.MergeError, GitError, OSError) as exc:
+            outcome.state, outcome.reason = REFUSED, str(exc)
+        break
+    say(f"⎇ {run.change}: {outcome.state}: {outcome.reason}")
+    return outcome
+
+
+async def _attempt(
+    repo: Repo,
+    run: RunBranch,
+    o: Outcome,
+    settings: Settings,
+    say: Say,
+    stop: asyncio.Event,
+    work: Scratch,
+) -> None:
+    target = repo.rev(f"refs/heads/{o.into}")
+    tip = repo.rev(f"refs/heads/{run.branch}")
+    assert target is not None and tip is not None
+    if gm.is_ancestor(repo, tip, target):
+        o.state, o.commit = MERGED, target
+        o.reason = f"{run.branch} is already in {o.into}"
+        return
+    check = await asyncio.to_thread(gm.check, repo, target, tip)
+    if not check.clean:
+        o.conflicts = check.conflicts
+        _park(run, o, f"conflicts with {o.into} in {', '.join(check.conflicts)}")
+        return
+    say(f"⎇ {run.change}: {run.branch} merges cleanly into {o.into}; verifying the result")
+    message = f"ralph: merge {run.change} (run {run.run_id}) into {o.into}"
+    if o.strategy == "rebase":
+        commit = await _rebase(repo, run, o, target, tip, work)
+    else:
+        commit = await asyncio.to_thread(gm.commit_merge, repo, check, o.strategy, message)
+    if commit is not None:
+        await _verify(repo, run, o, await work.at(commit), settings, say, stop)
+    if commit is None or o.state == NEEDS_REVIEW:
+        return
+    await asyncio.to_thread(gm.advance, repo, o.into, target, commit, message)
+    o.state, o.commit = MERGED, commit
+    o.reason = f"merged into {o.into} as {commit[:12]} {_verified(o)}"
+    set_branch_state(run.root, run.run_id, MERGED, _record(o))
+
+
+async def _rebase(
+    repo: Repo, run: RunBranch, o: Outcome, target: str, tip: str, work: Scratch
+) -> str | None:
+    """The branch's commits replayed on the target in the scratch worktree; None: parked."""
+    wt = await work.at(target)
+    commit, conflicts = await asyncio.to_thread(gm.rebase_onto, repo, wt, target, tip)
+    if commit is None:
+        o.conflicts = conflicts
+        _park(run, o, f"replaying its commits on {o.into} conflicts in {', '.join(conflicts)}")
+    return commit
+
+
+async def _verify(
+    repo: Repo,
+    run: RunBranch,
+    o: Outcome,
+    wt: Path,
+    settings: Settings,
+    say: Say,
+    stop: asyncio.Event,
+) -> None:
+    """The project's verification in the integration worktree, as a run runs it."""
+    root = wt / run.root.resolve().relative_to(repo.top.resolve())
+    try:
+        cmds = verify.commands(settings.verify_commands, root)
+    except ValueError as exc:
+        raise gm.MergeError(str(exc)) from None
+    if not cmds or settings.verify_when == "off":
+        say(f"⎇ {run.change}: no verification command (verifyCommands): nothing is verified")
+        return
+    runner = verify.Runner(
+        root,
+        {**os.environ, **settings.env},
+        bounded(settings.verify_timeout_seconds) or 0.0,
+        stop,
+        lambda lines, _err: say("\n".join(lines)),
+        grace=bounded(settings.stop_grace_seconds) or 0.0,
+    )
+    started = time.monotonic()
+    results = await runner.run(cmds)
+    o.verify_ms += int((time.monotonic() - started) * 1000)
+    o.verification = [dict(r.to_json()) for r in results]
+    failed = next((r for r in results if not r.passed), None)
+    if failed is not None:
+        o.output_tail = failed.output_tail[-TAIL_CHARS:]
+        _park(run, o, f"the merged result fails verification: {failed.describe()}")
+    elif len(results) < len(cmds):
+        raise gm.MergeError("verification was stopped: nothing was merged")
+
+
+def _verified(o: Outcome) -> str:
+    if not o.verification:
+        return "(no verification command: nothing was verified)"
+    return f"after verification ({', '.join(v['command'] for v in o.verification)})"
+
+
+def _park(run: RunBranch, o: Outcome, reason: str) -> None:
+    o.state, o.reason = NEEDS_REVIEW, f"{reason}; {o.into} was not moved, {run.branch} is kept"
+    set_branch_state(run.root, run.run_id, NEEDS_REVIEW, _record(o))
+
+
+def _record(o: Outcome) -> dict[str, Any]:
+    keep = ("into", "strategy", "commit", "reason", "conflicts", "outputTail")
+    return {k: v for k, v in o.to_json().items() if k in keep}

@@ -1,0 +1,61 @@
+"""``ralph-lsp merge --all``: a queue's succeeded runs, in queue order, each onto the last."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from ralph_lsp.cli import main
+from tests.git.conftest import NEEDS_GIT, git
+from tests.merge.conftest import VERIFY, commit_on, fake_run, record, rev
+
+pytestmark = NEEDS_GIT
+
+
+def queue_record(root: Path, order: list[tuple[str, str]]) -> None:
+    items = [{"change": c, "state": "succeeded", "runId": r} for c, r in order]
+    folder = root / ".ralph" / "queues" / "q-20260101-000000-1"
+    folder.mkdir(parents=True)
+    (folder / "record.json").write_text(json.dumps({"queueId": folder.name, "items": items}))
+
+
+def test_a_train_of_three_with_one_conflict_merges_two_in_order_and_parks_one(repo, capsys) -> None:  # type: ignore[no-untyped-def]
+    commit_on(repo, "ralph/c", {"c.txt": "c\n"})
+    commit_on(repo, "ralph/a", {"notes.txt": "a's notes\n", "a.txt": "a\n"})
+    commit_on(repo, "ralph/b", {"notes.txt": "b's notes\n"})  # conflicts with a, once a is in
+    for i, (change, run) in enumerate(
+        [
+            ("a", "r-20260101-000001-0000a"),
+            ("b", "r-20260101-000002-0000b"),
+            ("c", "r-20260101-000003-0000c"),
+        ]
+    ):
+        fake_run(repo, change, run, started=f"2026-01-01T00:00:0{i}Z")
+    queue_record(
+        repo,
+        [
+            ("c", "r-20260101-000003-0000c"),
+            ("a", "r-20260101-000001-0000a"),
+            ("b", "r-20260101-000002-0000b"),
+        ],
+    )  # queue order, not age
+    start = rev(repo, "main")
+    code = main(["merge", "--all", "--root", str(repo), "--verify", VERIFY[0]])
+    out = capsys.readouterr().out
+    assert code == 1  # one parked
+    assert "merge train into main: 2 merged, 1 parked (needs-review), 0 refused" in out
+    subjects = git(repo, "log", "--reverse", "--format=%s", "--first-parent", f"{start}..main")
+    assert [s.split(" (run")[0] for s in subjects.splitlines()] == [
+        "ralph: merge c",
+        "ralph: merge a",
+    ]
+    assert record(repo, "r-20260101-000002-0000b")["branchState"] == "needs-review"
+    assert record(repo, "r-20260101-000002-0000b")["merge"]["conflicts"] == ["notes.txt"]  # type: ignore[index]
+    assert {
+        record(repo, r)["branchState"]
+        for r in ("r-20260101-000001-0000a", "r-20260101-000003-0000c")
+    } == {"merged"}
+    assert (repo / "notes.txt").read_text() == "a's notes\n"
+    # run again: the merged ones are not merged twice, the parked one is tried again
+    assert main(["merge", "--all", "--root", str(repo), "--verify", VERIFY[0]]) == 1
+    assert "0 merged, 1 parked" in capsys.readouterr().out
