@@ -60,6 +60,7 @@ def test_the_wheel_declares_ranges_and_ships_the_license(checkout: Path, tmp_pat
     ]
     runtime = [r for r in requires if "extra ==" not in r]
     assert sorted(r.split(">")[0].split("<")[0].split("=")[0] for r in runtime) == [
+        "PyYAML",  # OpenSpec schemas (openspec/task_files.py)
         "lsprotocol",
         "psutil",
         "pygls",
