@@ -52,6 +52,14 @@ def _attempt(args: argparse.Namespace, root: Path, ask: bool) -> ArchivePlan:
                 yes = True
 
 
+def _unanswered(blocked: ArchiveBlocked, change: str) -> ArchiveBlocked:
+    """The CLI's words for a question nobody could answer (stdin not a terminal)."""
+    message = blocked.message.removesuffix(".").replace(": rerun with --yes", "")
+    rerun = f"ralph-lsp archive {change} --yes"
+    fix = f"Complete the tasks or rerun with {rerun}" if "task" in blocked.code else rerun
+    return ArchiveBlocked(blocked.code, f"{message}, and no answer could be read from stdin.", fix)
+
+
 def _root_json(root: Path) -> dict[str, Any]:
     return {"path": str(root), "source": "nearest"}
 
@@ -69,11 +77,11 @@ def cmd_archive(args: argparse.Namespace, out: TextIO) -> int:
             body = {"archive": None, "root": _root_json(root), "status": [blocked.diagnostic()]}
             out.write(json.dumps(body, indent=2, ensure_ascii=False) + "\n")
         else:
+            if blocked.code in _ASKABLE:  # no terminal to ask on: say so, as the CLI does
+                blocked = _unanswered(blocked, args.change)
             print(f"ralph-lsp: {blocked.message}", file=sys.stderr)
             if blocked.fix:
-                print(
-                    f"  fix: {blocked.fix.replace('openspec ', 'ralph-lsp ', 1)}", file=sys.stderr
-                )
+                print(f"Fix: {blocked.fix.replace('openspec ', 'ralph-lsp ', 1)}", file=sys.stderr)
         return 1
     if args.json:
         body = {"archive": plan.result_json(), "root": _root_json(root)}

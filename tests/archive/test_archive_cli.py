@@ -106,7 +106,12 @@ def test_without_yes_and_no_terminal_incomplete_tasks_are_refused(tmp_path: Path
     assert status["message"] == "1 incomplete task(s) found for change 'add-logout'."
     assert tree(tmp_path) == before
     human = run(tmp_path, "add-logout")
-    assert human.returncode == 1 and "1 incomplete task(s)" in human.stderr
+    assert human.returncode == 1
+    assert human.stderr.splitlines() == [
+        "ralph-lsp: 1 incomplete task(s) found for change 'add-logout', and no answer could be"
+        " read from stdin.",
+        "Fix: Complete the tasks or rerun with ralph-lsp archive add-logout --yes",
+    ]
     assert tree(tmp_path) == before
 
 
