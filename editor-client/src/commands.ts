@@ -3,6 +3,7 @@
 // client registers by itself.
 import * as path from "node:path";
 import * as vscode from "vscode";
+import { ARCHIVE_SCHEME, diffTitle, outcomeMessage, previewPaths } from "./archive";
 import { Ctx, UserFacingError } from "./ctx";
 import { formatHistory } from "./history";
 import { changePick, runPickItems, activeChangeIndex } from "./picks";
@@ -330,6 +331,78 @@ function showHistoryMarkdown(ctx: Ctx, docs: HistoryDocuments): Handler {
   };
 }
 
+/** The before/after texts of archive previews, served read-only to the diff editor. */
+class ArchiveDocuments implements vscode.TextDocumentContentProvider {
+  private readonly docs = new Map<string, string>();
+  private previews = 0;
+
+  next(): number {
+    this.previews += 1;
+    return this.previews;
+  }
+
+  add(path: string, text: string): vscode.Uri {
+    const uri = vscode.Uri.from({ scheme: ARCHIVE_SCHEME, path });
+    this.docs.set(uri.toString(), text);
+    return uri;
+  }
+
+  provideTextDocumentContent(uri: vscode.Uri): string {
+    return this.docs.get(uri.toString()) ?? "";
+  }
+}
+
+/** "Ralph: Archive preview": the rebuilt main specs as diffs, before anything is written. */
+function showArchivePreview(ctx: Ctx, docs: ArchiveDocuments): Handler {
+  return async (arg) => {
+    const target = await changeTarget(ctx, arg, "Ralph: Archive preview");
+    if (!target) {
+      return;
+    }
+    const preview = await ctx.execute("ralph.archivePreview", target);
+    if (!preview.archive) {
+      void vscode.window.showWarningMessage(outcomeMessage(target.change, preview));
+      return;
+    }
+    const specs = preview.specs ?? [];
+    if (specs.length === 0) {
+      void vscode.window.showInformationMessage(`Ralph: archiving ${target.change} changes no main spec.`);
+      return;
+    }
+    const n = docs.next();
+    for (const spec of specs) {
+      const paths = previewPaths(n, spec);
+      const before = docs.add(paths.before, spec.oldText ?? "");
+      const after = docs.add(paths.after, spec.newText);
+      await vscode.commands.executeCommand("vscode.diff", before, after, diffTitle(target.change, spec), { preview: false });
+    }
+  };
+}
+
+/** "Ralph: Archive change": confirm, then ralph.archiveChange (specs written, folder moved). */
+function archiveChange(ctx: Ctx): Handler {
+  return async (arg) => {
+    const target = await changeTarget(ctx, arg, "Ralph: Archive change");
+    if (!target || !(await needTrust(ctx))) {
+      return;
+    }
+    const preview = await ctx.execute("ralph.archivePreview", target);
+    const open = preview.incompleteTasks;
+    const detail = `${(preview.specs ?? []).length} main spec(s) will be written` + (open ? `; ${open} task(s) are not checked.` : ".");
+    const choice = await vscode.window.showWarningMessage(`Archive ${target.change}?`, { modal: true, detail }, "Archive");
+    if (choice !== "Archive") {
+      return;
+    }
+    const outcome = await ctx.execute("ralph.archiveChange", { ...target, yes: true });
+    const message = outcomeMessage(target.change, outcome);
+    if (outcome.archive) {
+      void vscode.window.showInformationMessage(message);
+    } else {
+      void vscode.window.showWarningMessage(message);
+    }
+  };
+}
+
 /** v4 (SPEC §12): a run's branch against its target, from their merge-base, as a diff document. */
 function reviewRun(ctx: Ctx): Handler {
   return async (arg) => {
@@ -368,6 +441,7 @@ export function registerCommands(ctx: Ctx): vscode.Disposable[] {
   const docs = new HistoryDocuments();
   const panels = new HistoryPanels(ctx);
   const tree = new RalphTree(ctx);
+  const archiveDocs = new ArchiveDocuments();
   const table: Record<string, Handler> = {
     "ralph.runChange": runChange(ctx),
     "ralph.runChangeWithGuidance": runChange(ctx, true),
@@ -381,12 +455,15 @@ export function registerCommands(ctx: Ctx): vscode.Disposable[] {
     "ralph.showHistoryMarkdown": showHistoryMarkdown(ctx, docs),
     "ralph.refreshView": () => tree.refreshSoon(),
     "ralph.restartServer": restartServer(ctx),
+    "ralph.showArchivePreview": showArchivePreview(ctx, archiveDocs),
+    "ralph.archive": archiveChange(ctx),
     "ralph.reviewChangeRun": reviewRun(ctx),
     "ralph.mergeChangeRun": mergeRun(ctx, false),
     "ralph.mergeAllRuns": mergeRun(ctx, true),
   };
   const disposables: vscode.Disposable[] = [
     vscode.workspace.registerTextDocumentContentProvider(HISTORY_SCHEME, docs),
+    vscode.workspace.registerTextDocumentContentProvider(ARCHIVE_SCHEME, archiveDocs),
     panels,
     tree,
     vscode.window.registerTreeDataProvider("ralph.changes", tree),

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 
 from ralph_lsp.agents import build_invocation, verify_rules
 from ralph_lsp.agents.user_config import user_config
-from ralph_lsp.loop import budget, costs, policy, sandboxing, verify
+from ralph_lsp.loop import budget, costs, on_success, policy, sandboxing, verify
 from ralph_lsp.loop import run_git as rungit
 from ralph_lsp.loop.claims import ChangeClaim
 from ralph_lsp.loop.events import EndEvent, IterationEvent
@@ -162,6 +162,8 @@ class Run(RunReporting, TasksFollowing):
             state, reason = RunState.STOPPED, self.stop_reason
         if state is RunState.SUCCEEDED and self.archived_to:
             reason += f"; the agent archived the change to {self.archived_to}"
+        elif state is RunState.SUCCEEDED and self.settings.archive_on_success:
+            reason += await on_success.archive(self.work, self.log)
         reason = await self._end_git(reason)
         if self.sandbox is not None:
             await self.sandbox.close()

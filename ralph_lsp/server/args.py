@@ -38,6 +38,9 @@ FIELDS: dict[str, tuple[str, ...]] = {
     "ralph.fileAt": ("root", "checkpoint", "path"),
     "ralph.stopQueue": ("queue", "root"),
     "ralph.queues": ("root",),
+    # v4: archive (SPEC §11)
+    "ralph.archivePreview": ("change", "root"),
+    "ralph.archiveChange": ("change", "root", "yes"),
     # v4: review and merge (SPEC §12)
     "ralph.reviewRun": ("change", "root", "runId", "into"),
     "ralph.mergeRun": ("change", "root", "runId", "into", "strategy"),

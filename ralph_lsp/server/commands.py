@@ -21,7 +21,7 @@ from ralph_lsp.openspec.workspace import (
     list_changes,
     resolve_change,
 )
-from ralph_lsp.server import args, git_commands, merge_commands, queues
+from ralph_lsp.server import archive, args, git_commands, merge_commands, queues
 from ralph_lsp.server.errors import InvalidArguments, RequestFailed
 from ralph_lsp.server.host import Host
 from ralph_lsp.settings import SCOPES
@@ -164,6 +164,8 @@ COMMANDS: dict[str, Handler] = {
     "ralph.fileAt": git_commands.file_at,
     "ralph.stopQueue": lambda ls, obj: ls.queues.stop(obj),
     "ralph.queues": lambda ls, obj: ls.queues.listing(obj),
+    "ralph.archivePreview": archive.preview,
+    "ralph.archiveChange": archive.archive,
     "ralph.reviewRun": merge_commands.review_run,
     "ralph.mergeRun": merge_commands.merge_run,
     "ralph.mergeAll": merge_commands.merge_all,
