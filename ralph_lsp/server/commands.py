@@ -13,6 +13,7 @@ from typing import Any
 
 from ralph_lsp.loop.history import load_records, with_file_uris
 from ralph_lsp.loop.record_schema import damaged_note
+from ralph_lsp.loop.request import RunRequest
 from ralph_lsp.loop.status import EngineError
 from ralph_lsp.openspec.workspace import (
     Change,
@@ -79,10 +80,12 @@ async def run(ls: Host, obj: Obj) -> Obj:
         root,
         name,
         settings,
-        max_iterations=max_iterations,
-        scope=scope,
-        guidance=[guidance] if guidance and guidance.strip() else [],
-        story=story,
+        RunRequest(
+            max_iterations=max_iterations,
+            scope=scope,
+            guidance=[guidance] if guidance and guidance.strip() else [],
+            story=story,
+        ),
     )
     return {"runId": status.run_id, "change": status.change, "state": status.state}
 

@@ -8,6 +8,7 @@ import os
 from pathlib import Path
 
 from ralph_lsp.loop.engine import Engine
+from ralph_lsp.loop.request import RunRequest
 from ralph_lsp.settings import Settings
 from tests.engine.conftest import CHANGE
 
@@ -50,7 +51,7 @@ def _child_states() -> list[tuple[int, str]]:
 
 
 async def run(engine: Engine, project: Path, settings: Settings = IDLE, **kw: object) -> str:
-    await engine.start(project, CHANGE, settings, **kw)  # type: ignore[arg-type]
+    await engine.start(project, CHANGE, settings, RunRequest(**kw))  # type: ignore[arg-type]
     status = await asyncio.wait_for(engine.wait(project, CHANGE), 120)
     return status.state
 
