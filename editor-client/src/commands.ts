@@ -7,7 +7,7 @@ import { Ctx, UserFacingError } from "./ctx";
 import { formatHistory } from "./history";
 import { changePick, runPickItems, activeChangeIndex } from "./picks";
 import { HistoryPanels } from "./views/historyPanel";
-import { reviewText } from "./review";
+import { Reviews } from "./reviewUi";
 import { RalphTree } from "./views/tree";
 import { changeRefFrom, changeRefFromTasksPath, type ChangeInfo, type ChangeRef, type RunStatus } from "./protocol";
 
@@ -330,16 +330,22 @@ function showHistoryMarkdown(ctx: Ctx, docs: HistoryDocuments): Handler {
   };
 }
 
-/** v4 (SPEC §12): a run's branch against its target, from their merge-base, as a diff document. */
-function reviewRun(ctx: Ctx): Handler {
+/** The run a tree row, the history page or a notification names (`runId`, or a row's `record`). */
+function runIdOf(arg: unknown): string | undefined {
+  const a = arg as { runId?: unknown; record?: { runId?: unknown } } | undefined;
+  const id = a?.runId ?? a?.record?.runId;
+  return typeof id === "string" && id !== "" ? id : undefined;
+}
+
+/** v4 (SPEC §12): a run's branch against its target, from their merge-base, in the multi-file diff. */
+function reviewRun(ctx: Ctx, reviews: Reviews): Handler {
   return async (arg) => {
     const target = await changeTarget(ctx, arg, "Ralph: Review run");
     if (!target) {
       return;
     }
-    const bundle = await ctx.execute("ralph.reviewRun", target);
-    const doc = await vscode.workspace.openTextDocument({ content: reviewText(bundle), language: "diff" });
-    await vscode.window.showTextDocument(doc, { preview: true });
+    const runId = runIdOf(arg);
+    await reviews.show(runId ? { ...target, runId } : target);
   };
 }
 
@@ -355,7 +361,8 @@ function mergeRun(ctx: Ctx, all: boolean): Handler {
     }
     const target = await changeTarget(ctx, arg, "Ralph: Merge run");
     if (target) {
-      await ctx.execute("ralph.mergeRun", target);
+      const runId = runIdOf(arg);
+      await ctx.execute("ralph.mergeRun", runId ? { ...target, runId } : target);
     }
   };
 }
@@ -368,6 +375,7 @@ export function registerCommands(ctx: Ctx): vscode.Disposable[] {
   const docs = new HistoryDocuments();
   const panels = new HistoryPanels(ctx);
   const tree = new RalphTree(ctx);
+  const reviews = new Reviews(ctx);
   const table: Record<string, Handler> = {
     "ralph.runChange": runChange(ctx),
     "ralph.runChangeWithGuidance": runChange(ctx, true),
@@ -381,7 +389,8 @@ export function registerCommands(ctx: Ctx): vscode.Disposable[] {
     "ralph.showHistoryMarkdown": showHistoryMarkdown(ctx, docs),
     "ralph.refreshView": () => tree.refreshSoon(),
     "ralph.restartServer": restartServer(ctx),
-    "ralph.reviewChangeRun": reviewRun(ctx),
+    "ralph.reviewChangeRun": reviewRun(ctx, reviews),
+    "ralph.runAgainWithComments": (arg) => reviews.runAgain(arg),
     "ralph.mergeChangeRun": mergeRun(ctx, false),
     "ralph.mergeAllRuns": mergeRun(ctx, true),
   };
@@ -389,6 +398,7 @@ export function registerCommands(ctx: Ctx): vscode.Disposable[] {
     vscode.workspace.registerTextDocumentContentProvider(HISTORY_SCHEME, docs),
     panels,
     tree,
+    reviews,
     vscode.window.registerTreeDataProvider("ralph.changes", tree),
   ];
   for (const [id, handler] of Object.entries(table)) {

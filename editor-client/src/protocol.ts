@@ -90,6 +90,9 @@ export interface RunParams {
   changes?: string[];
   parallel?: number;
   stopOnFailure?: boolean;
+  /** v4 (SPEC §12): a follow-up run on the change's branch: the agent runs with the guidance
+   * even when every task is already checked (review comments). */
+  followUp?: boolean;
 }
 
 export const RUN_PHASES = ["agent", "verifying", "waiting"] as const;

@@ -75,6 +75,7 @@ class Engine:
         guidance: Sequence[str] = (),
         story: str | None = None,
         queue: dict[str, Any] | None = None,
+        follow_up: bool = False,
     ) -> RunStatus:
         resolved = resolve_change(root, change)  # UnknownChangeError for unknown names
         key = (resolved.root, resolved.name)
@@ -85,6 +86,8 @@ class Engine:
                 f" iteration {active.status.iteration}); stop it first"
             )
         max_iterations = _check_request(resolved, max_iterations, scope, guidance, story)
+        if follow_up and not any(t.strip() for t in guidance):
+            raise EngineError("a follow-up run needs guidance: the review comments to address")
         refusal = await rungit.refusal(resolved.root, settings)
         refusal = refusal or budget.refusal_at(settings, resolved.root)
         if refusal is not None:
@@ -107,6 +110,7 @@ class Engine:
             story,
         )
         run.claim = claim
+        run.follow_up = follow_up  # the agent runs on the guidance even when every task is checked
         run.pruned = pruned  # their checkpoints go too, once the run's git side is ready
         run.status.queue = queue  # a run of a queue says which, and where in it
         self._active[key] = run
