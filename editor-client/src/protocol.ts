@@ -205,6 +205,8 @@ export interface HistoryRecord {
   /** v4 (SPEC §12): what became of the run's branch; absent or null until a merge is tried. */
   branchState?: BranchState;
   merge?: MergeRecord | null;
+  /** With worktree isolation (or on Ray): the branch the run worked on. */
+  worktree?: { branch?: string } | null;
 }
 
 /** v4: a run's branch: merged into its target, or parked for a person. */

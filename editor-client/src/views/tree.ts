@@ -137,7 +137,7 @@ export class RalphTree implements vscode.TreeDataProvider<Node>, vscode.Disposab
     // The row says "2 h ago"; the tooltip has the full local time.
     item.tooltip = `${localTime(r.startedAt)}\n${r.reason ?? r.state}`;
     // A run that ended on a branch (worktree isolation, Ray) can be reviewed and merged.
-    const onBranch = (r as { worktree?: { branch?: unknown } | null }).worktree?.branch;
+    const onBranch = r.worktree?.branch;
     item.contextValue = typeof onBranch === "string" && r.state !== "running" ? "ralph.run.branch" : "ralph.run";
     item.iconPath = new vscode.ThemeIcon(r.state === "succeeded" ? "check" : r.state === "running" ? "sync~spin" : "warning");
     item.command = { command: "ralph.showHistory", title: "Show run history", arguments: [{ change: node.change, root: node.root }] };
