@@ -134,7 +134,10 @@ class RayRuns:
         guidance: Sequence[str] = (),
         story: str | None = None,
         queue: dict[str, Any] | None = None,
+        follow_up: bool = False,
     ) -> RunStatus:
+        if follow_up:
+            raise EngineError("a follow-up run (review comments) runs here, not on Ray")
         resolved = resolve_change(root, change)  # UnknownChangeError for unknown names
         key = (resolved.root, resolved.name)
         current = self._runs.get(key)

@@ -44,6 +44,7 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--guidance", action="append", default=[])
     p.add_argument("--story")
     p.add_argument("--queue", help="the queue the run belongs to: {id, position, total} as JSON")
+    p.add_argument("--follow-up", action="store_true", help="spawn on the guidance, tasks done")
     args = p.parse_args(argv)
     if (args.change is None) == (args.changes is None):
         p.error("name one --change, or a queue's --changes")
@@ -125,6 +126,7 @@ async def main(args: argparse.Namespace, remote_engine: EngineFactory | None = N
         guidance=args.guidance,
         story=args.story,
         queue=json.loads(args.queue) if args.queue else None,
+        follow_up=args.follow_up,
         sink=None,
         engine=remote_engine if settings.runner == "ray" else None,
     )

@@ -70,6 +70,7 @@ async def spawn(
     guidance: Sequence[str] = (),
     story: str | None = None,
     queue: dict[str, Any] | None = None,
+    follow_up: bool = False,
 ) -> Spawned:
     """Start a detached runner for the run; returns once it runs (its run claimed)."""
     argv = [*runner_argv(settings), "--root", str(root), "--change", change]
@@ -84,6 +85,8 @@ async def spawn(
         argv += ["--story", story]
     if queue is not None:
         argv += ["--queue", json.dumps(queue)]
+    if follow_up:
+        argv.append("--follow-up")
     proc, ready = await _launch(argv, repr(change))
     return Spawned(str(ready["runId"]), int(ready["pid"]), ready.get("socket"), proc)
 

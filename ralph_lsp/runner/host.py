@@ -67,6 +67,7 @@ class HostedEngine(Protocol):
         guidance: Sequence[str] = ...,
         story: str | None = ...,
         queue: dict[str, Any] | None = ...,
+        follow_up: bool = ...,
     ) -> RunStatus: ...
 
     async def wait(self, root: Path, change: str) -> RunStatus: ...
@@ -120,6 +121,7 @@ class RunHost:
         guidance: Sequence[str] = (),
         story: str | None = None,
         queue: dict[str, Any] | None = None,
+        follow_up: bool = False,
         sink: Sink | None = None,
         sink_tells_user: bool | Callable[[], bool] = True,
         endpoint: bool = True,
@@ -133,6 +135,8 @@ class RunHost:
             "story": story,
             "queue": queue,
         }
+        if follow_up:  # only the local engine has it (a Ray run is refused one earlier)
+            self._start_args["follow_up"] = True
         self.sink, self.sink_tells_user, self.endpoint = sink, sink_tells_user, endpoint
         if engine is None:
             # The engine (agents, git, prices) is imported by the first run hosted here: a

@@ -93,9 +93,12 @@ class Runs:
         guidance: Sequence[str] = (),
         story: str | None = None,
         queue: dict[str, Any] | None = None,
+        follow_up: bool = False,
     ) -> RunStatus:
         resolved = resolve_change(root, change)  # UnknownChangeError for unknown names
         key = (resolved.root, resolved.name)
+        if follow_up and settings.runner == "ray":
+            raise EngineError("a follow-up run (review comments) runs here, not on Ray")
         current = self._latest.get(key)
         attached = self._attached.get(key)
         if current is not None and not current.final and attached is not None:
@@ -117,6 +120,8 @@ class Runs:
             "story": story,
             "queue": queue,
         }
+        if follow_up:  # SPEC §12: the agent runs on the guidance even with every task checked
+            args["follow_up"] = True
         if settings.runs_outlive_editor:
             return await self._start_runner(key, settings, args)
         engine = None

@@ -72,7 +72,8 @@ async def run(ls: Host, obj: Obj) -> Obj:
     story = args.optional_string(cmd, {"story": story}, "story")
     follow_up = obj.get("followUp", False)
     if not isinstance(follow_up, bool):
-        raise InvalidArguments(f'{cmd}: "followUp" must be true or false, got {args.kind(follow_up)}')
+        got = args.kind(follow_up)
+        raise InvalidArguments(f'{cmd}: "followUp" must be true or false, got {got}')
     resolve_change(root, name)
     settings = await ls.pull_settings(root)  # may carry a change of trust too
     if not ls.config.trusted:
