@@ -65,7 +65,7 @@ describe("Review and merge a run in a real VS Code", () => {
     server.cleanup();
   });
 
-  it("reviews the branch, runs again with a comment, and merges it", async () => {
+  it("reviews the branch and runs again with a comment on a line", async () => {
     const ended = (n: string) => n.includes(`Ralph: ${change} succeeded`);
     await step("run", async () => {
       await wb.until("the ▶ Run change lens", async () => (await wb.lenses()).find((l) => l.includes("Run change")));
@@ -78,7 +78,6 @@ describe("Review and merge a run in a real VS Code", () => {
     assert.equal(first?.state, "succeeded");
     const branch = `ralph/${change}`;
     const tip = git(workspace, "rev-parse", branch);
-    const mainBefore = git(workspace, "rev-parse", "main");
     const changed = git(workspace, "diff", "--name-only", `main...${branch}`).split("\n").filter(Boolean);
     assert.ok(changed.length > 0, "the run committed on its branch");
 
@@ -99,15 +98,29 @@ describe("Review and merge a run in a real VS Code", () => {
     let file = "";
     await step("comment", async () => {
       const modified = wb.page.locator(".monaco-diff-editor .editor.modified").first();
-      const target = modified.locator(".view-line").first();
+      const target = modified.locator(".view-line").nth(2);
       await target.click();
-      await wb.command("Comments: Add Comment on Current Selection");
+      // The comment glyph shows in the gutter of a commentable line on hover; click it.
+      const box0 = await target.boundingBox();
+      const margin = await modified.locator(".margin").first().boundingBox();
+      if (box0 && margin) {
+        await wb.page.mouse.move(margin.x + margin.width - 8, box0.y + box0.height / 2);
+      }
+      const glyph = modified.locator(".comment-range-glyph").first();
+      const shown = await glyph.waitFor({ timeout: 5000 }).then(() => true, () => false);
+      await wb.screenshot(path.join(results, "81-review-hover.png"));
+      if (shown) {
+        await glyph.click();
+      } else {
+        await target.click();
+        await wb.command("Comments: Add Comment on Current Selection");
+      }
       const box = wb.page.locator(".review-widget textarea, .comment-form textarea").first();
       await box.waitFor();
       await box.fill(COMMENT);
       await wb.page.locator(".review-widget .comment-form .monaco-button", { hasText: "Comment" }).first().click();
       await wb.until("the comment in its thread", async () => (await wb.page.locator(".review-widget .review-comment").count()) > 0);
-      await wb.screenshot(path.join(results, "81-review-comment.png"));
+      await wb.screenshot(path.join(results, "82-review-comment.png"));
     });
 
     await step("run-again", async () => {
@@ -128,21 +141,31 @@ describe("Review and merge a run in a real VS Code", () => {
       assert.ok(guidance.includes(COMMENT), guidance);
       git(workspace, "merge-base", "--is-ancestor", tip, branch); // the same branch, moved on
     });
+    assert.ok(file && line > 0);
+  });
 
+  it("merges the run from its notification: the target moves, one merge notification", async () => {
+    const branch = `ralph/${change}`;
+    const mainBefore = git(workspace, "rev-parse", "main");
+    assert.notEqual(git(workspace, "rev-parse", branch), mainBefore, "the branch has the run's work");
     await step("merge", async () => {
-      await wb.command("Notifications: Clear All Notifications");
-      await wb.command("Ralph: Merge run");
-      await wb.quickPickRows(change);
-      await wb.page.keyboard.press("Enter");
+      // From the follow-up run's end notification when it is there, else from the palette.
+      const fromNote = toast("succeeded").getByRole("button", { name: "Merge" });
+      if ((await fromNote.count()) > 0) {
+        await fromNote.first().click();
+      } else {
+        await wb.command("Ralph: Merge run");
+        await wb.quickPickRows(change);
+        await wb.page.keyboard.press("Enter");
+      }
       const merged = (n: string) => n.includes(`Ralph: ${change}: merged`);
       await wb.until("the merge notification", async () => (await wb.notifications()).find(merged), 180_000);
       await new Promise((r) => setTimeout(r, 1500)); // a second one would show by now
       assert.equal((await wb.notifications()).filter((n) => n.includes(`Ralph: ${change}:`)).length, 1, "one merge notification");
-      await wb.screenshot(path.join(results, "82-merged.png"));
+      await wb.screenshot(path.join(results, "83-merged.png"));
     });
     const mainAfter = git(workspace, "rev-parse", "main");
     assert.notEqual(mainAfter, mainBefore, "main moved");
     git(workspace, "merge-base", "--is-ancestor", git(workspace, "rev-parse", branch), "main");
-    assert.ok(file && line > 0);
   });
 });
