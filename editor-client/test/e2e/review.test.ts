@@ -100,25 +100,31 @@ describe("Review and merge a run in a real VS Code", () => {
       const modified = wb.page.locator(".monaco-diff-editor .editor.modified").first();
       const target = modified.locator(".view-line").nth(2);
       await target.click();
-      // The comment glyph shows in the gutter of a commentable line on hover; click it.
-      const box0 = await target.boundingBox();
+      // The comment glyph (+) shows in the gutter of a commentable line on hover; click it.
+      const line3 = await target.boundingBox();
       const margin = await modified.locator(".margin").first().boundingBox();
-      if (box0 && margin) {
-        await wb.page.mouse.move(margin.x + margin.width - 8, box0.y + box0.height / 2);
-      }
-      const glyph = modified.locator(".comment-range-glyph").first();
-      const shown = await glyph.waitFor({ timeout: 5000 }).then(() => true, () => false);
+      assert.ok(line3 && margin, "the modified side is laid out");
+      const at = { x: margin.x + margin.width - 8, y: line3.y + line3.height / 2 };
+      await wb.page.mouse.move(at.x, at.y);
+      await new Promise((r) => setTimeout(r, 700)); // the glyph shows on hover
       await wb.screenshot(path.join(results, "81-review-hover.png"));
-      if (shown) {
-        await glyph.click();
-      } else {
-        await target.click();
-        await wb.command("Comments: Add Comment on Current Selection");
-      }
-      const box = wb.page.locator(".review-widget textarea, .comment-form textarea").first();
+      // The glyph is a line decoration (`.comment-range-glyph`) of that line: click on it.
+      const glyphs = await modified.locator(".comment-range-glyph").evaluateAll((els) =>
+        els.map((e) => {
+          const r = e.getBoundingClientRect();
+          return { x: r.x, y: r.y, w: r.width, h: r.height, c: e.className };
+        }),
+      );
+      const onLine = glyphs.find((g) => g.w > 0 && g.y <= at.y && at.y <= g.y + g.h);
+      const spot = onLine ? { x: onLine.x + onLine.w / 2, y: at.y } : at;
+      await wb.page.mouse.move(spot.x, spot.y);
+      await wb.page.mouse.click(spot.x, spot.y);
+      // The comment box is a small editor of its own: click in it and type.
+      const box = wb.page.locator(".review-widget .comment-form .monaco-editor").first();
       await box.waitFor();
-      await box.fill(COMMENT);
-      await wb.page.locator(".review-widget .comment-form .monaco-button", { hasText: "Comment" }).first().click();
+      await box.click();
+      await wb.page.keyboard.type(COMMENT);
+      await wb.page.locator(".review-widget").getByRole("button", { name: "Comment", exact: true }).first().click();
       await wb.until("the comment in its thread", async () => (await wb.page.locator(".review-widget .review-comment").count()) > 0);
       await wb.screenshot(path.join(results, "82-review-comment.png"));
     });
