@@ -150,6 +150,9 @@ describe("Review and merge a run in a real VS Code", () => {
       line = Number(named[2]);
       assert.ok(changed.includes(file), `${file} is a reviewed file`);
       assert.ok(guidance.includes(COMMENT), guidance);
+      // the commented line, quoted as the reviewed tip has it
+      const code = (git(workspace, "show", `${tip}:${file}`).split("\n")[line - 1] ?? "").trimEnd();
+      assert.ok(code !== "" && guidance.includes(`    > ${code}`), `the guidance quotes line ${line} (${code}): ${guidance}`);
       git(workspace, "merge-base", "--is-ancestor", tip, branch); // the same branch, moved on
     });
     assert.ok(file && line > 0);
