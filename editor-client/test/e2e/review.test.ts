@@ -166,8 +166,10 @@ describe("Review and merge a run in a real VS Code", () => {
       // From the follow-up run's end notification when it is there, else from the palette.
       const fromNote = toast("succeeded").getByRole("button", { name: "Merge" });
       if ((await fromNote.count()) > 0) {
+        console.log("merge: from the follow-up run's end notification");
         await fromNote.first().click();
       } else {
+        console.log("merge: from the palette (no run-end notification showing)");
         await wb.command("Ralph: Merge run");
         await wb.quickPickRows(change);
         await wb.page.keyboard.press("Enter");
