@@ -8,7 +8,7 @@ import { Ctx, UserFacingError } from "./ctx";
 import { formatHistory } from "./history";
 import { changePick, runPickItems, activeChangeIndex } from "./picks";
 import { HistoryPanels } from "./views/historyPanel";
-import { reviewText } from "./review";
+import { Reviews } from "./reviewUi";
 import { RalphTree } from "./views/tree";
 import { changeRefFrom, changeRefFromTasksPath, type ChangeInfo, type ChangeRef, type RunStatus } from "./protocol";
 
@@ -403,16 +403,22 @@ function archiveChange(ctx: Ctx): Handler {
   };
 }
 
-/** v4 (SPEC §12): a run's branch against its target, from their merge-base, as a diff document. */
-function reviewRun(ctx: Ctx): Handler {
+/** The run a tree row, the history page or a notification names (`runId`, or a row's `record`). */
+function runIdOf(arg: unknown): string | undefined {
+  const a = arg as { runId?: unknown; record?: { runId?: unknown } } | undefined;
+  const id = a?.runId ?? a?.record?.runId;
+  return typeof id === "string" && id !== "" ? id : undefined;
+}
+
+/** v4 (SPEC §12): a run's branch against its target, from their merge-base, in the multi-file diff. */
+function reviewRun(ctx: Ctx, reviews: Reviews): Handler {
   return async (arg) => {
     const target = await changeTarget(ctx, arg, "Ralph: Review run");
     if (!target) {
       return;
     }
-    const bundle = await ctx.execute("ralph.reviewRun", target);
-    const doc = await vscode.workspace.openTextDocument({ content: reviewText(bundle), language: "diff" });
-    await vscode.window.showTextDocument(doc, { preview: true });
+    const runId = runIdOf(arg);
+    await reviews.show(runId ? { ...target, runId } : target);
   };
 }
 
@@ -428,7 +434,8 @@ function mergeRun(ctx: Ctx, all: boolean): Handler {
     }
     const target = await changeTarget(ctx, arg, "Ralph: Merge run");
     if (target) {
-      await ctx.execute("ralph.mergeRun", target);
+      const runId = runIdOf(arg);
+      await ctx.execute("ralph.mergeRun", runId ? { ...target, runId } : target);
     }
   };
 }
@@ -442,6 +449,7 @@ export function registerCommands(ctx: Ctx): vscode.Disposable[] {
   const panels = new HistoryPanels(ctx);
   const tree = new RalphTree(ctx);
   const archiveDocs = new ArchiveDocuments();
+  const reviews = new Reviews(ctx);
   const table: Record<string, Handler> = {
     "ralph.runChange": runChange(ctx),
     "ralph.runChangeWithGuidance": runChange(ctx, true),
@@ -457,7 +465,8 @@ export function registerCommands(ctx: Ctx): vscode.Disposable[] {
     "ralph.restartServer": restartServer(ctx),
     "ralph.showArchivePreview": showArchivePreview(ctx, archiveDocs),
     "ralph.archive": archiveChange(ctx),
-    "ralph.reviewChangeRun": reviewRun(ctx),
+    "ralph.reviewChangeRun": reviewRun(ctx, reviews),
+    "ralph.runAgainWithComments": (arg) => reviews.runAgain(arg),
     "ralph.mergeChangeRun": mergeRun(ctx, false),
     "ralph.mergeAllRuns": mergeRun(ctx, true),
   };
@@ -466,6 +475,7 @@ export function registerCommands(ctx: Ctx): vscode.Disposable[] {
     vscode.workspace.registerTextDocumentContentProvider(ARCHIVE_SCHEME, archiveDocs),
     panels,
     tree,
+    reviews,
     vscode.window.registerTreeDataProvider("ralph.changes", tree),
   ];
   for (const [id, handler] of Object.entries(table)) {

@@ -100,6 +100,9 @@ export interface RunParams {
   changes?: string[];
   parallel?: number;
   stopOnFailure?: boolean;
+  /** v4 (SPEC §12): a follow-up run on the change's branch: the agent runs with the guidance
+   * even when every task is already checked (review comments). */
+  followUp?: boolean;
 }
 
 export const RUN_PHASES = ["agent", "verifying", "waiting"] as const;
@@ -214,6 +217,8 @@ export interface HistoryRecord {
   merge?: MergeRecord | null;
   /** What the run's sandbox granted (v4); null: it ran with the sandbox off. */
   sandbox?: RunSandbox | null;
+  /** With worktree isolation (or on Ray): the branch the run worked on. */
+  worktree?: { branch?: string } | null;
 }
 
 /** v4: a run's branch: merged into its target, or parked for a person. */

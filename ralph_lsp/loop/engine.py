@@ -81,6 +81,8 @@ class Engine:
                 f" iteration {active.status.iteration}); stop it first"
             )
         max_iterations = _check_request(resolved, request)
+        if request.follow_up and not any(t.strip() for t in request.guidance):
+            raise EngineError("a follow-up run needs guidance: the review comments to address")
         refusal = await rungit.refusal(resolved.root, settings)
         refusal = refusal or budget.refusal_at(settings, resolved.root)
         # Fail closed (SPEC §10): no sandbox here, no run, and no agent spawned.
@@ -105,6 +107,8 @@ class Engine:
             request.story,
         )
         run.claim = claim
+        # A follow-up: the agent runs on the guidance even when every task is checked.
+        run.follow_up = request.follow_up
         run.pruned = pruned  # their checkpoints go too, once the run's git side is ready
         run.status.queue = request.queue  # a run of a queue says which, and where in it
         self._active[key] = run

@@ -108,6 +108,9 @@ class Run(RunReporting, TasksFollowing):
             cost_usd=None,
         )
         self.guidance = [Guidance(t, started) for t in guidance if t.strip()]
+        # SPEC §12: a follow-up run (review comments) spawns the agent on its guidance even when
+        # every task is already checked; it then ends like any run (verified or not).
+        self.follow_up = False
         self.stop_event = asyncio.Event()
         self.stop_reason = "stopped by the user"
         self.archived_to: str | None = None  # where the agent archived the change, if it did
@@ -202,7 +205,7 @@ class Run(RunReporting, TasksFollowing):
         if doc.total and doc.all_done and self.verification.enabled():
             verified, failed = await self.verification.run()
         end = policy.before_start(doc.completed, doc.total, verified, failed)
-        if end is not None:
+        if end is not None and not (self.follow_up and self.guidance and doc.total):
             return end.state, end.reason
         if self.git is not None:
             await self.git.begin()

@@ -51,7 +51,7 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--run-id", required=True)
     p.add_argument("--subdir", default=".", help="the OpenSpec root inside the repository")
     p.add_argument("--settings", default="{}")
-    RunRequest.add_arguments(p, queue=False)
+    RunRequest.add_arguments(p, local=False)
     return p.parse_args(argv)
 
 

@@ -108,7 +108,7 @@ def entrypoint(plan: Plan, change: str, settings: Settings, request: RunRequest)
     argv += [f"--branch={plan.branch}", f"--change={change}", f"--run-id={plan.run_id}"]
     argv += [f"--subdir={plan.subdir}", f"--settings={json.dumps(sent, separators=(',', ':'))}"]
     # The queue stays here: the local record says it, the job's run needs not know.
-    argv += request.argv(queue=False)
+    argv += request.argv(local=False)
     return shlex.join(argv)
 
 

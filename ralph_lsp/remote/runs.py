@@ -132,6 +132,8 @@ class RayRuns:
         settings: Settings,
         request: RunRequest = AS_SETTINGS,
     ) -> RunStatus:
+        if request.follow_up:
+            raise EngineError("a follow-up run (review comments) runs here, not on Ray")
         resolved = resolve_change(root, change)  # UnknownChangeError for unknown names
         key = (resolved.root, resolved.name)
         current = self._runs.get(key)

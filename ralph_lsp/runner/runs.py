@@ -92,6 +92,8 @@ class Runs:
     ) -> RunStatus:
         resolved = resolve_change(root, change)  # UnknownChangeError for unknown names
         key = (resolved.root, resolved.name)
+        if request.follow_up and settings.runner == "ray":
+            raise EngineError("a follow-up run (review comments) runs here, not on Ray")
         current = self._latest.get(key)
         attached = self._attached.get(key)
         if current is not None and not current.final and attached is not None:

@@ -28,6 +28,8 @@ FIELDS: dict[str, tuple[str, ...]] = {
         "changes",
         "parallel",
         "stopOnFailure",
+        # v4 (SPEC §12): a follow-up run on the change's branch (review comments as guidance)
+        "followUp",
     ),
     "ralph.stop": ("change", "root"),
     "ralph.guide": ("change", "text", "root"),

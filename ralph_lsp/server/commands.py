@@ -71,6 +71,10 @@ async def run(ls: Host, obj: Obj) -> Obj:
     if isinstance(story, int) and not isinstance(story, bool):
         story = str(story)  # `"story": 2` from a hand-written call means story "2"
     story = args.optional_string(cmd, {"story": story}, "story")
+    follow_up = obj.get("followUp", False)
+    if not isinstance(follow_up, bool):
+        got = args.kind(follow_up)
+        raise InvalidArguments(f'{cmd}: "followUp" must be true or false, got {got}')
     resolve_change(root, name)
     settings = await ls.pull_settings(root)  # may carry a change of trust too
     if not ls.config.trusted:
@@ -85,6 +89,7 @@ async def run(ls: Host, obj: Obj) -> Obj:
             scope=scope,
             guidance=[guidance] if guidance and guidance.strip() else [],
             story=story,
+            follow_up=follow_up,
         ),
     )
     return {"runId": status.run_id, "change": status.change, "state": status.state}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shlex
+from dataclasses import replace
 
 from hypothesis import given
 from hypothesis import strategies as st
@@ -21,6 +22,7 @@ REQUESTS = st.builds(
     guidance=st.lists(TEXT, max_size=3),
     story=st.none() | TEXT,
     queue=st.none() | st.fixed_dictionaries({"id": st.just("q-1"), "position": st.integers(1, 9)}),
+    follow_up=st.booleans(),
 )
 
 
@@ -33,8 +35,8 @@ def test_a_runners_command_line_carries_the_request_whole(request: RunRequest) -
 
 
 @given(REQUESTS)
-def test_a_ray_jobs_entrypoint_carries_it_but_the_queue(request: RunRequest) -> None:
+def test_a_ray_jobs_entrypoint_carries_it_but_what_stays_here(request: RunRequest) -> None:
     plan = Plan(None, "https://example.com/r.git", "r-1", "ralph/a/r-1", "abc", ".")  # type: ignore[arg-type]
     argv = shlex.split(entrypoint(plan, "a", Settings(), request))
     back = RunRequest.from_args(job.parse(argv[3:]))
-    assert back == request and back.queue is None
+    assert back == replace(request, follow_up=False) and back.queue is None
