@@ -46,6 +46,8 @@ def trim_start(text: str) -> str:
 
 def js_len(text: str) -> int:
     """`String.prototype.length`: UTF-16 code units."""
+    if text.isascii():  # the common case, without a loop over the characters
+        return len(text)
     return len(text) + sum(1 for ch in text if ord(ch) > 0xFFFF)
 
 
@@ -103,8 +105,8 @@ def contains_shall_or_must(text: str) -> bool:
 
 def requirement_body(body_lines: list[str]) -> str:
     """The requirement's text: unfenced, non-blank lines up to the first header."""
-    fenced = any("`" in line or "~" in line for line in body_lines)
-    mask = fence_mask(body_lines) if fenced else None
+    joined = "\n".join(body_lines)  # one search for a fence instead of one per line
+    mask = fence_mask(body_lines) if "`" in joined or "~" in joined else None
     captured: list[str] = []
     metadata: list[str] = []
     for i, line in enumerate(body_lines):
