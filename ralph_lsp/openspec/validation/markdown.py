@@ -3,30 +3,44 @@
 from __future__ import annotations
 
 import bisect
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from ralph_lsp.openspec.validation.text import (
     DOT,
+    JS_WS_CHARS,
     S,
     fence_mask,
     js_re,
     lines_and_mask,
     requirement_text,
     trim,
+    trimmed_lines,
 )
 
 _HEADER = js_re(rf"^(#{{1,6}}){S}+({DOT}+)$")
-_TERMINATORS = frozenset("\n\r\u2028\u2029")  # what `.` does not match in JavaScript
 _HEADER_START = js_re(rf"^(#{{1,6}}){S}+")
 
 
-@dataclass
 class Section:
-    level: int
-    title: str
-    content: str
-    line: int  # 0-based
-    children: list[Section] = field(default_factory=list)
+    """A header and what follows it up to the next header of its level or above. Its `content`
+    (the trimmed text) is joined on first use: most sections of a large spec never need it."""
+
+    __slots__ = ("level", "title", "line", "body", "children", "_content")
+
+    def __init__(self, level: int, title: str, line: int, body: list[str]) -> None:
+        self.level, self.title, self.line, self.body = level, title, line, body
+        self.children: list[Section] = []
+        self._content: str | None = None
+
+    @property
+    def content(self) -> str:
+        if self._content is None:
+            self._content = trim("\n".join(self.body))
+        return self._content
+
+    def has_content(self) -> bool:
+        """`trim(content) != ""` without joining: a line with more than whitespace."""
+        return any(line.strip(JS_WS_CHARS) for line in self.body)
 
 
 @dataclass(frozen=True)
@@ -57,7 +71,8 @@ def parse_sections(lines: list[str], mask: list[bool] | None = None) -> list[Sec
             continue
         starts.append((i, len(h.group(1))))
         rest = lines[i][h.end() :]
-        if rest and not _TERMINATORS.intersection(rest):  # what `_HEADER` would capture
+        if rest and "\u2028" not in rest and "\u2029" not in rest and "\r" not in rest:
+            # what `_HEADER` would capture (`\n` cannot be in a line)
             heads.append((i, len(h.group(1)), rest))
         elif m := _HEADER.match(lines[i]):
             heads.append((i, len(m.group(1)), m.group(2)))
@@ -69,7 +84,7 @@ def parse_sections(lines: list[str], mask: list[bool] | None = None) -> list[Sec
         while first < len(starts) and starts[first][1] > level:
             first += 1
         end = starts[first][0] if first < len(starts) else len(lines)
-        section = Section(level, trim(title), trim("\n".join(lines[i + 1 : end])), i)
+        section = Section(level, trim(title), i, lines[i + 1 : end])
         while stack and stack[-1].level >= level:
             stack.pop()
         (stack[-1].children if stack else roots).append(section)
@@ -98,8 +113,8 @@ def parse_spec(content: str) -> SpecModel:
         raise SpecShapeError("Spec must have a Requirements section")
     reqs = [
         Requirement(
-            requirement_text(child.title, child.content.split("\n")),
-            sum(1 for s in child.children if trim(s.content)),
+            requirement_text(child.title, trimmed_lines(child.body)),
+            sum(1 for s in child.children if s.has_content()),
             child.line,
         )
         for child in requirements.children

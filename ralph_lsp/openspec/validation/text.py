@@ -44,6 +44,19 @@ def trim_start(text: str) -> str:
     return text.lstrip(JS_WS_CHARS)
 
 
+def trimmed_lines(lines: list[str]) -> list[str]:
+    """`trim("\\n".join(lines)).split("\\n")` without building the joined text: the blank lines
+    at either end dropped, the first line's leading and the last line's trailing whitespace."""
+    first = next((k for k, line in enumerate(lines) if line.strip(JS_WS_CHARS)), None)
+    if first is None:
+        return [""]
+    last = next(k for k in range(len(lines) - 1, first - 1, -1) if lines[k].strip(JS_WS_CHARS))
+    out = lines[first : last + 1]
+    out[0] = out[0].lstrip(JS_WS_CHARS)
+    out[-1] = out[-1].rstrip(JS_WS_CHARS)
+    return out
+
+
 def js_len(text: str) -> int:
     """`String.prototype.length`: UTF-16 code units."""
     if text.isascii():  # the common case, without a loop over the characters
