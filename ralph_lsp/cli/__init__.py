@@ -9,8 +9,9 @@
 - ``runs``          ``runs``, ``attach``, ``stop``, ``guide``, ``run --detach`` and ``--events``
   (runs in runners, SPEC §9);
 - ``signals``       Ctrl-C and ``SIGTERM`` for ``run`` and queues: stop, then kill at once;
-- ``flags``         flags read as settings; ``common`` the usage error, root and change lookup
-  and exit codes; ``jsonout`` the JSON writer.
+- ``flags``         flags read as settings; ``common`` root and change lookup and exit codes;
+  ``errors`` the usage error (apart, so ``validate`` loads no workspace); ``jsonout`` the JSON
+  writer.
 
 :func:`main` is the ``ralph-lsp`` program (and ``python -m ralph_lsp``).
 
@@ -53,7 +54,7 @@ def main(argv: list[str] | None = None) -> int:
     if reason is not None:
         print(f"ralph-lsp: error: {reason}", file=sys.stderr)
         return 2
-    from ralph_lsp.cli.common import CliError, fail, is_terminal
+    from ralph_lsp.cli.errors import CliError, fail, is_terminal
     from ralph_lsp.cli.parser import build_parser
 
     args = build_parser().parse_args(argv)

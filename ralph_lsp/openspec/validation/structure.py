@@ -64,7 +64,7 @@ def structure_issues(content: str) -> tuple[StructureIssue, ...]:
         mask = fence_mask(raw)
     else:
         raw, mask = lines_and_mask(content)
-    lines = ["" if mask[i] else line for i, line in enumerate(raw)]
+    lines = ["" if mask[i] else line for i, line in enumerate(raw)] if True in mask else raw
     head, end = _requirements_span(lines)
     seen: dict[str, int] = {}
     out: list[StructureIssue] = []

@@ -80,20 +80,21 @@ def fence_mask(lines: list[str]) -> list[bool]:
     """True for each line inside a fenced code block, the fence lines included."""
     mask = [False] * len(lines)
     active: tuple[str, int] | None = None
-    for i, line in enumerate(lines):
-        if "`" not in line and "~" not in line:  # no fence can start or end here (a fast path)
-            mask[i] = active is not None
-            continue
+    since = 0  # the line that opened the active fence
+    # only a line holding a backtick or a tilde can open or close a fence
+    for i in [i for i, line in enumerate(lines) if "`" in line or "~" in line]:
+        line = lines[i]
         if active is None:
             m = _FENCE_OPEN.match(line)
             if m:
-                active = (m.group(1)[0], len(m.group(1)))
-                mask[i] = True
+                active, since = (m.group(1)[0], len(m.group(1))), i
             continue
-        mask[i] = True
         m = _FENCE_CLOSE.match(line)
         if m and m.group(1)[0] == active[0] and len(m.group(1)) >= active[1]:
+            mask[since : i + 1] = [True] * (i + 1 - since)
             active = None
+    if active is not None:  # never closed: fenced to the end
+        mask[since:] = [True] * (len(lines) - since)
     return mask
 
 
