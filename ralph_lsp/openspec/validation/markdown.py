@@ -25,7 +25,7 @@ class Section:
     """A header and what follows it up to the next header of its level or above. Its `content`
     (the trimmed text) is joined on first use: most sections of a large spec never need it."""
 
-    __slots__ = ("level", "title", "line", "body", "children", "_content")
+    __slots__ = ("_content", "body", "children", "level", "line", "title")
 
     def __init__(self, level: int, title: str, line: int, body: list[str]) -> None:
         self.level, self.title, self.line, self.body = level, title, line, body
