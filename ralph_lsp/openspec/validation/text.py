@@ -47,10 +47,13 @@ def trim_start(text: str) -> str:
 def trimmed_lines(lines: list[str]) -> list[str]:
     """`trim("\\n".join(lines)).split("\\n")` without building the joined text: the blank lines
     at either end dropped, the first line's leading and the last line's trailing whitespace."""
-    first = next((k for k, line in enumerate(lines) if line.strip(JS_WS_CHARS)), None)
-    if first is None:
+    first, last = 0, len(lines) - 1
+    while first <= last and not lines[first].strip(JS_WS_CHARS):
+        first += 1
+    if first > last:
         return [""]
-    last = next(k for k in range(len(lines) - 1, first - 1, -1) if lines[k].strip(JS_WS_CHARS))
+    while not lines[last].strip(JS_WS_CHARS):
+        last -= 1
     out = lines[first : last + 1]
     out[0] = out[0].lstrip(JS_WS_CHARS)
     out[-1] = out[-1].rstrip(JS_WS_CHARS)
