@@ -71,7 +71,7 @@ def structure_issues(content: str) -> tuple[StructureIssue, ...]:
     head, end = _requirements_span(lines, hashes)
     seen: dict[str, int] = {}
     out: list[StructureIssue] = []
-    for i in hashes:
+    for i in [i for i in hashes if lines[i][3:4] != "#"]:  # `####…` is neither
         line = lines[i]  # (a delta header or a requirement header starts so)
         # `##` then whitespace for a delta header, `###` then whitespace for a requirement:
         # the fourth character tells which pattern can match (`####…` neither).
