@@ -40,7 +40,10 @@ class Section:
 
     def has_content(self) -> bool:
         """`trim(content) != ""` without joining: a line with more than whitespace."""
-        return any(line.strip(JS_WS_CHARS) for line in self.body)
+        for line in self.body:  # (a loop: a generator costs more than the usual one line)
+            if line.strip(JS_WS_CHARS):
+                return True
+        return False
 
 
 @dataclass(frozen=True)
@@ -79,11 +82,13 @@ def parse_sections(lines: list[str], mask: list[bool] | None = None) -> list[Sec
     roots: list[Section] = []
     stack: list[Section] = []
     at = [j for j, _ in starts]
+    levels = [level for _, level in starts]
+    count = len(starts)
     for i, level, title in heads:
         first = bisect.bisect_right(at, i)
-        while first < len(starts) and starts[first][1] > level:
+        while first < count and levels[first] > level:
             first += 1
-        end = starts[first][0] if first < len(starts) else len(lines)
+        end = at[first] if first < count else len(lines)
         section = Section(level, trim(title), i, lines[i + 1 : end])
         while stack and stack[-1].level >= level:
             stack.pop()
