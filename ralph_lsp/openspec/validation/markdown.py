@@ -40,7 +40,7 @@ class Section:
 
     def has_content(self) -> bool:
         """`trim(content) != ""` without joining: a line with more than whitespace."""
-        for line in self.body:  # (a loop: a generator costs more than the usual one line)
+        for line in self.body:  # noqa: SIM110 (a generator costs more than the usual one line)
             if line.strip(JS_WS_CHARS):
                 return True
         return False
