@@ -107,6 +107,14 @@ def find_section(sections: list[Section], title: str) -> Section | None:
     return None
 
 
+def _body_lines(body: list[str]) -> list[str]:
+    """What `requirement_text` reads of a section: its trimmed content's lines. Blank lines and
+    the last line's trailing whitespace change nothing there (an unfenced line of `#`s and
+    whitespace would have ended the section), so a body whose first line starts with no
+    whitespace is read as it is, without trimming (the usual case)."""
+    return body if body and body[0][:1] not in JS_WS_CHARS else trimmed_lines(body)
+
+
 def parse_spec(content: str) -> SpecModel:
     lines, mask = lines_and_mask(content)
     sections = parse_sections(lines, mask)
@@ -118,7 +126,7 @@ def parse_spec(content: str) -> SpecModel:
         raise SpecShapeError("Spec must have a Requirements section")
     reqs = [
         Requirement(
-            requirement_text(child.title, trimmed_lines(child.body)),
+            requirement_text(child.title, _body_lines(child.body)),
             sum(1 for s in child.children if s.has_content()),
             child.line,
         )
