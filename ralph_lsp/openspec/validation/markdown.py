@@ -28,7 +28,10 @@ class Section:
     __slots__ = ("_content", "body", "children", "level", "line", "title")
 
     def __init__(self, level: int, title: str, line: int, body: list[str]) -> None:
-        self.level, self.title, self.line, self.body = level, title, line, body
+        self.level = level
+        self.title = title
+        self.line = line
+        self.body = body
         self.children: list[Section] = []
         self._content: str | None = None
 
@@ -68,22 +71,23 @@ def parse_sections(lines: list[str], mask: list[bool] | None = None) -> list[Sec
     """The header tree: each header's content runs to the next header of its level or above."""
     mask = fence_mask(lines) if mask is None else mask
     heads: list[tuple[int, int, str]] = []  # (line, level, title) of every unfenced header
-    starts: list[tuple[int, int]] = []  # (line, level) of every unfenced `#…` line, titled or not
+    at: list[int] = []  # the line of every unfenced `#…` line, titled or not,
+    levels: list[int] = []  # and its level (parallel lists: no tuple per header)
     for i in [i for i, line in enumerate(lines) if line.startswith("#")]:
         if mask[i] or not (h := _HEADER_START.match(lines[i])):
             continue
-        starts.append((i, len(h.group(1))))
+        level = len(h.group(1))
+        at.append(i)
+        levels.append(level)
         rest = lines[i][h.end() :]
         if rest and "\u2028" not in rest and "\u2029" not in rest and "\r" not in rest:
             # what `_HEADER` would capture (`\n` cannot be in a line)
-            heads.append((i, len(h.group(1)), rest))
+            heads.append((i, level, rest))
         elif m := _HEADER.match(lines[i]):
             heads.append((i, len(m.group(1)), m.group(2)))
     roots: list[Section] = []
     stack: list[Section] = []
-    at = [j for j, _ in starts]
-    levels = [level for _, level in starts]
-    count = len(starts)
+    count = len(at)
     for i, level, title in heads:
         first = bisect.bisect_right(at, i)
         while first < count and levels[first] > level:
