@@ -1,6 +1,6 @@
 """`ralph-lsp validate` starts lean (issue 38, the `validate_vs_openspec` bench): one call is
 mostly process start, so the command imports only validation, not the LSP stack, asyncio, the
-engine, agents, git or the workspace."""
+engine, agents, git, the workspace, the settings or the other subcommands' parser."""
 
 from __future__ import annotations
 
@@ -36,7 +36,8 @@ def test_validate_imports_only_what_validation_needs(tmp_path: Path) -> None:
         "code = main(['validate', '--all', '--json'])\n"
         "got, sys.stdout = sys.stdout.getvalue(), out\n"
         "heavy = ('pygls', 'lsprotocol', 'asyncio', 'ralph_lsp.loop', 'ralph_lsp.agents',"
-        " 'ralph_lsp.git', 'ralph_lsp.server', 'ralph_lsp.openspec.workspace', 'subprocess')\n"
+        " 'ralph_lsp.git', 'ralph_lsp.server', 'ralph_lsp.openspec.workspace', 'subprocess',"
+        " 'ralph_lsp.settings', 'ralph_lsp.cli.parser')\n"
         "print(code, '\"passed\": 1' in got)\n"
         "print(sorted(m for m in sys.modules if m.startswith(heavy)))\n"
     )
