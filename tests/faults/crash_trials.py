@@ -145,8 +145,10 @@ def _kill(plan: Plan, fx: FaultEnv) -> list[str]:
     server = RawLsp(fx.root, fx.env, settings=settings, init_options=settings,
                     stderr_path=fx.logs / "server.stderr")  # fmt: skip
     try:
-        server.initialize()
-        server.command("ralph.run", {"change": "alpha"})
+        # What is tried is the kill, not the start: a machine under other work took over 15 s
+        # to answer initialize three times in a hundred trials.
+        server.initialize(timeout=90)
+        server.command("ralph.run", {"change": "alpha"}, timeout=60)
         time.sleep(plan.kill_after)
         sockets = [info.socket for info in find_live(fx.root)]
         server.proc.send_signal(signal.SIGKILL)
