@@ -107,6 +107,11 @@ CASES: dict[str, tuple[str, dict[str, float], dict[str, float]]] = {
         {"iterations": 1000, "output_bytes": 600_000},
         {"iterations": 300},
     ),
+    "soak5000": (
+        "5000 short iterations: RSS growth past iteration 1000 (none, within noise)",
+        {"iterations": 5000, "output_bytes": 600_000},
+        {"iterations": 1500},
+    ),
 }
 
 
@@ -154,7 +159,7 @@ def _runner(name: str, a: dict[str, float]) -> Callable[[Results], Awaitable[Non
             await sandbox_run_cases.verify_ratio(r, int(a["reps"]))
         elif name == "proxy_stream":
             await sandbox_cases.proxy_stream(r, int(a["reps"]))
-        elif name == "soak":
+        elif name in ("soak", "soak5000"):
             await scale.soak(r, int(a["iterations"]), int(a["output_bytes"]))
 
     return run

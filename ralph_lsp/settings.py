@@ -116,6 +116,9 @@ class Settings:
     sandbox_allowed_domains: tuple[str, ...] = ()
     # OpenSpec diagnostics (SPEC §11): warnings count as `openspec validate --strict` counts them.
     validation_strict: bool = False
+    # After a run succeeds (its verification passed, when on), archive the change as `openspec
+    # archive --yes` does (SPEC §11). Off by default: users review first.
+    archive_on_success: bool = False
 
     def replace(self, **changes: Any) -> Settings:
         return dataclasses.replace(self, **changes)
@@ -306,6 +309,7 @@ _FIELDS: dict[str, tuple[str, Callable[[Any], Any]]] = {
     "sandbox.denyRead": ("sandbox_deny_read", _str_list),
     "sandbox.allowedDomains": ("sandbox_allowed_domains", _str_list),
     "validation.strict": ("validation_strict", _bool),
+    "archiveOnSuccess": ("archive_on_success", _bool),
 }
 SETTING_NAMES = tuple(_FIELDS)
 

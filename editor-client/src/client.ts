@@ -56,9 +56,10 @@ export function createClient(setup: ClientSetup): LanguageClient {
     options: { cwd: setup.cwd, env: setup.env },
   };
   const clientOptions: LanguageClientOptions = {
+    // tasks.md, a task file a change's schema names, proposal.md (archive lenses), and the specs,
+    // proposals and metadata (OpenSpec diagnostics and authoring help, SPEC §11).
     documentSelector: [
       { scheme: "file", pattern: "**/tasks.md" },
-      // OpenSpec diagnostics and authoring help (SPEC §11): specs, proposals, metadata.
       { scheme: "file", pattern: "**/openspec/**/*.md" },
       { scheme: "file", pattern: "**/openspec/**/.openspec.yaml" },
       { scheme: "file", pattern: "**/openspec/config.yaml" },

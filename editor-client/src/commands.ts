@@ -3,11 +3,12 @@
 // client registers by itself.
 import * as path from "node:path";
 import * as vscode from "vscode";
+import { ARCHIVE_SCHEME, diffTitle, outcomeMessage, previewPaths } from "./archive";
 import { Ctx, UserFacingError } from "./ctx";
 import { formatHistory } from "./history";
 import { changePick, runPickItems, activeChangeIndex } from "./picks";
 import { HistoryPanels } from "./views/historyPanel";
-import { reviewText } from "./review";
+import { Reviews } from "./reviewUi";
 import { RalphTree } from "./views/tree";
 import { changeRefFrom, changeRefFromTasksPath, type ChangeInfo, type ChangeRef, type RunStatus } from "./protocol";
 
@@ -330,16 +331,94 @@ function showHistoryMarkdown(ctx: Ctx, docs: HistoryDocuments): Handler {
   };
 }
 
-/** v4 (SPEC §12): a run's branch against its target, from their merge-base, as a diff document. */
-function reviewRun(ctx: Ctx): Handler {
+/** The before/after texts of archive previews, served read-only to the diff editor. */
+class ArchiveDocuments implements vscode.TextDocumentContentProvider {
+  private readonly docs = new Map<string, string>();
+  private previews = 0;
+
+  next(): number {
+    this.previews += 1;
+    return this.previews;
+  }
+
+  add(path: string, text: string): vscode.Uri {
+    const uri = vscode.Uri.from({ scheme: ARCHIVE_SCHEME, path });
+    this.docs.set(uri.toString(), text);
+    return uri;
+  }
+
+  provideTextDocumentContent(uri: vscode.Uri): string {
+    return this.docs.get(uri.toString()) ?? "";
+  }
+}
+
+/** "Ralph: Archive preview": the rebuilt main specs as diffs, before anything is written. */
+function showArchivePreview(ctx: Ctx, docs: ArchiveDocuments): Handler {
+  return async (arg) => {
+    const target = await changeTarget(ctx, arg, "Ralph: Archive preview");
+    if (!target) {
+      return;
+    }
+    const preview = await ctx.execute("ralph.archivePreview", target);
+    if (!preview.archive) {
+      void vscode.window.showWarningMessage(outcomeMessage(target.change, preview));
+      return;
+    }
+    const specs = preview.specs ?? [];
+    if (specs.length === 0) {
+      void vscode.window.showInformationMessage(`Ralph: archiving ${target.change} changes no main spec.`);
+      return;
+    }
+    const n = docs.next();
+    for (const spec of specs) {
+      const paths = previewPaths(n, spec);
+      const before = docs.add(paths.before, spec.oldText ?? "");
+      const after = docs.add(paths.after, spec.newText);
+      await vscode.commands.executeCommand("vscode.diff", before, after, diffTitle(target.change, spec), { preview: false });
+    }
+  };
+}
+
+/** "Ralph: Archive change": confirm, then ralph.archiveChange (specs written, folder moved). */
+function archiveChange(ctx: Ctx): Handler {
+  return async (arg) => {
+    const target = await changeTarget(ctx, arg, "Ralph: Archive change");
+    if (!target || !(await needTrust(ctx))) {
+      return;
+    }
+    const preview = await ctx.execute("ralph.archivePreview", target);
+    const open = preview.incompleteTasks;
+    const detail = `${(preview.specs ?? []).length} main spec(s) will be written` + (open ? `; ${open} task(s) are not checked.` : ".");
+    const choice = await vscode.window.showWarningMessage(`Archive ${target.change}?`, { modal: true, detail }, "Archive");
+    if (choice !== "Archive") {
+      return;
+    }
+    const outcome = await ctx.execute("ralph.archiveChange", { ...target, yes: true });
+    const message = outcomeMessage(target.change, outcome);
+    if (outcome.archive) {
+      void vscode.window.showInformationMessage(message);
+    } else {
+      void vscode.window.showWarningMessage(message);
+    }
+  };
+}
+
+/** The run a tree row, the history page or a notification names (`runId`, or a row's `record`). */
+function runIdOf(arg: unknown): string | undefined {
+  const a = arg as { runId?: unknown; record?: { runId?: unknown } } | undefined;
+  const id = a?.runId ?? a?.record?.runId;
+  return typeof id === "string" && id !== "" ? id : undefined;
+}
+
+/** v4 (SPEC §12): a run's branch against its target, from their merge-base, in the multi-file diff. */
+function reviewRun(ctx: Ctx, reviews: Reviews): Handler {
   return async (arg) => {
     const target = await changeTarget(ctx, arg, "Ralph: Review run");
     if (!target) {
       return;
     }
-    const bundle = await ctx.execute("ralph.reviewRun", target);
-    const doc = await vscode.workspace.openTextDocument({ content: reviewText(bundle), language: "diff" });
-    await vscode.window.showTextDocument(doc, { preview: true });
+    const runId = runIdOf(arg);
+    await reviews.show(runId ? { ...target, runId } : target);
   };
 }
 
@@ -355,7 +434,8 @@ function mergeRun(ctx: Ctx, all: boolean): Handler {
     }
     const target = await changeTarget(ctx, arg, "Ralph: Merge run");
     if (target) {
-      await ctx.execute("ralph.mergeRun", target);
+      const runId = runIdOf(arg);
+      await ctx.execute("ralph.mergeRun", runId ? { ...target, runId } : target);
     }
   };
 }
@@ -368,6 +448,8 @@ export function registerCommands(ctx: Ctx): vscode.Disposable[] {
   const docs = new HistoryDocuments();
   const panels = new HistoryPanels(ctx);
   const tree = new RalphTree(ctx);
+  const archiveDocs = new ArchiveDocuments();
+  const reviews = new Reviews(ctx);
   const table: Record<string, Handler> = {
     "ralph.runChange": runChange(ctx),
     "ralph.runChangeWithGuidance": runChange(ctx, true),
@@ -381,14 +463,19 @@ export function registerCommands(ctx: Ctx): vscode.Disposable[] {
     "ralph.showHistoryMarkdown": showHistoryMarkdown(ctx, docs),
     "ralph.refreshView": () => tree.refreshSoon(),
     "ralph.restartServer": restartServer(ctx),
-    "ralph.reviewChangeRun": reviewRun(ctx),
+    "ralph.showArchivePreview": showArchivePreview(ctx, archiveDocs),
+    "ralph.archive": archiveChange(ctx),
+    "ralph.reviewChangeRun": reviewRun(ctx, reviews),
+    "ralph.runAgainWithComments": (arg) => reviews.runAgain(arg),
     "ralph.mergeChangeRun": mergeRun(ctx, false),
     "ralph.mergeAllRuns": mergeRun(ctx, true),
   };
   const disposables: vscode.Disposable[] = [
     vscode.workspace.registerTextDocumentContentProvider(HISTORY_SCHEME, docs),
+    vscode.workspace.registerTextDocumentContentProvider(ARCHIVE_SCHEME, archiveDocs),
     panels,
     tree,
+    reviews,
     vscode.window.registerTreeDataProvider("ralph.changes", tree),
   ];
   for (const [id, handler] of Object.entries(table)) {

@@ -35,6 +35,7 @@ export const SERVER_SETTING_KEYS = [
   "queueMaxCostUsd",
   "onRunEnd",
   "runsOutliveEditor",
+  "archiveOnSuccess",
   "runner",
   "ray.address",
   "ray.resources",

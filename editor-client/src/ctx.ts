@@ -459,8 +459,14 @@ export class Ctx implements vscode.Disposable {
   /** The run-end notification, with its two buttons. */
   private async tellRunEnded(note: RunEndNote): Promise<void> {
     const show = note.severity === "information" ? vscode.window.showInformationMessage : vscode.window.showWarningMessage;
-    const choice = await show(note.message, "Show history", "Show output");
-    if (choice === "Show history") {
+    const buttons = note.branch ? ["Review", "Merge", "Show history", "Show output"] : ["Show history", "Show output"];
+    const choice = await show(note.message, ...buttons);
+    const run = { change: note.change, root: note.root, runId: note.runId };
+    if (choice === "Review") {
+      await vscode.commands.executeCommand("ralph.reviewChangeRun", run);
+    } else if (choice === "Merge") {
+      await vscode.commands.executeCommand("ralph.mergeChangeRun", run);
+    } else if (choice === "Show history") {
       await vscode.commands.executeCommand("ralph.showHistory", { change: note.change, root: note.root });
     } else if (choice === "Show output") {
       this.output.show(true);

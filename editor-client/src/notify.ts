@@ -7,6 +7,9 @@ export interface RunEndNote {
   /** The change the buttons (Show history, Show output) act on. */
   change: string;
   root: string;
+  /** v4 (SPEC §12): the run and the branch it ended on (worktree isolation): "Review", "Merge". */
+  runId?: string;
+  branch?: string;
 }
 
 /**
@@ -37,6 +40,7 @@ export class RunEndNotifier {
       message: `Ralph: ${status.change} ${status.state} (${status.completed}/${status.total} tasks)${reason}`,
       change: status.change,
       root: status.root,
+      ...(status.worktree?.branch ? { runId: status.runId, branch: status.worktree.branch } : {}),
     };
   }
 }

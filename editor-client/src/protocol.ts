@@ -100,6 +100,9 @@ export interface RunParams {
   changes?: string[];
   parallel?: number;
   stopOnFailure?: boolean;
+  /** v4 (SPEC §12): a follow-up run on the change's branch: the agent runs with the guidance
+   * even when every task is already checked (review comments). */
+  followUp?: boolean;
 }
 
 export const RUN_PHASES = ["agent", "verifying", "waiting"] as const;
@@ -214,6 +217,8 @@ export interface HistoryRecord {
   merge?: MergeRecord | null;
   /** What the run's sandbox granted (v4); null: it ran with the sandbox off. */
   sandbox?: RunSandbox | null;
+  /** With worktree isolation (or on Ray): the branch the run worked on. */
+  worktree?: { branch?: string } | null;
 }
 
 /** v4: a run's branch: merged into its target, or parked for a person. */
@@ -314,6 +319,44 @@ export function changeRefFromTasksPath(fsPath: string): ChangeRef | undefined {
   return { change, root: pathToFileURL(root).href };
 }
 
+/** What `openspec archive --json` reports of an archive done (or, in a preview, to be done). */
+export interface ArchiveResult {
+  change: string;
+  archivedAs: string;
+  path: string;
+  specsUpdated: boolean;
+  totals?: { added: number; modified: number; removed: number; renamed: number };
+  warnings?: string[];
+}
+
+/** Why archive refused, with the OpenSpec CLI's blocker code. */
+export interface ArchiveDiagnostic {
+  severity: "error";
+  code: string;
+  message: string;
+  fix?: string;
+}
+
+/** `ralph.archiveChange`'s answer: the archive done, or `null` and why not. */
+export interface ArchiveOutcome {
+  archive: ArchiveResult | null;
+  status?: ArchiveDiagnostic[];
+}
+
+/** One main spec an archive rewrites: its text before (`null`: a new spec) and after. */
+export interface RebuiltSpec {
+  specId: string;
+  uri: string;
+  oldText: string | null;
+  newText: string;
+}
+
+/** `ralph.archivePreview`'s answer. */
+export interface ArchivePreview extends ArchiveOutcome {
+  specs?: RebuiltSpec[];
+  incompleteTasks: number;
+}
+
 /** Each server command (`workspace/executeCommand`): its one argument and its result. */
 export interface ServerCommands {
   "ralph.changes": { params: { root?: string }; result: { changes: ChangeInfo[] } };
@@ -332,6 +375,10 @@ export interface ServerCommands {
   "ralph.fileAt": { params: { root?: string; checkpoint: string; path: string }; result: { text: string } };
   /** `iteration` (of `runId`, default the newest run) or `checkpoint` (e.g. an undo). */
   "ralph.restore": { params: ChangeRef & { runId?: string; iteration?: number; checkpoint?: string }; result: RestoreResult };
+  /** v4: the rebuilt main specs an archive would write, nothing written. */
+  "ralph.archivePreview": { params: ChangeRef; result: ArchivePreview };
+  /** v4: archive the change (specs written, folder moved), under workspace trust. */
+  "ralph.archiveChange": { params: ChangeRef & { yes?: boolean }; result: ArchiveOutcome };
   "ralph.reviewRun": { params: ChangeRef & { runId?: string; into?: string }; result: ReviewBundle };
   "ralph.mergeRun": { params: ChangeRef & { runId?: string; into?: string; strategy?: "merge" | "squash" | "rebase" }; result: MergeOutcome };
   "ralph.mergeAll": { params: { root?: string; into?: string; strategy?: "merge" | "squash" | "rebase" }; result: TrainResult };

@@ -22,3 +22,80 @@ export function reviewText(b: ReviewBundle): string {
   const cut = b.diffTruncated ? "\n# (the patch was cut at 4 MiB: `ralph-lsp review` prints it whole)\n" : "";
   return `${lines.join("\n")}\n${b.diff}${cut}`;
 }
+
+/** One file of a review: its text at the merge-base (`original`) and at the branch tip (`modified`),
+ * each null where the file does not exist on that side (added, deleted). */
+export interface ReviewTriple {
+  path: string;
+  status: string;
+  original: string | null;
+  modified: string | null;
+}
+
+/** The (resource, original, modified) commits of each changed file, for `vscode.changes`. */
+export function reviewTriples(b: Pick<ReviewBundle, "files" | "base" | "tip">): ReviewTriple[] {
+  return b.files.map((f) => ({
+    path: f.path,
+    status: f.status,
+    original: f.status.startsWith("A") ? null : b.base,
+    modified: f.status.startsWith("D") ? null : b.tip,
+  }));
+}
+
+/** What sits beside the diff (Markdown): the task → iteration → commit map, the verification,
+ * the cost (nothing where the agent reported none), and the commits since the merge-base. */
+export function reviewMarkdown(b: ReviewBundle): string {
+  const out = [
+    `# Review: ${b.change}, run ${b.runId}`,
+    "",
+    `\`${b.branch}\` against \`${b.into}\`, from the merge-base \`${b.base.slice(0, 12)}\` to the tip \`${b.tip.slice(0, 12)}\`. Run ${b.state}${b.branchState ? `; branch ${b.branchState}` : ""}.`,
+  ];
+  if (b.merge) {
+    out.push("", `Last merge into \`${b.merge.into}\`: ${b.merge.commit ? `\`${b.merge.commit.slice(0, 12)}\`` : "none"}: ${b.merge.reason}`);
+  }
+  if (typeof b.costUsd === "number" && b.costUsd > 0) {
+    out.push("", `Cost: $${b.costUsd.toFixed(4)}`);
+  }
+  out.push("", "## Tasks → iterations → commits", "", "| iteration | tasks checked | commit | files |", "|---|---|---|---|");
+  for (const it of b.iterations) {
+    const files = (it.filesChanged ?? []).map((f) => `\`${f}\``).join(", ") || "—";
+    out.push(`| ${it.n} | ${it.tasksChecked ?? "—"} | ${it.commit ? `\`${it.commit.slice(0, 12)}\`` : "—"} | ${files} |`);
+  }
+  out.push("", "## Verification", "");
+  if (!b.verification) {
+    out.push("The run did not verify.");
+  } else if (b.verification.length === 0) {
+    out.push("Nothing ran.");
+  } else {
+    for (const v of b.verification) {
+      const ok = v.exitCode === 0 ? "passed" : `failed (exit ${v.exitCode ?? "—"})`;
+      out.push(`- \`${v.command}\`: ${ok}`);
+    }
+  }
+  out.push("", `## ${b.files.length} file(s)`, "", ...b.files.map((f) => `- ${f.status} \`${f.path}\``));
+  if (b.commits.length > 0) {
+    out.push("", "## Commits", "", ...b.commits.map((c) => `- \`${c.commit.slice(0, 12)}\` ${c.subject}`));
+  }
+  return `${out.join("\n")}\n`;
+}
+
+/** An inline comment left on a line range of a reviewed file (lines 1-based, as people count). */
+export interface ReviewComment {
+  path: string;
+  startLine: number;
+  endLine: number;
+  /** The code lines the comment is on, as the branch tip has them. */
+  quoted: string[];
+  body: string;
+}
+
+/** The guidance of a follow-up run: each comment with its path, line(s) and the quoted code. */
+export function commentGuidance(change: string, branch: string, comments: ReviewComment[]): string {
+  const parts = [`Review comments on ${branch} (change ${change}); address each one:`];
+  comments.forEach((c, i) => {
+    const where = c.startLine === c.endLine ? `line ${c.startLine}` : `lines ${c.startLine}-${c.endLine}`;
+    const code = c.quoted.map((l) => `    > ${l}`).join("\n");
+    parts.push(`${i + 1}. ${c.path} ${where}:${code ? `\n${code}` : ""}\n   ${c.body.trim().replace(/\n/g, "\n   ")}`);
+  });
+  return parts.join("\n");
+}

@@ -33,6 +33,7 @@ HANDLERS = {
     "diff": ("git_commands", "cmd_diff"),
     "restore": ("git_commands", "cmd_restore"),
     "verify": ("verify", "cmd_verify"),
+    "archive": ("archive", "cmd_archive"),
     "runs": ("runs", "cmd_runs"),
     "attach": ("runs", "cmd_attach_here"),
     "stop": ("runs", "cmd_stop"),

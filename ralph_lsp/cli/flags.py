@@ -53,6 +53,8 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
         raw["allowedTools"] = args.allow_tool
     if getattr(args, "no_checkpoints", False):
         raw["checkpoints"] = False
+    if getattr(args, "archive_on_success", False):
+        raw["archiveOnSuccess"] = True
     env: dict[str, str] = {}
     for item in getattr(args, "env", None) or []:
         name, sep, value = item.partition("=")

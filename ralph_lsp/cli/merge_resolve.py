@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import TextIO
 
 from ralph_lsp.cli.common import CliError, change_of
+from ralph_lsp.loop.request import RunRequest
 from ralph_lsp.settings import Settings
 
 
@@ -34,7 +35,7 @@ def resolve(root: Path, args: argparse.Namespace, settings: Settings, out: TextI
         file=out,
         flush=True,
     )
-    code = asyncio.run(_run(change, settings, [plan.guidance], out))
+    code = asyncio.run(_run(change, settings, RunRequest(guidance=[plan.guidance]), out))
     if code == 0:
         print(f"resolved: merge it with `ralph-lsp merge {args.change}`", file=out)
     return code

@@ -236,6 +236,12 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="do not record a git checkpoint of the work tree before and after each iteration",
     )
+    sp.add_argument(
+        "--archive-on-success",
+        action="store_true",
+        help="once the run succeeds, archive the change as `ralph-lsp archive --yes` does"
+        " (setting ralph.archiveOnSuccess)",
+    )
     add_run_flags(sp)
 
     sp = sub.add_parser("prompt", help="print the prompt the next iteration would get")
@@ -263,6 +269,28 @@ def build_parser() -> argparse.ArgumentParser:
         choices=SANDBOXES,
         help="'auto' (default): the commands run in the sandbox a run's checks get (no network"
         " but their own loopback, writes only in the project); 'off': with your full authority",
+    )
+
+    sp = sub.add_parser(
+        "archive",
+        help="apply CHANGE's delta specs to openspec/specs/ and move it to changes/archive/,"
+        " as `openspec archive` does (all or nothing)",
+        description="Apply CHANGE's delta specs to openspec/specs/ (RENAMED, REMOVED, MODIFIED,"
+        " ADDED), validate the rebuilt specs, write them all or none, and move the change to"
+        " openspec/changes/archive/YYYY-MM-DD-CHANGE: the files `openspec archive --yes` writes."
+        " Without --yes, incomplete tasks and spec updates are asked about on a terminal and"
+        " refused otherwise. Exit 0 when archived, 1 when refused.",
+    )
+    sp.add_argument("change", metavar="CHANGE")
+    with_root(sp)
+    sp.add_argument(
+        "--yes", "-y", action="store_true", help="archive without asking (incomplete tasks too)"
+    )
+    sp.add_argument(
+        "--json", action="store_true", help="print the result as `openspec archive --json`"
+    )
+    sp.add_argument(
+        "--skip-specs", action="store_true", help="move the change without touching openspec/specs/"
     )
 
     sp = sub.add_parser(

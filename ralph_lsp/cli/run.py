@@ -14,6 +14,7 @@ from ralph_lsp.cli.common import EXIT_CODES, CliError, change_of, root_of
 from ralph_lsp.cli.ending import on_end, spent
 from ralph_lsp.cli.flags import settings_from_args
 from ralph_lsp.cli.terminal import Renderer
+from ralph_lsp.loop.request import RunRequest
 from ralph_lsp.openspec.workspace import (
     Change,
 )
@@ -47,12 +48,11 @@ def cmd_run(args: argparse.Namespace, out: TextIO) -> int:
     if local:
         _preflight(settings, root)
         git_commands.check_run(root, settings)
+    request = RunRequest(guidance=args.guidance or (), story=args.story)
     if args.detach:
-        return runs.cmd_run_detached(
-            root, change.name, settings, args.guidance or [], args.story, out
-        )
+        return runs.cmd_run_detached(root, change.name, settings, request, out)
     sink = runs.events_sink(out) if args.events else None
-    return asyncio.run(_run(change, settings, args.guidance or [], out, args.story, sink))
+    return asyncio.run(_run(change, settings, request, out, sink))
 
 
 def _preflight(settings: Settings, root: Path) -> None:
@@ -80,9 +80,8 @@ def _preflight(settings: Settings, root: Path) -> None:
 async def _run(
     change: Change,
     settings: Settings,
-    guidance: list[str],
+    request: RunRequest,
     out: TextIO,
-    story: str | None = None,
     sink: Callable[[Any], None] | None = None,
 ) -> int:
     import asyncio
@@ -99,7 +98,7 @@ async def _run(
 
     renderer = Renderer(out, stop_quietly)
     # Hosted like a detached runner's run, so `ralph-lsp stop/guide/attach` reach it too.
-    host = runs.foreground_host(change, settings, guidance, story, renderer, sink)
+    host = runs.foreground_host(change, settings, request, renderer, sink)
     engine = host.engine
     loop = asyncio.get_running_loop()
 

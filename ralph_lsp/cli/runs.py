@@ -8,7 +8,7 @@ import asyncio
 import json
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 from typing import Any, TextIO
@@ -17,6 +17,7 @@ from ralph_lsp.cli.common import root_of
 from ralph_lsp.cli.ending import is_end_line
 from ralph_lsp.loop.engine import EngineEvent, LogEvent, StatusEvent
 from ralph_lsp.loop.history import load_records
+from ralph_lsp.loop.request import RunRequest
 from ralph_lsp.openspec.workspace import Change
 from ralph_lsp.runner import events
 from ralph_lsp.runner.client import Attachment, RunnerError, request, spawn
@@ -48,14 +49,13 @@ def cmd_run_detached(
     root: Path,
     change: str,
     settings: Settings,
-    guidance: Sequence[str],
-    story: str | None,
+    request: RunRequest,
     out: TextIO,
 ) -> int:
     find_live(root)  # a runner found gone is marked interrupted before the new run starts
 
     async def go() -> str:
-        spawned = await spawn(root, change, settings, guidance=guidance, story=story)
+        spawned = await spawn(root, change, settings, request)
         return spawned.run_id
 
     try:
@@ -81,8 +81,7 @@ def events_sink(out: TextIO) -> Callable[[EngineEvent], None]:
 def foreground_host(
     change: Change,
     settings: Settings,
-    guidance: Sequence[str],
-    story: str | None,
+    request: RunRequest,
     renderer: Any,
     sink: Callable[[EngineEvent], None] | None,
 ) -> RunHost:
@@ -114,8 +113,7 @@ def foreground_host(
         change.root,
         change.name,
         settings,
-        guidance=guidance,
-        story=story,
+        request,
         sink=on_event,
         engine=engine,
     )

@@ -160,7 +160,7 @@ def _toolbox(change: str) -> dict[str, list[tuple[str, str, bool]]]:
 def applies(root: Path, change_folder: Path) -> bool:
     """Whether ``root`` is (a copy of) examples/hello, whose changes are add-greeting-cli or a
     copy of it, or of examples/toolbox."""
-    if not (change_folder / "tasks.md").is_file():
+    if change_folder.parent.name != "changes":  # the task file is in the change's folder
         return False
     return (root / "hello" / "__init__.py").is_file() or (root / "toolbox").is_dir()
 

@@ -13,15 +13,15 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
 
 from ralph_lsp.loop import budget, sandboxing
 from ralph_lsp.loop import run_git as rungit
 from ralph_lsp.loop.claims import ChangeBusy, ChangeClaim
 from ralph_lsp.loop.history import new_run_id, prune_runs
 from ralph_lsp.loop.reporting import Guidance
+from ralph_lsp.loop.request import AS_SETTINGS, RunRequest
 from ralph_lsp.loop.run import Run
 from ralph_lsp.loop.status import (
     EngineError,
@@ -70,12 +70,7 @@ class Engine:
         root: Path,
         change: str,
         settings: Settings,
-        *,
-        max_iterations: int | None = None,
-        scope: str | None = None,
-        guidance: Sequence[str] = (),
-        story: str | None = None,
-        queue: dict[str, Any] | None = None,
+        request: RunRequest = AS_SETTINGS,
     ) -> RunStatus:
         resolved = resolve_change(root, change)  # UnknownChangeError for unknown names
         key = (resolved.root, resolved.name)
@@ -85,7 +80,9 @@ class Engine:
                 f"change {change!r} is already running (run {active.id},"
                 f" iteration {active.status.iteration}); stop it first"
             )
-        max_iterations = _check_request(resolved, max_iterations, scope, guidance, story)
+        max_iterations = _check_request(resolved, request)
+        if request.follow_up and not any(t.strip() for t in request.guidance):
+            raise EngineError("a follow-up run needs guidance: the review comments to address")
         refusal = await rungit.refusal(resolved.root, settings)
         refusal = refusal or budget.refusal_at(settings, resolved.root)
         # Fail closed (SPEC §10): no sandbox here, no run, and no agent spawned.
@@ -104,14 +101,16 @@ class Engine:
             resolved,
             settings,
             max_iterations or settings.max_iterations,
-            scope or settings.iteration_scope,
-            guidance,
+            request.scope or settings.iteration_scope,
+            request.guidance,
             run_id,
-            story,
+            request.story,
         )
         run.claim = claim
+        # A follow-up: the agent runs on the guidance even when every task is checked.
+        run.follow_up = request.follow_up
         run.pruned = pruned  # their checkpoints go too, once the run's git side is ready
-        run.status.queue = queue  # a run of a queue says which, and where in it
+        run.status.queue = request.queue  # a run of a queue says which, and where in it
         self._active[key] = run
         run.update(transition=True)
         if claim.warning:
@@ -192,14 +191,9 @@ class Engine:
                     proc.kill_now()
 
 
-def _check_request(
-    change: Change,
-    max_iterations: int | None,
-    scope: str | None,
-    guidance: Sequence[str],
-    story: str | None,
-) -> int | None:
+def _check_request(change: Change, request: RunRequest) -> int | None:
     """``ralph.run``'s own arguments checked; the maxIterations to use (None: the setting's)."""
+    max_iterations, scope, story = request.max_iterations, request.scope, request.story
     if max_iterations is not None:
         try:
             max_iterations = positive_int(max_iterations)
@@ -207,7 +201,7 @@ def _check_request(
             raise EngineError("maxIterations must be a whole number of at least 1") from None
     if scope is not None and scope not in SCOPES:
         raise EngineError(f"iterationScope must be one of {', '.join(SCOPES)}")
-    for text in guidance:
+    for text in request.guidance:
         _check_guidance(text, allow_empty=True)
     if story is not None:
         _check_story(change, story)

@@ -68,7 +68,7 @@ class TasksFollowing:
         except OSError:
             return None
         for folder in found:
-            path = Path(folder) / "tasks.md"
+            path = Path(folder) / self.work.tasks_path.name
             if path.is_file():
                 if not self.archived_to:
                     self.archived_to = str(path.parent)

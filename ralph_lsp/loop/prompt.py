@@ -7,6 +7,7 @@ statuses, so the same tasks.md with no guidance gives a byte-identical prompt.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Sequence
 
 from ralph_lsp.loop.verify import PROMPT_TAIL_CHARS, Result
@@ -56,6 +57,7 @@ def build_prompt(
     add("")
     add(f"Change folder: {folder}")
     add(f"{TASKS_FILE_MARKER}{change.tasks_path}")
+    tasks_name = _tasks_name(change)
     if other_files or specs:
         add("Read these files of the change first:")
         for p in [*other_files, *specs]:
@@ -66,15 +68,15 @@ def build_prompt(
         add("## Project context")
         add(context.rstrip("\n"))
     add("")
-    _add_scope(add, doc, scope_story(doc, scope, start_story))
+    _add_scope(add, doc, scope_story(doc, scope, start_story), tasks_name)
     add("")
     add("## Workflow")
-    add("1. Read the proposal, the design, the specs and tasks.md to understand the change.")
+    add(f"1. Read the proposal, the design, the specs and {tasks_name} to understand the change.")
     add("2. Implement the tasks in scope one at a time, in the order they are listed.")
     add("3. Run the verification commands below and fix what fails.")
     add(
-        "4. As soon as a task is implemented and verified, mark it done in tasks.md by"
-        " changing its `- [ ]` to `- [x]`. Edit nothing else in tasks.md."
+        f"4. As soon as a task is implemented and verified, mark it done in {tasks_name} by"
+        f" changing its `- [ ]` to `- [x]`. Edit nothing else in {tasks_name}."
     )
     add(
         "5. Work without asking questions: nobody will answer during this session. Where"
@@ -104,19 +106,31 @@ def build_prompt(
     return "\n".join(out)
 
 
-def _add_scope(add: Callable[[str], None], doc: TasksDoc, story: Story | None) -> None:
+def _tasks_name(change: Change) -> str:
+    """The task file as the prompt names it: ``tasks.md``, or what the change's schema tracks."""
+    folder = str(change.folder) + os.sep
+    return str(change.tasks_path).removeprefix(folder).replace(os.sep, "/")
+
+
+def _add_scope(
+    add: Callable[[str], None], doc: TasksDoc, story: Story | None, tasks_name: str = "tasks.md"
+) -> None:
     """The story in scope (or the whole change), and the blocked tasks to leave alone."""
     add("## Scope")
     blocked = doc.blocked_open()
     if story is not None:
         add(f"{STORY_MARKER}{story.id}")
-        where = f"line {story.line + 1} of tasks.md" if story.line >= 0 else "the top of tasks.md"
+        where = (
+            f"line {story.line + 1} of {tasks_name}"
+            if story.line >= 0
+            else f"the top of {tasks_name}"
+        )
         add(f'Work on the story "{story.title}" ({where}) only. Its unchecked tasks:')
-        _add_tasks(add, [t.text for t in story.tasks if doc.workable(t)])
+        _add_tasks(add, [t.text for t in story.tasks if doc.workable(t)], tasks_name)
         add("Stop when every task of this story is checked; do not start tasks of other stories.")
         blocked = [(t, why) for t, why in blocked if t.story_id == story.id]
     else:
-        add("The whole change: work through the unchecked tasks of tasks.md in order.")
+        add(f"The whole change: work through the unchecked tasks of {tasks_name} in order.")
     if blocked:
         add("Leave these blocked tasks alone: a person must unblock them.")
         for task, why in blocked[:MAX_LISTED_TASKS]:
@@ -127,12 +141,12 @@ def _clip(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def _add_tasks(add: Callable[[str], None], texts: list[str]) -> None:
+def _add_tasks(add: Callable[[str], None], texts: list[str], tasks_name: str = "tasks.md") -> None:
     for text in texts[:MAX_LISTED_TASKS]:
         add(f"- {_clip(text, MAX_TASK_CHARS)}")
     if len(texts) > MAX_LISTED_TASKS:
         more = len(texts) - MAX_LISTED_TASKS
-        add(f"- … and {more} more unchecked tasks of this story: read them in tasks.md")
+        add(f"- … and {more} more unchecked tasks of this story: read them in {tasks_name}")
 
 
 def _add_guidance(add: Callable[[str], None], guidance: Sequence[str]) -> None:

@@ -36,6 +36,7 @@ from ralph_lsp.loop.history import (
     make_history_root,
     read_small_file,
 )
+from ralph_lsp.loop.request import RunRequest
 from ralph_lsp.loop.status import now_iso
 from ralph_lsp.openspec.workspace import UnknownChangeError, resolve_change
 from ralph_lsp.sandbox import refusal as sandbox_refusal
@@ -129,7 +130,7 @@ class QueueRuns(Protocol):
     change then in a runner of its own)."""
 
     async def start(
-        self, root: Path, change: str, settings: Settings, *, queue: dict[str, Any] | None = None
+        self, root: Path, change: str, settings: Settings, request: RunRequest = ...
     ) -> RunStatus: ...
     async def wait(self, root: Path, change: str) -> RunStatus: ...
     async def stop(self, root: Path, change: str) -> RunStatus: ...
@@ -327,7 +328,7 @@ class Queue:
                 self.root,
                 item.change,
                 self.run_settings(remaining),
-                queue=self.queue_of(item.change),
+                RunRequest(queue=self.queue_of(item.change)),
             )
         except (EngineError, UnknownChangeError) as exc:
             item.state, item.reason = "failed", _not_started(item.change, exc)

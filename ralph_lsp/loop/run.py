@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 
 from ralph_lsp.agents import build_invocation, verify_rules
 from ralph_lsp.agents.user_config import user_config
-from ralph_lsp.loop import budget, costs, policy, sandboxing, verify
+from ralph_lsp.loop import budget, costs, on_success, policy, sandboxing, verify
 from ralph_lsp.loop import run_git as rungit
 from ralph_lsp.loop.claims import ChangeClaim
 from ralph_lsp.loop.events import EndEvent, IterationEvent
@@ -37,6 +37,7 @@ from ralph_lsp.loop.history import (
     no_space,
 )
 from ralph_lsp.loop.iteration import AgentIteration, IterationOutcome
+from ralph_lsp.loop.ledger import Ledger
 from ralph_lsp.loop.policy import DEFAULT_BACKOFF_SECONDS, MAX_BACKOFF_SECONDS
 from ralph_lsp.loop.prompt import build_prompt, scope_story
 from ralph_lsp.loop.reporting import Guidance, RunReporting
@@ -108,16 +109,20 @@ class Run(RunReporting, TasksFollowing):
             cost_usd=None,
         )
         self.guidance = [Guidance(t, started) for t in guidance if t.strip()]
+        # SPEC §12: a follow-up run (review comments) spawns the agent on its guidance even when
+        # every task is already checked; it then ends like any run (verified or not).
+        self.follow_up = False
         self.stop_event = asyncio.Event()
         self.stop_reason = "stopped by the user"
         self.archived_to: str | None = None  # where the agent archived the change, if it did
         self.process: AgentProcess | None = None
         self.task: asyncio.Task[None] | None = None
         self.history = RunHistory(change.root, self.id, self._history_error)
-        self.iterations: list[IterationRecord] = []
-        self.rate_limited: list[RateLimitedRecord] = []  # spawns that did not count
+        # The record's growing lists: their older entries on disk (loop/ledger.py)
+        self.iterations = Ledger[IterationRecord](self.history.ledger_path("iterations"))
+        self.rate_limited = Ledger[RateLimitedRecord](self.history.ledger_path("rate-limited"))
         self.verification = Verification(self)
-        self.transitions: list[TransitionRecord] = []
+        self.transitions = Ledger[TransitionRecord](self.history.ledger_path("transitions"))
         self.ended_at: str | None = None
         self.doc: TasksDoc | None = None  # tasks.md as last read
         self._tasks_stat: tuple[int, int] | None = None
@@ -162,6 +167,8 @@ class Run(RunReporting, TasksFollowing):
             state, reason = RunState.STOPPED, self.stop_reason
         if state is RunState.SUCCEEDED and self.archived_to:
             reason += f"; the agent archived the change to {self.archived_to}"
+        elif state is RunState.SUCCEEDED and self.settings.archive_on_success:
+            reason += await on_success.archive(self.work, self.log)
         reason = await self._end_git(reason)
         if self.sandbox is not None:
             await self.sandbox.close()
@@ -200,7 +207,7 @@ class Run(RunReporting, TasksFollowing):
         if doc.total and doc.all_done and self.verification.enabled():
             verified, failed = await self.verification.run()
         end = policy.before_start(doc.completed, doc.total, verified, failed)
-        if end is not None:
+        if end is not None and not (self.follow_up and self.guidance and doc.total):
             return end.state, end.reason
         if self.git is not None:
             await self.git.begin()
@@ -240,8 +247,8 @@ class Run(RunReporting, TasksFollowing):
         """A counted iteration's checkpoint (SPEC §8) into its record, then its end events."""
         if self.git is not None:
             made = await self.git.after_iteration(n, after.completed, after.total)
-            self.iterations[-1]["checkpoint"] = made["checkpoint"]
-            self.iterations[-1]["filesChanged"] = made["filesChanged"]
+            self.iterations.last()["checkpoint"] = made["checkpoint"]
+            self.iterations.last()["filesChanged"] = made["filesChanged"]
         self.tell_iteration_end(n, pending)
 
     def _disk_full(self) -> str | None:

@@ -25,6 +25,7 @@ from ralph_lsp.git.worktrees import (
     open_worktree,
     review_hint,
 )
+from ralph_lsp.openspec.workspace import Change
 from ralph_lsp.settings import Settings
 
 Warn = Callable[[str], None]
@@ -49,7 +50,7 @@ class RunGit:
         wt = self.worktree
         if wt is None:
             return None
-        tasks = wt.root / "openspec" / "changes" / self.change / "tasks.md"
+        tasks = Change(wt.root, self.change).tasks_path  # the file its schema tracks
         return {"branch": wt.branch, "root": wt.root.as_uri(), "tasksUri": tasks.as_uri()}
 
     async def begin(self) -> None:

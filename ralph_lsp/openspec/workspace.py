@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from pathlib import Path
 from urllib.parse import quote_from_bytes
 
+from ralph_lsp.openspec.task_files import task_files
 from ralph_lsp.openspec.tasks import TasksDoc, read_tasks_text
 from ralph_lsp.openspec.tasks_fast import TasksSummary, parse_tasks
 
@@ -50,13 +51,15 @@ def find_roots(folders: list[Path]) -> list[Path]:
 
 
 def root_of_file(path: Path) -> Path | None:
-    """The OpenSpec root a ``…/openspec/changes/<name>/tasks.md`` belongs to, if it is one."""
+    """The OpenSpec root a change's task file (``…/openspec/changes/<name>/tasks.md``, or the
+    file its schema tracks) belongs to, if it is one."""
     parts = path.parts
-    if len(parts) < 5 or parts[-1] != "tasks.md":
+    if len(parts) < 5 or parts[-4:-2] != ("openspec", "changes") or parts[-2] == ARCHIVE:
         return None
-    if parts[-4:-2] != ("openspec", "changes") or parts[-2] == ARCHIVE:
-        return None
-    return Path(*parts[:-4])
+    root = Path(*parts[:-4])
+    if parts[-1] == "tasks.md" or path in task_files(root, path.parent):
+        return root
+    return None
 
 
 def list_changes(root: Path) -> list[str]:
@@ -83,7 +86,14 @@ class Change:
 
     @property
     def tasks_path(self) -> Path:
-        return self.folder / "tasks.md"
+        """The change's task file: the first its schema tracks (``apply.tracks``), else tasks.md."""
+        return self.task_files[0]
+
+    @cached_property
+    def task_files(self) -> list[Path]:
+        """Every task file its schema tracks (one unless ``apply.tracks`` is a glob), as found
+        when first asked (a Change is a moment's view: make a new one to look again)."""
+        return task_files(self.root, self.folder)
 
     def read_doc(self) -> TasksDoc:
         """Parse tasks.md from disk; a missing file is 0/0 tasks. Raises OSError if unreadable."""
@@ -109,7 +119,11 @@ def tasks_uri(change: Change) -> str:
     base = _root_uri(change.root)
     if base.endswith("/"):  # the file system's root
         base = base[:-1]
-    return base + quote_from_bytes(os.fsencode(f"/openspec/changes/{change.name}/tasks.md"))
+    # The task file's path below the change's folder, which it was built from (string work: a
+    # listing of thousands of changes pays for every Path made).
+    folder = os.path.join(change.root, CHANGES, change.name) + os.sep
+    name = str(change.tasks_path).removeprefix(folder).replace(os.sep, "/")
+    return base + quote_from_bytes(os.fsencode(f"/openspec/changes/{change.name}/{name}"))
 
 
 def change_json(

@@ -31,6 +31,7 @@ from ralph_lsp.git import GitError
 from ralph_lsp.git import remote as gr
 from ralph_lsp.loop.engine import EngineError, EngineEvent, LogEvent, RunStatus, StatusEvent
 from ralph_lsp.loop.events import CheckpointEvent, EndEvent, TasksEvent
+from ralph_lsp.loop.request import RunRequest
 from ralph_lsp.openspec.tasks import NotARegularFile, read_tasks_text
 from ralph_lsp.openspec.workspace import UnknownChangeError
 from ralph_lsp.runner import events
@@ -50,10 +51,7 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--run-id", required=True)
     p.add_argument("--subdir", default=".", help="the OpenSpec root inside the repository")
     p.add_argument("--settings", default="{}")
-    p.add_argument("--max-iterations", type=int)
-    p.add_argument("--scope")
-    p.add_argument("--guidance", action="append", default=[])
-    p.add_argument("--story")
+    RunRequest.add_arguments(p, local=False)
     return p.parse_args(argv)
 
 
@@ -227,10 +225,7 @@ async def _run(args: argparse.Namespace, settings: Settings, work: Path) -> int:
         (clone / args.subdir).resolve(),
         args.change,
         settings,
-        max_iterations=args.max_iterations,
-        scope=args.scope,
-        guidance=args.guidance,
-        story=args.story,
+        RunRequest.from_args(args),
         sink=job.sink,
         endpoint=False,
     )

@@ -31,6 +31,7 @@ from ralph_lsp.loop.events import (
     TasksEvent,
 )
 from ralph_lsp.loop.history import RunHistory, atomic_write_text, history_root
+from ralph_lsp.loop.request import RunRequest
 from ralph_lsp.loop.states import RunState
 from ralph_lsp.loop.status import now_iso
 from ralph_lsp.remote import secrets
@@ -100,17 +101,14 @@ def check_env(settings: Settings, args: dict[str, Any] | None = None) -> None:
         raise EngineError(refusal)
 
 
-def entrypoint(plan: Plan, change: str, settings: Settings, args: dict[str, Any]) -> str:
+def entrypoint(plan: Plan, change: str, settings: Settings, request: RunRequest) -> str:
     sent = _sent(settings)
     # Every value as ``--flag=value``: a change (or guidance) starting with "-" stays a value.
     argv = [WORKER_PYTHON, "-m", "ralph_lsp.remote.job", f"--remote={plan.shown}"]
     argv += [f"--branch={plan.branch}", f"--change={change}", f"--run-id={plan.run_id}"]
     argv += [f"--subdir={plan.subdir}", f"--settings={json.dumps(sent, separators=(',', ':'))}"]
-    for flag in ("max_iterations", "scope", "story"):
-        if args.get(flag) is not None:
-            argv += [f"--{flag.replace('_', '-')}={args[flag]}"]
-    for text in args.get("guidance") or ():
-        argv += [f"--guidance={text}"]
+    # The queue stays here: the local record says it, the job's run needs not know.
+    argv += request.argv(local=False)
     return shlex.join(argv)
 
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Awaitable, Callable, Coroutine, Sequence
+from collections.abc import Awaitable, Callable, Coroutine
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +30,7 @@ from ralph_lsp.loop.events import (
     EndEvent,
 )
 from ralph_lsp.loop.history import new_run_id
+from ralph_lsp.loop.request import AS_SETTINGS, RunRequest
 from ralph_lsp.loop.states import RunState
 from ralph_lsp.loop.status import now_iso
 from ralph_lsp.openspec.workspace import resolve_change
@@ -129,19 +130,16 @@ class RayRuns:
         root: Path,
         change: str,
         settings: Settings,
-        *,
-        max_iterations: int | None = None,
-        scope: str | None = None,
-        guidance: Sequence[str] = (),
-        story: str | None = None,
-        queue: dict[str, Any] | None = None,
+        request: RunRequest = AS_SETTINGS,
     ) -> RunStatus:
+        if request.follow_up:
+            raise EngineError("a follow-up run (review comments) runs here, not on Ray")
         resolved = resolve_change(root, change)  # UnknownChangeError for unknown names
         key = (resolved.root, resolved.name)
         current = self._runs.get(key)
         if current is not None and not current.status.final:
             raise EngineError(f"change {change!r} is already running as Ray job {current.job_id}")
-        check_env(settings, {"guidance": list(guidance), "story": story, "scope": scope})
+        check_env(settings, request.sent_text())
         address = self._address or settings.ray_address
         client = await asyncio.to_thread(self._client, address)
         run_id = new_run_id()
@@ -150,10 +148,7 @@ class RayRuns:
         except ChangeBusy as exc:
             raise EngineError(str(exc)) from None
         try:
-            run = await self._submit(key, run_id, client, settings, queue, {
-                "max_iterations": max_iterations, "scope": scope, "story": story,
-                "guidance": guidance,
-            })  # fmt: skip
+            run = await self._submit(key, run_id, client, settings, request)
         except BaseException:
             claim.release()
             raise
@@ -172,16 +167,15 @@ class RayRuns:
         run_id: str,
         client: Any,
         settings: Settings,
-        queue: dict[str, Any] | None,
-        args: dict[str, Any],
+        request: RunRequest,
     ) -> RemoteRun:
         """Push the run's base, then submit its job."""
         try:
             plan = await asyncio.to_thread(plan_push, *key, settings, run_id)
         except GitError as exc:
             raise EngineError(f"the run's base could not be pushed: {redact(str(exc))}") from None
-        run = RemoteRun(*key, plan, queue)
-        command = entrypoint(plan, key[1], settings, args)
+        run = RemoteRun(*key, plan, request.queue)
+        command = entrypoint(plan, key[1], settings, request)
         res = settings.ray_resources
         submit: dict[str, Any] = {"entrypoint": command, "submission_id": f"ralph-{plan.run_id}"}
         if "cpus" in res:

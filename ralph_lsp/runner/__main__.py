@@ -25,6 +25,7 @@ from ralph_lsp.loop import safe_dir
 from ralph_lsp.loop.engine import EngineError
 from ralph_lsp.loop.history import history_root
 from ralph_lsp.loop.queue import QueueOptions
+from ralph_lsp.loop.request import RunRequest
 from ralph_lsp.openspec.workspace import UnknownChangeError
 from ralph_lsp.runner.host import EngineFactory, RunHost
 from ralph_lsp.runner.live import LiveRun
@@ -39,11 +40,7 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--changes", help="a queue: the names of its changes, as a JSON list")
     p.add_argument("--options", default="{}", help="a queue's options, as JSON")
     p.add_argument("--settings", default="{}", help="the ralph settings object, as JSON")
-    p.add_argument("--max-iterations", type=int)
-    p.add_argument("--scope")
-    p.add_argument("--guidance", action="append", default=[])
-    p.add_argument("--story")
-    p.add_argument("--queue", help="the queue the run belongs to: {id, position, total} as JSON")
+    RunRequest.add_arguments(p)
     args = p.parse_args(argv)
     if (args.change is None) == (args.changes is None):
         p.error("name one --change, or a queue's --changes")
@@ -120,11 +117,7 @@ async def main(args: argparse.Namespace, remote_engine: EngineFactory | None = N
         Path(args.root),
         args.change,
         settings,
-        max_iterations=args.max_iterations,
-        scope=args.scope,
-        guidance=args.guidance,
-        story=args.story,
-        queue=json.loads(args.queue) if args.queue else None,
+        RunRequest.from_args(args),
         sink=None,
         engine=remote_engine if settings.runner == "ray" else None,
     )

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from ralph_lsp.loop.events import EndEvent
+from ralph_lsp.loop.request import AS_SETTINGS, RunRequest
 from ralph_lsp.loop.status import EngineEvent, RunStatus, StatusEvent
 from ralph_lsp.runner import events
 from ralph_lsp.runner.control import MAX_MESSAGE, ControlError, check_peer, check_socket
@@ -64,28 +65,13 @@ async def spawn(
     root: Path,
     change: str,
     settings: Settings,
-    *,
-    max_iterations: int | None = None,
-    scope: str | None = None,
-    guidance: Sequence[str] = (),
-    story: str | None = None,
-    queue: dict[str, Any] | None = None,
+    request: RunRequest = AS_SETTINGS,
 ) -> Spawned:
     """Start a detached runner for the run; returns once it runs (its run claimed)."""
     # Every value as ``--flag=value``: a change named ``-x`` (or guidance starting with "-")
     # would otherwise read as a flag of its own ("--change: expected one argument").
     argv = [*runner_argv(settings), f"--root={root}", f"--change={change}"]
-    argv += [f"--settings={json.dumps(settings_to_dict(settings))}"]
-    if max_iterations is not None:
-        argv += [f"--max-iterations={max_iterations}"]
-    if scope is not None:
-        argv += [f"--scope={scope}"]
-    for text in guidance:
-        argv += [f"--guidance={text}"]
-    if story is not None:
-        argv += [f"--story={story}"]
-    if queue is not None:
-        argv += [f"--queue={json.dumps(queue)}"]
+    argv += [f"--settings={json.dumps(settings_to_dict(settings))}", *request.argv()]
     proc, ready = await _launch(argv, repr(change))
     return Spawned(str(ready["runId"]), int(ready["pid"]), ready.get("socket"), proc)
 

@@ -17,12 +17,13 @@ import json
 import logging
 import os
 from collections import deque
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, Protocol
 
 from ralph_lsp.loop import safe_dir
-from ralph_lsp.loop.events import EndEvent
+from ralph_lsp.loop.events import EndEvent, IterationEvent
+from ralph_lsp.loop.request import AS_SETTINGS, RunRequest
 from ralph_lsp.loop.status import EngineError, EngineEvent, LogEvent, RunStatus, StatusEvent
 from ralph_lsp.runner import events
 from ralph_lsp.runner.control import (
@@ -46,6 +47,24 @@ from ralph_lsp.settings import Settings
 
 log = logging.getLogger(__name__)
 Sink = Callable[[EngineEvent], None]
+_malloc_trim: Callable[[int], int] | bool | None = False  # False: not looked up yet
+
+
+def return_free_memory() -> None:
+    """Give the C heap's free pages back to the system (glibc's ``malloc_trim``), once per
+    iteration: an iteration frees about as much as it allocates (output, tasks.md parsed,
+    records written), and without this the process's RSS kept some of it every time, the
+    allocator's and not the run's (the 1,000-iteration soak, docs/benchmarks.md). Elsewhere
+    (no glibc) nothing is done."""
+    global _malloc_trim
+    if _malloc_trim is False:
+        _malloc_trim = None
+        with contextlib.suppress(OSError, AttributeError):
+            import ctypes  # the server has it already (inotify.py)
+
+            _malloc_trim = ctypes.CDLL(None).malloc_trim  # the process's own libc
+    if callable(_malloc_trim):
+        _malloc_trim(0)
 
 
 class HostedEngine(Protocol):
@@ -61,12 +80,7 @@ class HostedEngine(Protocol):
         root: Path,
         change: str,
         settings: Settings,
-        *,
-        max_iterations: int | None = ...,
-        scope: str | None = ...,
-        guidance: Sequence[str] = ...,
-        story: str | None = ...,
-        queue: dict[str, Any] | None = ...,
+        request: RunRequest = ...,
     ) -> RunStatus: ...
 
     async def wait(self, root: Path, change: str) -> RunStatus: ...
@@ -114,25 +128,15 @@ class RunHost:
         root: Path,
         change: str,
         settings: Settings,
+        request: RunRequest = AS_SETTINGS,
         *,
-        max_iterations: int | None = None,
-        scope: str | None = None,
-        guidance: Sequence[str] = (),
-        story: str | None = None,
-        queue: dict[str, Any] | None = None,
         sink: Sink | None = None,
         sink_tells_user: bool | Callable[[], bool] = True,
         endpoint: bool = True,
         engine: EngineFactory | None = None,
     ) -> None:
         self.root, self.change, self.settings = root, change, settings
-        self._start_args: dict[str, Any] = {
-            "max_iterations": max_iterations,
-            "scope": scope,
-            "guidance": guidance,
-            "story": story,
-            "queue": queue,
-        }
+        self.request = request
         self.sink, self.sink_tells_user, self.endpoint = sink, sink_tells_user, endpoint
         if engine is None:
             # The engine (agents, git, prices) is imported by the first run hosted here: a
@@ -164,7 +168,7 @@ class RunHost:
     async def start(self) -> RunStatus:
         """Start the run (EngineError/UnknownChangeError when it cannot start), then open the
         endpoint and the live file (a run without them still runs; the log says why)."""
-        status = await self.engine.start(self.root, self.change, self.settings, **self._start_args)
+        status = await self.engine.start(self.root, self.change, self.settings, self.request)
         self.root, self.change = status.root, status.change
         self.status = status
         if self.endpoint:
@@ -252,6 +256,8 @@ class RunHost:
 
     # -- events ------------------------------------------------------------------------------
     def _on_event(self, event: EngineEvent) -> None:
+        if isinstance(event, IterationEvent) and event.phase == "end":
+            return_free_memory()
         data = events.dumps(event)
         if isinstance(event, StatusEvent):
             self.status = event.status

@@ -14,11 +14,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Callable, Coroutine, Iterable, Sequence
+from collections.abc import Callable, Coroutine, Iterable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from ralph_lsp.loop.request import AS_SETTINGS, RunRequest
 from ralph_lsp.loop.states import RunState
 from ralph_lsp.loop.status import EngineError, EngineEvent, RunStatus, StatusEvent
 from ralph_lsp.openspec.workspace import resolve_change
@@ -87,15 +88,12 @@ class Runs:
         root: Path,
         change: str,
         settings: Settings,
-        *,
-        max_iterations: int | None = None,
-        scope: str | None = None,
-        guidance: Sequence[str] = (),
-        story: str | None = None,
-        queue: dict[str, Any] | None = None,
+        request: RunRequest = AS_SETTINGS,
     ) -> RunStatus:
         resolved = resolve_change(root, change)  # UnknownChangeError for unknown names
         key = (resolved.root, resolved.name)
+        if request.follow_up and settings.runner == "ray":
+            raise EngineError("a follow-up run (review comments) runs here, not on Ray")
         current = self._latest.get(key)
         attached = self._attached.get(key)
         if current is not None and not current.final and attached is not None:
@@ -110,22 +108,20 @@ class Runs:
                 f" iteration {current.iteration}); stop it first"
             )
         find_live(resolved.root)  # a runner found gone is marked interrupted first
-        args: dict[str, Any] = {
-            "max_iterations": max_iterations,
-            "scope": scope,
-            "guidance": guidance,
-            "story": story,
-            "queue": queue,
-        }
         if settings.runs_outlive_editor:
-            return await self._start_runner(key, settings, args)
+            return await self._start_runner(key, settings, request)
         engine = None
         if settings.runner == "ray":
             if self._remote_engine is None:
                 raise EngineError("ralph.runner 'ray' cannot run here: this process has no Ray")
             engine = self._remote_engine
         host = RunHost(
-            *key, settings, sink=self._emit, sink_tells_user=self._tells_user, engine=engine, **args
+            *key,
+            settings,
+            request,
+            sink=self._emit,
+            sink_tells_user=self._tells_user,
+            engine=engine,
         )
         status = await host.start()
         self._hosts[key] = host
@@ -138,9 +134,9 @@ class Runs:
         finally:
             self._hosts.pop(key, None)
 
-    async def _start_runner(self, key: Key, settings: Settings, args: dict[str, Any]) -> RunStatus:
+    async def _start_runner(self, key: Key, settings: Settings, request: RunRequest) -> RunStatus:
         try:
-            spawned = await spawn(*key, settings, **args)
+            spawned = await spawn(*key, settings, request)
         except RunnerError as exc:
             raise EngineError(str(exc)) from None
         self._spawn_task(spawned.process.wait())  # reaped when it ends, while we live

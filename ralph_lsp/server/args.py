@@ -28,6 +28,8 @@ FIELDS: dict[str, tuple[str, ...]] = {
         "changes",
         "parallel",
         "stopOnFailure",
+        # v4 (SPEC §12): a follow-up run on the change's branch (review comments as guidance)
+        "followUp",
     ),
     "ralph.stop": ("change", "root"),
     "ralph.guide": ("change", "text", "root"),
@@ -38,6 +40,9 @@ FIELDS: dict[str, tuple[str, ...]] = {
     "ralph.fileAt": ("root", "checkpoint", "path"),
     "ralph.stopQueue": ("queue", "root"),
     "ralph.queues": ("root",),
+    # v4: archive (SPEC §11)
+    "ralph.archivePreview": ("change", "root"),
+    "ralph.archiveChange": ("change", "root", "yes"),
     # v4: review and merge (SPEC §12)
     "ralph.reviewRun": ("change", "root", "runId", "into"),
     "ralph.mergeRun": ("change", "root", "runId", "into", "strategy"),

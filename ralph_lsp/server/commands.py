@@ -13,6 +13,7 @@ from typing import Any
 
 from ralph_lsp.loop.history import load_records, with_file_uris
 from ralph_lsp.loop.record_schema import damaged_note
+from ralph_lsp.loop.request import RunRequest
 from ralph_lsp.loop.status import EngineError
 from ralph_lsp.openspec.workspace import (
     Change,
@@ -21,7 +22,7 @@ from ralph_lsp.openspec.workspace import (
     list_changes,
     resolve_change,
 )
-from ralph_lsp.server import args, git_commands, merge_commands, queues
+from ralph_lsp.server import archive, args, git_commands, merge_commands, queues
 from ralph_lsp.server.errors import InvalidArguments, RequestFailed
 from ralph_lsp.server.host import Host
 from ralph_lsp.settings import SCOPES
@@ -70,6 +71,10 @@ async def run(ls: Host, obj: Obj) -> Obj:
     if isinstance(story, int) and not isinstance(story, bool):
         story = str(story)  # `"story": 2` from a hand-written call means story "2"
     story = args.optional_string(cmd, {"story": story}, "story")
+    follow_up = obj.get("followUp", False)
+    if not isinstance(follow_up, bool):
+        got = args.kind(follow_up)
+        raise InvalidArguments(f'{cmd}: "followUp" must be true or false, got {got}')
     resolve_change(root, name)
     settings = await ls.pull_settings(root)  # may carry a change of trust too
     if not ls.config.trusted:
@@ -79,10 +84,13 @@ async def run(ls: Host, obj: Obj) -> Obj:
         root,
         name,
         settings,
-        max_iterations=max_iterations,
-        scope=scope,
-        guidance=[guidance] if guidance and guidance.strip() else [],
-        story=story,
+        RunRequest(
+            max_iterations=max_iterations,
+            scope=scope,
+            guidance=[guidance] if guidance and guidance.strip() else [],
+            story=story,
+            follow_up=follow_up,
+        ),
     )
     return {"runId": status.run_id, "change": status.change, "state": status.state}
 
@@ -164,6 +172,8 @@ COMMANDS: dict[str, Handler] = {
     "ralph.fileAt": git_commands.file_at,
     "ralph.stopQueue": lambda ls, obj: ls.queues.stop(obj),
     "ralph.queues": lambda ls, obj: ls.queues.listing(obj),
+    "ralph.archivePreview": archive.preview,
+    "ralph.archiveChange": archive.archive,
     "ralph.reviewRun": merge_commands.review_run,
     "ralph.mergeRun": merge_commands.merge_run,
     "ralph.mergeAll": merge_commands.merge_all,

@@ -34,12 +34,19 @@ from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Any
 
-from ralph_lsp.openspec.workspace import CHANGES
+from ralph_lsp.openspec.workspace import CHANGES, root_of_file
 from ralph_lsp.server import inotify
 
 log = logging.getLogger(__name__)
 
 TASKS_MD = "tasks.md"
+
+
+def _tracked(path: Path) -> bool:
+    """A change's task file other than tasks.md: the file its schema tracks (SPEC §11)."""
+    return path.suffix == ".md" and root_of_file(path) is not None
+
+
 RETRY_SECONDS = 1.0
 # awatch gives no sign of when the OS watch is in place; an edit made before that would be
 # missed, so the stats of every tasks.md are compared once after this delay.
@@ -409,8 +416,8 @@ class RootWatcher:
             if mask & inotify.IN_IGNORED:
                 self._dirs.pop(wd, None)  # the change folder is gone (reported by its parent)
                 continue
-            if name == TASKS_MD:
-                changed.add(folder / TASKS_MD)
+            if name == TASKS_MD or _tracked(folder / name):
+                changed.add(folder / name)
                 if mask & _COMPLETE:
                     complete = True
         if changed:
@@ -465,11 +472,12 @@ class RootWatcher:
 
         def wanted(_change: watchfiles.Change, path: str) -> bool:
             # a tasks.md, or a change folder made, moved or removed whole
-            return os.path.basename(path) == TASKS_MD or os.path.dirname(path) == top
+            name = os.path.basename(path)
+            return name == TASKS_MD or os.path.dirname(path) == top or _tracked(Path(path))
 
         def tasks_of(path: str) -> Path:
             p = Path(path)
-            return p if p.name == TASKS_MD else p / TASKS_MD
+            return p if p.name == TASKS_MD or _tracked(p) else p / TASKS_MD
 
         while not self._stop.is_set():
             if not folder.is_dir():

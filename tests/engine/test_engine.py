@@ -13,6 +13,7 @@ import pytest
 
 from ralph_lsp.loop.engine import Engine, EngineError, EngineEvent, LogEvent, StatusEvent
 from ralph_lsp.loop.history import load_records
+from ralph_lsp.loop.request import RunRequest
 from ralph_lsp.openspec.workspace import UnknownChangeError
 from ralph_lsp.settings import Settings
 from tests.conftest import shared_path
@@ -38,7 +39,7 @@ class Recorder:
 async def run_to_end(project: Path, settings: Settings, **kw: object) -> tuple[Recorder, object]:
     rec = Recorder()
     engine = Engine(rec)
-    await engine.start(project, CHANGE, settings, **kw)  # type: ignore[arg-type]
+    await engine.start(project, CHANGE, settings, RunRequest(**kw))  # type: ignore[arg-type]
     status = await asyncio.wait_for(engine.wait(project, CHANGE), 60)
     return rec, status
 

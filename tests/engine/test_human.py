@@ -13,6 +13,7 @@ import pytest
 
 from ralph_lsp.loop.engine import Engine, EngineError
 from ralph_lsp.loop.history import load_records
+from ralph_lsp.loop.request import RunRequest
 from ralph_lsp.settings import Settings
 from tests.engine.conftest import CHANGE, fake, spawns
 
@@ -42,7 +43,7 @@ def demo(**more: Any) -> Settings:
 
 async def run(project: Path, settings: Settings, **kw: Any) -> Any:
     engine = Engine()
-    await engine.start(project, CHANGE, settings, **kw)
+    await engine.start(project, CHANGE, settings, RunRequest(**kw))
     return await asyncio.wait_for(engine.wait(project, CHANGE), 60)
 
 
@@ -176,7 +177,7 @@ async def test_a_story_that_cannot_run_is_refused_before_anything_starts(
         block(project, "2.1", TOKEN)
         block(project, "2.2", TOKEN)
     with pytest.raises(EngineError, match=re.escape(message)):
-        await Engine().start(project, CHANGE, demo(), story=story)
+        await Engine().start(project, CHANGE, demo(), RunRequest(story=story))
     assert load_records(project, CHANGE) == []
     assert spawns(spawn_log) == []
 

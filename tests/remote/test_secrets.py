@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 from ralph_lsp.loop.engine import LogEvent
+from ralph_lsp.loop.request import RunRequest
 from ralph_lsp.loop.status import EngineError
 from ralph_lsp.remote import job
 from ralph_lsp.remote.run import Plan, check_env, entrypoint
@@ -31,7 +32,7 @@ REMOTE = f"https://octo:{TOKEN}@example.com/team/repo.git"
 
 def test_the_entrypoint_carries_the_remote_without_its_credentials() -> None:
     plan = Plan(None, REMOTE, "r-1", "ralph/a/r-1", "abc", ".")  # type: ignore[arg-type]
-    command = entrypoint(plan, "a", Settings(), {})
+    command = entrypoint(plan, "a", Settings(), RunRequest())
     assert TOKEN not in command and "octo" not in command
     parsed = job.parse(shlex.split(command)[3:])
     assert parsed.remote == "https://example.com/team/repo.git"

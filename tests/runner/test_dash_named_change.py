@@ -10,6 +10,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+from ralph_lsp.loop.request import RunRequest
 from ralph_lsp.remote import job
 from ralph_lsp.remote.run import Plan, entrypoint
 from ralph_lsp.settings import Settings
@@ -73,8 +74,8 @@ async def test_the_editors_run_takes_a_change_named_like_a_flag(
 
 def test_a_ray_jobs_entrypoint_keeps_a_dash_change_and_guidance_values(tmp_path: Path) -> None:
     plan = Plan(None, "https://example.com/repo.git", "r-1", "ralph/-x/r-1", "abc", ".")  # type: ignore[arg-type]
-    args = {"guidance": ["- keep the API"], "story": "-s", "max_iterations": 3}
-    argv = shlex.split(entrypoint(plan, DASH, Settings(), args))
+    request = RunRequest(guidance=["- keep the API"], story="-s", max_iterations=3)
+    argv = shlex.split(entrypoint(plan, DASH, Settings(), request))
     parsed = job.parse(argv[3:])
     assert (parsed.change, parsed.guidance, parsed.story) == (DASH, ["- keep the API"], "-s")
     assert parsed.max_iterations == 3 and parsed.branch == "ralph/-x/r-1"

@@ -225,7 +225,7 @@ function runSection(record: HistoryRecord, total: number, locale?: string): stri
   return `<section class="run state-${escapeHtml(record.state)}" data-run="${escapeHtml(record.runId)}">
 <h2><span class="state">${escapeHtml(record.state)}</span> · ${escapeHtml(localTime(record.startedAt, locale))}
  · ${escapeHtml(its.length)} iteration${its.length === 1 ? "" : "s"} · ${escapeHtml(durationOf(record.startedAt, record.endedAt))}${escapeHtml(cost)}</h2>
-<p class="reason">${escapeHtml(record.reason ?? "")}</p>${mergeLine(record)}
+<p class="reason">${escapeHtml(record.reason ?? "")}</p>${mergeLine(record)}${branchActions(record)}
 ${sandboxLine(record)}
 ${its.length ? chartSvg(chartPoints(its), total) : ""}
 <table><thead><tr><th>#</th><th>duration</th><th>exit</th><th>tasks</th><th>turns</th><th>cost</th><th>verification</th><th>refusals</th><th>files</th><th><span class="hidden">restore</span></th></tr></thead>
@@ -252,6 +252,16 @@ export function mergeLine(record: HistoryRecord): string {
 function sandboxLine(record: HistoryRecord): string {
   const said = describeSandbox(record.sandbox);
   return said ? `<p class="sandbox">${escapeHtml(said)}</p>` : "";
+}
+
+/** v4 (SPEC §12): a run that ended on a branch (worktree isolation, Ray) can be reviewed and merged. */
+export function branchActions(record: HistoryRecord): string {
+  const branch = record.worktree?.branch;
+  if (typeof branch !== "string" || branch === "" || record.state === "running" || record.branchState === "merged") {
+    return "";
+  }
+  const run = escapeHtml(record.runId);
+  return `\n<p class="branch">branch <code>${escapeHtml(branch)}</code>: <button type="button" data-action="review" data-run="${run}">Review</button> <button type="button" data-action="merge" data-run="${run}">Merge</button></p>`;
 }
 
 /** Seconds as the page says a duration ("40 s", "2 min 5 s"). */

@@ -90,6 +90,9 @@ export class HistoryPanels implements vscode.Disposable {
         await this.diff(ref, m.runId, m.iteration);
       } else if (m.action === "history" && typeof m.change === "string" && m.change) {
         await this.show({ change: m.change, ...(ref.root ? { root: ref.root } : {}) });
+      } else if ((m.action === "review" || m.action === "merge") && typeof m.runId === "string" && m.runId) {
+        const command = m.action === "review" ? "ralph.reviewChangeRun" : "ralph.mergeChangeRun";
+        await vscode.commands.executeCommand(command, { ...ref, runId: m.runId });
       } else if (m.action === "restore") {
         await this.restore(ref, m);
       }

@@ -136,7 +136,9 @@ export class RalphTree implements vscode.TreeDataProvider<Node>, vscode.Disposab
     item.id = `run:${node.root}:${r.runId}`;
     // The row says "2 h ago"; the tooltip has the full local time.
     item.tooltip = `${localTime(r.startedAt)}\n${r.reason ?? r.state}`;
-    item.contextValue = "ralph.run";
+    // A run that ended on a branch (worktree isolation, Ray) can be reviewed and merged.
+    const onBranch = r.worktree?.branch;
+    item.contextValue = typeof onBranch === "string" && r.state !== "running" ? "ralph.run.branch" : "ralph.run";
     item.iconPath = new vscode.ThemeIcon(r.state === "succeeded" ? "check" : r.state === "running" ? "sync~spin" : "warning");
     item.command = { command: "ralph.showHistory", title: "Show run history", arguments: [{ change: node.change, root: node.root }] };
     return item;

@@ -52,6 +52,7 @@ describe("serverSettings", () => {
       queueMaxCostUsd: null,
       onRunEnd: "",
       runsOutliveEditor: true,
+      archiveOnSuccess: false,
       runner: "local",
       "ray.address": null,
       "ray.resources": {},

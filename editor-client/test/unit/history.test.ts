@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { describe, it, test } from "node:test";
 import { cell, formatHistory, totalCost } from "../../src/history";
 import type { HistoryIteration, HistoryRecord } from "../../src/protocol";
-import { perTask } from "../../src/views/historyHtml";
+import { branchActions, perTask } from "../../src/views/historyHtml";
 
 const record: HistoryRecord = {
   runId: "r-7",
@@ -59,4 +59,17 @@ test("the history page's cost is per verified task, counted as the CLI counts it
   assert.equal(perTask(its, 0.9), " · $0.4500 per verified task");
   assert.equal(perTask([{ n: 1, tasksChecked: 3, verification: bad }] as HistoryIteration[], 0.2), " · no task verified");
   assert.equal(perTask([{ n: 1, tasksChecked: 4 }] as HistoryIteration[], 1), " · $0.2500 per task, unverified");
+});
+
+describe("the history page's Review and Merge of a run's branch", () => {
+  it("offers both for a run that ended on a branch, neither once merged or without a branch", () => {
+    const onBranch = { ...record, state: "succeeded", worktree: { branch: "ralph/add-x" } };
+    const html = branchActions(onBranch);
+    assert.match(html, /<code>ralph\/add-x<\/code>/);
+    assert.match(html, new RegExp(`data-action="review" data-run="${record.runId}"`));
+    assert.match(html, new RegExp(`data-action="merge" data-run="${record.runId}"`));
+    assert.equal(branchActions({ ...onBranch, branchState: "merged" }), "");
+    assert.equal(branchActions({ ...onBranch, state: "running" }), "");
+    assert.equal(branchActions({ ...record, worktree: null }), "");
+  });
 });

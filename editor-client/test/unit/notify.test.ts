@@ -60,3 +60,18 @@ describe("RunEndNotifier", () => {
     assert.equal(n.observe(status({ runId: "old", state: "failed", reason: "x" })), undefined);
   });
 });
+
+describe("RunEndNotifier on a branch", () => {
+  it("names the run and its branch when the run ended on one (Review, Merge)", () => {
+    const n = new RunEndNotifier();
+    const worktree = { branch: "ralph/add-x", root: null, tasksUri: null };
+    n.observe(status({ runId: "r1", state: "running", worktree }));
+    const note = n.observe(status({ runId: "r1", state: "succeeded", worktree }));
+    assert.equal(note?.branch, "ralph/add-x");
+    assert.equal(note?.runId, "r1");
+    const plain = new RunEndNotifier();
+    plain.observe(status({ runId: "r2", state: "running" }));
+    const none = plain.observe(status({ runId: "r2", state: "succeeded" }));
+    assert.ok(none && none.branch === undefined && none.runId === undefined);
+  });
+});

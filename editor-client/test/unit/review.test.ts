@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { ReviewBundle } from "../../src/protocol";
-import { reviewText } from "../../src/review";
+import { commentGuidance, reviewMarkdown, reviewText, reviewTriples } from "../../src/review";
 
 function bundle(over: Partial<ReviewBundle> = {}): ReviewBundle {
   return {
@@ -38,5 +38,48 @@ describe("the review document", () => {
     assert.doesNotMatch(reviewText(bundle({ costUsd: 0 })), /cost/);
     assert.match(reviewText(bundle({ costUsd: 0.25 })), /# cost \$0\.2500/);
     assert.match(reviewText(bundle({ branchState: "needs-review" })), /# run succeeded, branch needs-review/);
+  });
+});
+
+describe("the review in VS Code's diff editors", () => {
+  it("pairs each file's merge-base text with its tip text, none where a side has no file", () => {
+    const b = bundle({
+      files: [
+        { status: "M", path: "calc.py" },
+        { status: "A", path: "new.py" },
+        { status: "D", path: "old.py" },
+      ],
+    });
+    assert.deepEqual(reviewTriples(b), [
+      { path: "calc.py", status: "M", original: b.base, modified: b.tip },
+      { path: "new.py", status: "A", original: null, modified: b.tip },
+      { path: "old.py", status: "D", original: b.base, modified: null },
+    ]);
+  });
+
+  it("puts the task → iteration → commit map, the verification and the cost beside it", () => {
+    const md = reviewMarkdown(bundle());
+    assert.match(md, /\| 1 \| 2 \| `cccccccccccc` \| `calc\.py` \|/);
+    assert.match(md, /- `make test`: passed/);
+    assert.doesNotMatch(md, /Cost/);
+    assert.match(reviewMarkdown(bundle({ costUsd: 0.5 })), /Cost: \$0\.5000/);
+    const failed = reviewMarkdown(bundle({ verification: [{ command: "pytest", exitCode: 1, durationMs: 1, outputTail: "" }] }));
+    assert.match(failed, /- `pytest`: failed \(exit 1\)/);
+    assert.match(reviewMarkdown(bundle({ verification: null })), /The run did not verify\./);
+  });
+
+  it("turns comments into guidance naming the path, the line(s) and the quoted code", () => {
+    const text = commentGuidance("add-x", "ralph/add-x", [
+      { path: "calc.py", startLine: 3, endLine: 3, quoted: ["def add(a, b):"], body: "Name it plus." },
+      { path: "src/m.py", startLine: 7, endLine: 8, quoted: ["x = 1", "y = 2"], body: "One line,\nplease." },
+    ]);
+    assert.equal(
+      text,
+      [
+        "Review comments on ralph/add-x (change add-x); address each one:",
+        "1. calc.py line 3:\n    > def add(a, b):\n   Name it plus.",
+        "2. src/m.py lines 7-8:\n    > x = 1\n    > y = 2\n   One line,\n   please.",
+      ].join("\n"),
+    );
   });
 });

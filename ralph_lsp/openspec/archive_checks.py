@@ -1,0 +1,270 @@
+"""The checks ``openspec archive`` 1.13.2 runs before it writes (SPEC §11), read-only.
+
+- :func:`main_spec_structure_issues`: the CLI's ``findMainSpecStructureIssues`` (delta headers in
+  a main spec, requirements outside ``## Requirements``, duplicate requirement names);
+- :func:`spec_content_errors`: the errors of ``validateSpecContent`` (non-strict), which archive
+  puts every rebuilt spec through;
+- :func:`delta_spec_errors`: the errors of ``validateChangeDeltaSpecs`` as archive calls it
+  (without the main specs), which decide ``archive_validation_failed``;
+- :func:`discover_spec_files` and :func:`find_unread_delta_files`: the CLI's walks of ``specs/``.
+
+Only what decides archive's verdict is here: messages of the full ``validate`` command are the
+validate port's.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ralph_lsp.openspec.requirement_blocks import (
+    DOT,
+    WS,
+    build_code_fence_mask,
+    count_scenarios,
+    extract_requirement_body,
+    extract_requirement_text,
+    extract_requirements_section,
+    fold_requirement_name,
+    js_trim,
+    normalize_line_endings,
+    normalize_requirement_name,
+    parse_delta_spec,
+)
+
+_REQUIREMENTS_TITLE = re.compile(f"^##{WS}+Requirements{WS}*$", re.IGNORECASE)
+_TOP = re.compile(f"^##{WS}+")
+_DELTA_HEADER = re.compile(
+    f"^##{WS}+(ADDED|MODIFIED|REMOVED|RENAMED){WS}+Requirements{WS}*$", re.IGNORECASE
+)
+_STRUCTURE_REQUIREMENT = re.compile(f"^###{WS}+Requirement:{WS}*({DOT}+){WS}*$", re.IGNORECASE)
+
+
+def main_spec_structure_issues(content: str) -> list[tuple[int, str]]:
+    """``(line, message)`` for each structural problem of a main spec, fenced lines ignored."""
+    raw_lines = content.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    mask = build_code_fence_mask(raw_lines)
+    lines = ["" if mask[i] else line for i, line in enumerate(raw_lines)]
+    header = next((i for i, line in enumerate(lines) if _REQUIREMENTS_TITLE.match(line)), -1)
+    end = len(lines)
+    if header != -1:
+        end = next((i for i in range(header + 1, len(lines)) if _TOP.match(lines[i])), len(lines))
+    issues: list[tuple[int, str]] = []
+    first_line: dict[str, int] = {}
+    for i, line in enumerate(lines):
+        trimmed = js_trim(line)
+        if not trimmed:
+            continue
+        if _DELTA_HEADER.match(line):
+            issues.append(
+                (
+                    i + 1,
+                    f'Main spec contains delta header "{trimmed}". Delta headers are only valid '
+                    "inside openspec/changes/<name>/specs/<capability-path>/spec.md and truncate "
+                    "the parsed ## Requirements section.",
+                )
+            )
+            continue
+        match = _STRUCTURE_REQUIREMENT.match(line)
+        if not match:
+            continue
+        if not (header != -1 and header < i < end):
+            issues.append(
+                (
+                    i + 1,
+                    f'Requirement header "{trimmed}" appears outside the main ## Requirements '
+                    "section. Main specs only parse requirements inside that section, so this "
+                    "requirement is currently invisible to validate, list, and archive.",
+                )
+            )
+            continue
+        name = normalize_requirement_name(match.group(1))
+        if name in first_line:
+            issues.append(
+                (
+                    i + 1,
+                    f'Requirement header "{trimmed}" duplicates the requirement declared on line '
+                    f"{first_line[name]}. Requirement names must be unique so spec updates cannot "
+                    "discard one block while updating another.",
+                )
+            )
+        else:
+            first_line[name] = i + 1
+    return issues
+
+
+# --- the CLI's MarkdownParser, as far as a spec's verdict needs it ---------------------------
+
+_ANY_HEADER = re.compile(f"^(#{{1,6}}){WS}+({DOT}+)$")
+_HEADER_START = re.compile(f"^(#{{1,6}}){WS}+")
+
+
+@dataclass
+class _Section:
+    level: int
+    title: str
+    content: str
+    children: list[_Section] = field(default_factory=list)
+
+
+def _sections(content: str) -> list[_Section]:
+    lines = normalize_line_endings(content).split("\n")
+    mask = build_code_fence_mask(lines)
+    roots: list[_Section] = []
+    stack: list[_Section] = []
+    for i, line in enumerate(lines):
+        match = None if mask[i] else _ANY_HEADER.match(line)
+        if not match:
+            continue
+        level = len(match.group(1))
+        body: list[str] = []
+        for j in range(i + 1, len(lines)):
+            start = None if mask[j] else _HEADER_START.match(lines[j])
+            if start and len(start.group(1)) <= level:
+                break
+            body.append(lines[j])
+        section = _Section(level, js_trim(match.group(2)), js_trim("\n".join(body)))
+        while stack and stack[-1].level >= level:
+            stack.pop()
+        (stack[-1].children if stack else roots).append(section)
+        stack.append(section)
+    return roots
+
+
+def _find(sections: list[_Section], title: str) -> _Section | None:
+    for section in sections:
+        if section.title.lower() == title.lower():
+            return section
+        child = _find(section.children, title)
+        if child is not None:
+            return child
+    return None
+
+
+def parse_spec_overview(content: str) -> str | None:
+    """The spec's Purpose as the CLI's parser reads it (None when it would refuse the spec)."""
+    sections = _sections(content)
+    purpose = _find(sections, "Purpose")
+    if not purpose or not purpose.content or _find(sections, "Requirements") is None:
+        return None
+    return js_trim(purpose.content)
+
+
+def spec_content_errors(content: str) -> int:
+    """How many errors ``validateSpecContent`` (non-strict) finds; 0 means archive may write it."""
+    sections = _sections(content)
+    purpose = _find(sections, "Purpose")
+    requirements = _find(sections, "Requirements")
+    if not purpose or not purpose.content or requirements is None:
+        return 1
+    errors = 0 if requirements.children else 1
+    for child in requirements.children:
+        text = extract_requirement_text(child.title, child.content.split("\n"))
+        if not text:
+            errors += 1
+        if not any(js_trim(s.content) for s in child.children):
+            errors += 1
+    errors += len(main_spec_structure_issues(content))
+    for block in extract_requirements_section(content).body_blocks:
+        if not extract_requirement_body(block.raw.split("\n")[1:]):
+            errors += 1
+    return errors
+
+
+# --- the change's delta specs ----------------------------------------------------------------
+
+
+def discover_spec_files(specs_root: Path) -> list[tuple[str, Path]]:
+    """``(id, path)`` of every ``<id>/spec.md`` under ``specs_root`` (dot entries skipped)."""
+    found: list[tuple[str, Path]] = []
+
+    def walk(folder: Path, segments: list[str]) -> None:
+        try:
+            entries = list(folder.iterdir())
+        except (FileNotFoundError, NotADirectoryError):
+            return
+        for entry in entries:
+            if entry.name.startswith("."):
+                continue
+            if entry.is_dir() and not entry.is_symlink():
+                walk(entry, [*segments, entry.name])
+            elif entry.name == "spec.md" and segments and entry.is_file():
+                found.append(("/".join(segments), entry))
+
+    walk(specs_root, [])
+    return sorted(found, key=lambda item: item[0])
+
+
+def find_unread_delta_files(specs_root: Path) -> list[str]:
+    """Files under ``specs/`` other than ``spec.md`` that carry delta sections (never merged)."""
+    found: list[str] = []
+
+    def walk(folder: Path, segments: list[str]) -> None:
+        try:
+            entries = list(folder.iterdir())
+        except (FileNotFoundError, NotADirectoryError):
+            return
+        for entry in entries:
+            if entry.name.startswith("."):
+                continue
+            if entry.is_dir() and not entry.is_symlink():
+                walk(entry, [*segments, entry.name])
+                continue
+            if entry.name == "spec.md" or not entry.name.lower().endswith(".md"):
+                continue
+            if not entry.is_file():
+                continue
+            presence = parse_delta_spec(entry.read_text("utf-8", errors="replace")).section_presence
+            if presence.added or presence.modified or presence.removed or presence.renamed:
+                found.append("/".join([*segments, entry.name]))
+
+    walk(specs_root, [])
+    return sorted(found)
+
+
+def _block_errors(raw: str) -> int:
+    body = raw.split("\n")[1:]
+    return (0 if extract_requirement_body(body) else 1) + (0 if count_scenarios(body) else 1)
+
+
+def _name_errors(keys: list[str]) -> tuple[set[str], int]:
+    seen: set[str] = set()
+    errors = 0
+    for key in keys:
+        errors += key in seen
+        seen.add(key)
+    return seen, errors
+
+
+def delta_spec_errors(change_dir: Path) -> int:
+    """How many errors archive's delta-spec validation finds in a change (0: it may go on)."""
+    specs = change_dir / "specs"
+    errors = 1 if (specs / "spec.md").is_file() else 0
+    total = 0
+    for _spec_id, path in discover_spec_files(specs):
+        plan = parse_delta_spec(path.read_text("utf-8", errors="replace"))
+        errors += len(plan.unpaired_renames)
+        counted = len(plan.added) + len(plan.modified) + len(plan.removed) + len(plan.renamed)
+        total += counted
+        errors += 1 if counted == 0 else 0  # no sections, or sections with no entries
+        added, dup_a = _name_errors([normalize_requirement_name(b.name) for b in plan.added])
+        modified, dup_m = _name_errors([normalize_requirement_name(b.name) for b in plan.modified])
+        removed, dup_r = _name_errors([normalize_requirement_name(n) for n in plan.removed])
+        froms, dup_f = _name_errors([normalize_requirement_name(p.from_name) for p in plan.renamed])
+        _tos, dup_t = _name_errors([normalize_requirement_name(p.to_name) for p in plan.renamed])
+        errors += dup_a + dup_m + dup_r + dup_f + dup_t
+        errors += sum(_block_errors(b.raw) for b in [*plan.added, *plan.modified])
+        errors += len(modified & removed) + len(modified & added) + len(added & removed)
+        for pair in plan.renamed:
+            from_key = normalize_requirement_name(pair.from_name)
+            errors += from_key in modified
+            errors += normalize_requirement_name(pair.to_name) in added
+            folded = fold_requirement_name(from_key)
+            errors += any(fold_requirement_name(r) == folded for r in removed)
+        del froms
+    unread = find_unread_delta_files(specs)
+    errors += len(unread)
+    if total == 0 and not (specs / "spec.md").is_file() and not unread:
+        errors += 1  # a change must have at least one delta
+    return errors

@@ -1,0 +1,97 @@
+"""A verified demo run with archiveOnSuccess archives its change, and the specs it writes are the
+bytes the real `openspec archive --yes` writes for the same project (SPEC §11)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ralph_lsp.archiving.writer import today
+from tests.conftest import EXAMPLE, REPO
+
+CHANGE = "add-greeting-cli"
+
+
+def demo_project(root: Path) -> Path:
+    shutil.copytree(EXAMPLE, root, ignore=shutil.ignore_patterns(".ralph", "__pycache__"))
+    return root
+
+
+def run(root: Path, *flags: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "ralph_lsp", "run", CHANGE, "--agent", "demo", *flags],
+        cwd=root,
+        env={**os.environ, "RALPH_DEMO_DELAY": "0"},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
+def specs(root: Path) -> dict[str, bytes]:
+    folder = root / "openspec" / "specs"
+    return {str(p.relative_to(folder)): p.read_bytes() for p in folder.rglob("*") if p.is_file()}
+
+
+def openspec_cli() -> str:
+    try:
+        out = subprocess.run(
+            [str(REPO / "scripts" / "install-openspec.sh")],
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+    except subprocess.TimeoutExpired:
+        pytest.skip("the npm registry did not answer in time: cannot install the OpenSpec CLI")
+    if out.returncode != 0:
+        pytest.skip(f"cannot install the OpenSpec CLI: {out.stderr[-500:]}")
+    return out.stdout.strip().splitlines()[-1]
+
+
+def test_a_verified_run_archives_what_openspec_archive_writes(tmp_path: Path) -> None:
+    ours = demo_project(tmp_path / "ours")
+    done = run(ours, "--archive-on-success")
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    archived = f"{today()}-{CHANGE}"
+    assert f"archiveOnSuccess: archived {CHANGE} as {archived}" in done.stdout
+    assert done.stdout.rstrip().splitlines()[-1].endswith(f"; archived as {archived}")
+    assert (ours / "openspec/changes/archive" / archived / "tasks.md").is_file()
+    assert not (ours / "openspec/changes" / CHANGE).exists()
+
+    theirs = demo_project(tmp_path / "theirs")
+    assert run(theirs).returncode == 0
+    env = {
+        **os.environ,
+        "OPENSPEC_TELEMETRY": "0",
+        "DO_NOT_TRACK": "1",
+        "OPENSPEC_NO_UPDATE_CHECK": "1",
+        "NO_COLOR": "1",
+        "CI": "1",
+        "XDG_CONFIG_HOME": str(tmp_path / "config"),
+        "XDG_DATA_HOME": str(tmp_path / "data"),
+    }
+    cli = subprocess.run(
+        [openspec_cli(), "archive", CHANGE, "--yes"],
+        cwd=theirs,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert cli.returncode == 0, cli.stdout + cli.stderr
+    assert specs(ours) == specs(theirs)
+    assert specs(ours)["greeting/spec.md"].startswith(b"# greeting Specification")
+
+
+def test_without_the_setting_nothing_is_archived(tmp_path: Path) -> None:
+    root = demo_project(tmp_path / "p")
+    done = run(root)
+    assert done.returncode == 0
+    assert "archiveOnSuccess" not in done.stdout
+    assert (root / "openspec/changes" / CHANGE / "tasks.md").is_file()
