@@ -122,8 +122,11 @@ def test_program_settings_are_restricted_in_untrusted_workspaces() -> None:
     package = json.loads((CLIENT / "package.json").read_text())
     restricted = package["capabilities"]["untrustedWorkspaces"]["restrictedConfigurations"]
     assert sorted(restricted) == sorted(
-        sorted({f"ralph.{owner(k)}" for k in PROGRAM_SETTINGS})
-        + ["ralph.server.pythonPath", "ralph.server.importStrategy"]
+        [
+            *{f"ralph.{owner(k)}" for k in PROGRAM_SETTINGS},
+            "ralph.server.pythonPath",
+            "ralph.server.importStrategy",
+        ]
     )
 
 
