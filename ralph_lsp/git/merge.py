@@ -125,20 +125,47 @@ def is_ancestor(repo: Repo, old: str, new: str) -> bool:
     return repo.run("merge-base", "--is-ancestor", old, new, check=False).returncode == 0
 
 
-def commit_merge(repo: Repo, result: Check, strategy: Strategy, message: str) -> str:
+def commit_merge(
+    repo: Repo,
+    result: Check,
+    strategy: Strategy,
+    message: str,
+    identity: dict[str, str] | None = None,
+) -> str:
     """The merged commit for ``merge`` (two parents) or ``squash`` (the target alone)."""
     if not result.clean:
         raise MergeError(f"the merge conflicts in {', '.join(result.conflicts)}")
     parents = [result.target] + ([result.branch] if strategy == "merge" else [])
-    return commit_tree(repo, result.tree, parents, message)
+    return commit_tree(repo, result.tree, parents, message, identity)
 
 
-def commit_tree(repo: Repo, tree: str, parents: list[str], message: str) -> str:
-    """A commit object (no ref moves), with the user's identity or ralph-lsp's."""
+def commit_tree(
+    repo: Repo,
+    tree: str,
+    parents: list[str],
+    message: str,
+    identity: dict[str, str] | None = None,
+) -> str:
+    """A commit object (no ref moves), with the user's identity or ralph-lsp's (``identity``:
+    :func:`identity_env`'s answer already read, as a train reads it once)."""
     args = ["commit-tree", tree]
     for parent in parents:
         args += ["-p", parent]
-    return repo.git(*args, "-m", message, env=identity_env(repo))
+    env = identity_env(repo) if identity is None else identity
+    return repo.git(*args, "-m", message, env=env)
+
+
+def commit_identity(repo: Repo) -> dict[str, str]:
+    """The environment naming who commits (:func:`identity_env`), to read once and reuse."""
+    return identity_env(repo)
+
+
+def branch_tips(repo: Repo, *branches: str) -> dict[str, str | None]:
+    """The commit each branch points at (None: no such branch), read in one git call."""
+    refs = {f"refs/heads/{b}": b for b in branches}
+    text = repo.git("for-each-ref", "--format=%(refname)%00%(objectname)", *refs)
+    found = dict(line.split("\0", 1) for line in text.splitlines() if "\0" in line)
+    return {b: found.get(ref) for ref, b in refs.items()}
 
 
 def integration_path(repo: Repo) -> Path:
@@ -243,8 +270,8 @@ def advance(repo: Repo, branch: str, old: str, new: str, message: str) -> None:
     """Move ``refs/heads/<branch>`` from ``old`` to ``new``: a compare-and-swap, fast-forward
     only, never forced; a checked-out target's work tree follows as ``git merge --ff-only``
     would. Raises :class:`TargetMoved`, :class:`LocalChanges` or :class:`MergeError`; on any of
-    them, the ref and every work tree are as they were."""
-    _ensure_at(repo, branch, old)
+    them, the ref and every work tree are as they were (the target is re-read right before it
+    moves: an earlier read would add a git call and prove nothing more)."""
     if not is_ancestor(repo, old, new):
         raise MergeError(f"{new[:12]} does not descend from {branch} ({old[:12]}): not moved")
     places = holders(repo, branch)

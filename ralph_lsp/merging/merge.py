@@ -79,6 +79,13 @@ class Scratch:
     def __init__(self, repo: Repo) -> None:
         self.repo = repo
         self.path: Path | None = None
+        self._identity: dict[str, str] | None = None
+
+    def identity(self) -> dict[str, str]:
+        """The committer's identity, read once for the whole train (two git calls a merge)."""
+        if self._identity is None:
+            self._identity = gm.commit_identity(self.repo)
+        return self._identity
 
     async def at(self, commit: str) -> Path:
         if self.path is None:
@@ -144,9 +151,6 @@ async def _merge(
     work: Scratch,
 ) -> Outcome:
     outcome = Outcome(run.change, run.run_id, run.branch, into, strategy)
-    if repo.rev(f"refs/heads/{into}") is None:
-        outcome.reason = f"the target branch {into!r} does not exist"
-        return outcome
     for attempt in (1, 2):
         outcome.attempts = attempt
         try:
@@ -173,9 +177,12 @@ async def _attempt(
     stop: asyncio.Event,
     work: Scratch,
 ) -> None:
-    target = repo.rev(f"refs/heads/{o.into}")
-    tip = repo.rev(f"refs/heads/{run.branch}")
-    assert target is not None and tip is not None
+    tips = await asyncio.to_thread(gm.branch_tips, repo, o.into, run.branch)
+    target, tip = tips[o.into], tips[run.branch]
+    if target is None:
+        raise gm.MergeError(f"the target branch {o.into!r} does not exist")
+    if tip is None:
+        raise gm.MergeError(f"the run's branch {run.branch!r} does not exist any more")
     if gm.is_ancestor(repo, tip, target):
         o.state, o.commit = MERGED, target
         o.reason = f"{run.branch} is already in {o.into}"
@@ -190,7 +197,14 @@ async def _attempt(
     if o.strategy == "rebase":
         commit = await _rebase(repo, run, o, target, tip, work)
     else:
-        commit = await asyncio.to_thread(gm.commit_merge, repo, check, o.strategy, message)
+        commit = await asyncio.to_thread(
+            gm.commit_merge,
+            repo,
+            check,
+            o.strategy,
+            message,
+            await asyncio.to_thread(work.identity),
+        )
     if commit is not None:
         await _verify(repo, run, o, await work.at(commit), settings, say, stop)
     if commit is None or o.state == NEEDS_REVIEW:
