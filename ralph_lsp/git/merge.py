@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import re
 import shutil
+import threading
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -37,6 +38,8 @@ from ralph_lsp.git.command import GitError, Repo, identity_env, out, run_git
 Strategy = Literal["merge", "squash", "rebase"]
 STRATEGIES: tuple[Strategy, ...] = ("merge", "squash", "rebase")
 MIN_GIT = (2, 38)
+#: The name prefix of a scratch worktree moved aside to be deleted.
+TRASH = "deleting-"
 
 
 class MergeError(Exception):
@@ -173,9 +176,13 @@ def integration_path(repo: Repo) -> Path:
 
 
 def open_integration(repo: Repo, commit: str) -> Path:
-    """A scratch worktree, detached at ``commit``, under the repository's git dir."""
+    """A scratch worktree, detached at ``commit``, under the repository's git dir (what an
+    interrupted deletion left beside it is deleted first)."""
     path = integration_path(repo)
     path.parent.mkdir(parents=True, exist_ok=True)
+    for left in path.parent.glob(f"{TRASH}*"):
+        if not any(t.is_alive() and t.name == "ralph-scratch" for t in _REMOVING):
+            shutil.rmtree(left, ignore_errors=True)
     repo.run("worktree", "add", "-q", "--detach", str(path), commit)
     return path
 
@@ -187,20 +194,50 @@ def reset_integration(path: Path, commit: str) -> None:
     run_git(path, ["clean", "-q", "-ffdx"])
 
 
-def close_integration(repo: Repo, path: Path) -> None:
+def close_integration(repo: Repo, path: Path, *, later: bool = False) -> None:
     """Remove the scratch worktree and its registration (both ours alone: no other worktree's
-    registration is pruned), whatever a verification wrote in it."""
+    registration is pruned), whatever a verification wrote in it. With ``later``, git forgets
+    it now and its files (moved aside first) are deleted by a thread of their own: unlinking
+    a checkout's files costs hundreds of ms that a train's result need not wait for; the
+    process still waits for that thread before it exits (:func:`settle` waits for it too)."""
     admin: Path | None = None
     try:
         text = (path / ".git").read_text(encoding="utf-8").strip()
         admin = Path(text.removeprefix("gitdir:").strip())
     except OSError:
         pass
-    shutil.rmtree(path, ignore_errors=True)
     if admin is not None and admin.parent == repo.common_dir / "worktrees":
         shutil.rmtree(admin, ignore_errors=True)
-    elif path.exists() or admin is None:
-        repo.run("worktree", "remove", "--force", "--force", str(path), check=False)
+        _remove(path, later)
+    else:
+        shutil.rmtree(path, ignore_errors=True)
+        if path.exists() or admin is None:
+            repo.run("worktree", "remove", "--force", "--force", str(path), check=False)
+
+
+_REMOVING: list[threading.Thread] = []
+
+
+def _remove(path: Path, later: bool) -> None:
+    if not later:
+        shutil.rmtree(path, ignore_errors=True)
+        return
+    trash = path.with_name(f"{TRASH}{path.name}")
+    try:
+        path.rename(trash)
+    except OSError:
+        trash = path
+    thread = threading.Thread(
+        target=shutil.rmtree, args=(trash,), kwargs={"ignore_errors": True}, name="ralph-scratch"
+    )
+    thread.start()  # not a daemon: the interpreter waits for it at exit
+    _REMOVING.append(thread)
+
+
+def settle() -> None:
+    """Wait until every scratch worktree closed with ``later`` is deleted."""
+    while _REMOVING:
+        _REMOVING.pop().join()
 
 
 @contextmanager
@@ -253,7 +290,7 @@ def local_changes(wt: Path) -> set[str]:
 
 
 def touched(repo: Repo, old: str, new: str) -> set[str]:
-    text = out(repo.top, ["diff", "--name-only", "-z", "--no-renames", old, new])
+    text = out(repo.top, ["diff-tree", "-r", "--name-only", "-z", "--no-renames", old, new])
     return {name for name in text.split("\0") if name}
 
 

@@ -97,7 +97,7 @@ class Scratch:
     async def close(self) -> None:
         if self.path is not None:
             path, self.path = self.path, None
-            await asyncio.to_thread(gm.close_integration, self.repo, path)
+            await asyncio.to_thread(gm.close_integration, self.repo, path, later=True)
 
 
 @dataclass(frozen=True)

@@ -79,6 +79,9 @@ def test_run_all_parallel_2_merge_parks_a_semantic_conflict_and_keeps_main_green
     assert pair == ["merged", "needs-review"], states
     parked = next(c for c, s in states.items() if s == "needs-review")
     assert f"⎇ {parked}: needs-review: the merged result fails verification" in text
+    # the CLI exited only once its scratch integration worktree was deleted and forgotten
+    assert list((root / ".git" / "ralph" / "integration").iterdir()) == []
+    assert "integration" not in git(root, "worktree", "list", "--porcelain")
     listing = ralph("runs", "--root", str(root)).stdout
     assert "needs-review" in listing
     # main's own verification, after the train, in a fresh checkout of main

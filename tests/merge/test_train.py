@@ -59,3 +59,21 @@ def test_a_train_of_three_with_one_conflict_merges_two_in_order_and_parks_one(re
     # run again: the merged ones are not merged twice, the parked one is tried again
     assert main(["merge", "--all", "--root", str(repo), "--verify", VERIFY[0]]) == 1
     assert "0 merged, 1 parked" in capsys.readouterr().out
+
+
+def test_the_train_s_scratch_worktree_is_deleted_and_forgotten_and_leftovers_swept(
+    repo: Path, capsys
+) -> None:  # type: ignore[no-untyped-def]
+    from ralph_lsp.git import merge as gm
+
+    scratch = repo / ".git" / "ralph" / "integration"
+    left = scratch / f"{gm.TRASH}0123456789ab"  # what an interrupted deletion leaves
+    (left / "sub").mkdir(parents=True)
+    (left / "sub" / "f.txt").write_text("x\n")
+    commit_on(repo, "ralph/a", {"a.txt": "a\n"})
+    fake_run(repo, "a", "r-20260101-000001-0000a")
+    assert main(["merge", "--all", "--root", str(repo), "--verify", VERIFY[0]]) == 0
+    assert "1 merged" in capsys.readouterr().out
+    gm.settle()
+    assert list(scratch.iterdir()) == []
+    assert "integration" not in git(repo, "worktree", "list", "--porcelain")
