@@ -33,6 +33,8 @@ from ralph_lsp.settings import Settings
 
 Say = Callable[[str], None]
 REFUSED = "refused"
+#: A train's merge verified on its merged result whose target has not moved yet (:func:`finish`).
+VERIFIED = "verified"
 #: What a parked run's record keeps of the failing verification's output.
 TAIL_CHARS = 8 * 1024
 
@@ -54,6 +56,8 @@ class Outcome:
     verification: list[dict[str, Any]] = field(default_factory=list)
     verify_ms: int = 0
     attempts: int = 0
+    base: str | None = None  # the target commit the merged commit was made on
+    message: str = ""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -101,6 +105,17 @@ class Scratch:
 
 
 @dataclass(frozen=True)
+class Step:
+    """How a train asks for one merge: made on ``base`` (the previous merge's verified commit,
+    before the target has moved to it) and, with ``hold``, left :data:`VERIFIED` for
+    :func:`finish` to move the target; ``again``: a retry, its one attempt left."""
+
+    base: str | None = None
+    hold: bool = False
+    again: bool = False
+
+
+@dataclass(frozen=True)
 class MergeRequest:
     root: Path
     change: str
@@ -129,12 +144,13 @@ async def merge_branch(
     say: Say,
     stop: asyncio.Event | None = None,
     scratch: Scratch | None = None,
+    step: Step = Step(),
 ) -> Outcome:
     """Merge ``run``'s branch into ``into`` (in ``scratch`` when given: a train's, kept open)."""
     own = scratch is None
     work = Scratch(repo) if scratch is None else scratch
     try:
-        return await _merge(repo, run, into, strategy, settings, say, stop, work)
+        return await _merge(repo, run, into, strategy, settings, say, stop, work, step)
     finally:
         if own:
             await work.close()
@@ -149,12 +165,13 @@ async def _merge(
     say: Say,
     stop: asyncio.Event | None,
     work: Scratch,
+    step: Step,
 ) -> Outcome:
     outcome = Outcome(run.change, run.run_id, run.branch, into, strategy)
-    for attempt in (1, 2):
+    for attempt in (2,) if step.again else (1, 2):
         outcome.attempts = attempt
         try:
-            await _attempt(repo, run, outcome, settings, say, stop or asyncio.Event(), work)
+            await _attempt(repo, run, outcome, settings, say, stop or asyncio.Event(), work, step)
         except gm.TargetMoved as exc:
             outcome.state, outcome.reason = REFUSED, str(exc)
             if attempt == 1:
@@ -164,7 +181,8 @@ async def _merge(
         except (gm.MergeError, GitError, OSError) as exc:
             outcome.state, outcome.reason = REFUSED, str(exc)
         break
-    say(f"⎇ {run.change}: {outcome.state}: {outcome.reason}")
+    if outcome.state != VERIFIED:  # a held one is said once its target moved (a train's)
+        say(f"⎇ {run.change}: {outcome.state}: {outcome.reason}")
     return outcome
 
 
@@ -176,9 +194,10 @@ async def _attempt(
     say: Say,
     stop: asyncio.Event,
     work: Scratch,
+    step: Step,
 ) -> None:
     tips = await asyncio.to_thread(gm.branch_tips, repo, o.into, run.branch)
-    target, tip = tips[o.into], tips[run.branch]
+    target, tip = step.base or tips[o.into], tips[run.branch]
     if target is None:
         raise gm.MergeError(f"the target branch {o.into!r} does not exist")
     if tip is None:
@@ -209,9 +228,18 @@ async def _attempt(
         await _verify(repo, run, o, await work.at(commit), settings, say, stop)
     if commit is None or o.state == NEEDS_REVIEW:
         return
-    await asyncio.to_thread(gm.advance, repo, o.into, target, commit, message)
-    o.state, o.commit = MERGED, commit
-    o.reason = f"merged into {o.into} as {commit[:12]} {_verified(o)}"
+    o.state, o.base, o.commit, o.message = VERIFIED, target, commit, message
+    if not step.hold:
+        await asyncio.to_thread(finish, repo, run, o)
+
+
+def finish(repo: Repo, run: RunBranch, o: Outcome) -> None:
+    """Move the target of a :data:`VERIFIED` merge (a compare-and-swap from ``o.base``) and
+    record the run merged; raises what :func:`gm.advance` raises, with nothing moved."""
+    assert o.state == VERIFIED and o.base is not None and o.commit is not None
+    gm.advance(repo, o.into, o.base, o.commit, o.message)
+    o.state = MERGED
+    o.reason = f"merged into {o.into} as {o.commit[:12]} {_verified(o)}"
     set_branch_state(run.root, run.run_id, MERGED, _record(o))
 
 
