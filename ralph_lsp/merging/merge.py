@@ -9,6 +9,7 @@ merge is made again once from the new target, then refused with the reason. No L
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import time
 from collections.abc import Callable
@@ -84,6 +85,8 @@ class Scratch:
         self.repo = repo
         self.path: Path | None = None
         self._identity: dict[str, str] | None = None
+        self._opening: asyncio.Task[Path] | None = None
+        self._opened_at = ""
 
     def identity(self) -> dict[str, str]:
         """The committer's identity, read once for the whole train (two git calls a merge)."""
@@ -91,7 +94,21 @@ class Scratch:
             self._identity = gm.commit_identity(self.repo)
         return self._identity
 
+    def prepare(self, commit: str) -> None:
+        """Start making the worktree (at ``commit``, the target) while the merge is checked
+        and made: at its first use it then only moves to the merged commit."""
+        if self.path is None and self._opening is None:
+            self._opened_at = commit
+            self._opening = asyncio.create_task(
+                asyncio.to_thread(gm.open_integration, self.repo, commit)
+            )
+
     async def at(self, commit: str) -> Path:
+        if self._opening is not None:
+            opening, self._opening = self._opening, None
+            self.path = await opening
+            if self._opened_at == commit:
+                return self.path
         if self.path is None:
             self.path = await asyncio.to_thread(gm.open_integration, self.repo, commit)
         else:
@@ -99,6 +116,10 @@ class Scratch:
         return self.path
 
     async def close(self) -> None:
+        if self._opening is not None:
+            opening, self._opening = self._opening, None
+            with contextlib.suppress(GitError, OSError):
+                self.path = await opening
         if self.path is not None:
             path, self.path = self.path, None
             await asyncio.to_thread(gm.close_integration, self.repo, path, later=True)
@@ -206,6 +227,7 @@ async def _attempt(
         o.state, o.commit = MERGED, target
         o.reason = f"{run.branch} is already in {o.into}"
         return
+    work.prepare(target)
     check = await asyncio.to_thread(gm.check, repo, target, tip)
     if not check.clean:
         o.conflicts = check.conflicts
