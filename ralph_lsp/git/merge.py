@@ -271,6 +271,16 @@ def rebase_onto(repo: Repo, wt: Path, target: str, branch: str) -> tuple[str | N
     return out(wt, ["rev-parse", "HEAD"]), []
 
 
+def commit_all(wt: Path, message: str, identity: dict[str, str]) -> str | None:
+    """Commit everything changed in the scratch worktree ``wt`` on its detached HEAD; the new
+    commit, or None when nothing changed."""
+    run_git(wt, ["add", "-A"])
+    if run_git(wt, ["diff", "--cached", "--quiet"], check=False).returncode == 0:
+        return None
+    run_git(wt, ["commit", "-q", "--no-verify", "-m", message], env=identity)
+    return out(wt, ["rev-parse", "HEAD"])
+
+
 def holders(repo: Repo, branch: str) -> list[Path]:
     """The worktrees (the main one included) that have ``branch`` checked out."""
     found: list[Path] = []

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ralph_lsp.archiving.writer import ArchiveBlocked, archive_change
 from ralph_lsp.git import GitError, Repo
 from ralph_lsp.git import merge as gm
 from ralph_lsp.loop import verify
@@ -59,6 +60,7 @@ class Outcome:
     attempts: int = 0
     base: str | None = None  # the target commit the merged commit was made on
     message: str = ""
+    archive: str = ""  # archiveOnSuccess: what became of the change's archive
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -74,6 +76,7 @@ class Outcome:
             "outputTail": self.output_tail,
             "verification": self.verification,
             "attempts": self.attempts,
+            "archive": self.archive or None,
         }
 
 
@@ -247,7 +250,10 @@ async def _attempt(
             await asyncio.to_thread(work.identity),
         )
     if commit is not None:
-        await _verify(repo, run, o, await work.at(commit), settings, say, stop)
+        wt = await work.at(commit)
+        if settings.archive_on_success:
+            commit = await asyncio.to_thread(_archive, repo, run, o, (wt, commit), work)
+        await _verify(repo, run, o, wt, settings, say, stop)
     if commit is None or o.state == NEEDS_REVIEW:
         return
     o.state, o.base, o.commit, o.message = VERIFIED, target, commit, message
@@ -262,6 +268,8 @@ def finish(repo: Repo, run: RunBranch, o: Outcome) -> None:
     gm.advance(repo, o.into, o.base, o.commit, o.message)
     o.state = MERGED
     o.reason = f"merged into {o.into} as {o.commit[:12]} {_verified(o)}"
+    if o.archive:
+        o.reason += f"; {run.change} {o.archive}"
     set_branch_state(run.root, run.run_id, MERGED, _record(o))
 
 
@@ -313,6 +321,23 @@ async def _verify(
         _park(run, o, f"the merged result fails verification: {failed.describe()}")
     elif len(results) < len(cmds):
         raise gm.MergeError("verification was stopped: nothing was merged")
+
+
+def _archive(repo: Repo, run: RunBranch, o: Outcome, at: tuple[Path, str], work: Scratch) -> str:
+    """``archiveOnSuccess``: the change archived on the merged result, in a commit after the
+    merge commit (verified with it, moved with it by the one compare-and-swap); a refusal
+    (already archived, invalid) leaves the merge as it is, with the reason said."""
+    wt, commit = at
+    root = wt / run.root.resolve().relative_to(repo.top.resolve())
+    try:
+        plan = archive_change(root, run.change, yes=True)
+    except ArchiveBlocked as blocked:
+        o.archive = f"not archived: {blocked.message}"
+        return commit
+    message = f"ralph: archive {run.change} as {plan.archive_name}"
+    made = gm.commit_all(wt, message, work.identity())
+    o.archive = f"archived as {plan.archive_name}"
+    return made or commit
 
 
 def _verified(o: Outcome) -> str:
