@@ -9,7 +9,7 @@ STAMP := $(VENV)/.installed
 CACHE := $(CURDIR)/.cache
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: help venv demo test lint typecheck pytest agent-clis nvim-setup client client-test e2e vsix bench bench-quick clean
+.PHONY: help venv demo test lint typecheck pytest agent-clis nvim-setup client client-test e2e vsix bench bench-quick soak clean
 
 help:
 	@echo "make demo       run the bundled demo agent over examples/hello (a scratch copy)"
@@ -22,6 +22,7 @@ help:
 	@echo "make vsix       package the extension into editor-client/*.vsix"
 	@echo "make bench      benchmarks; prints a table, writes bench/results.json and the charts"
 	@echo "make bench-quick  the same with few repetitions and without 10,000 changes; writes nothing"
+	@echo "make soak       100 seeded SIGKILLs of a run's CLI, runner or server; each project checked consistent"
 
 $(STAMP): pyproject.toml constraints.txt
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV) || { \
@@ -73,6 +74,10 @@ bench: $(STAMP)
 
 bench-quick: $(STAMP)
 	$(PY) -m bench --quick
+
+# SOAK_TRIALS=N for another count; `$(PY) -m tests.faults.crash_trials --seed S` repeats one.
+soak: $(STAMP)
+	$(PY) -m tests.faults.crash_trials $(or $(SOAK_TRIALS),100)
 
 clean:
 	rm -rf $(VENV) editor-client/node_modules editor-client/dist test-results

@@ -84,8 +84,8 @@ CASES: dict[str, tuple[str, dict[str, float], dict[str, float]]] = {
     ),
     "merge": (
         "merge: conflict check over 10k files; a train of 3 over the sum of its verifications",
-        {"reps": 30, "verify_s": 1.0},
-        {"reps": 5, "verify_s": 0.5},
+        {"reps": 30, "verify_s": 1.0, "trains": 5},
+        {"reps": 5, "verify_s": 0.5, "trains": 1},
     ),
     "sandbox_spawn": (
         "sandboxed agent spawn to first output, minus unsandboxed (p50)",
@@ -106,6 +106,11 @@ CASES: dict[str, tuple[str, dict[str, float], dict[str, float]]] = {
         "1000 short iterations: RSS growth, .ralph/ size",
         {"iterations": 1000, "output_bytes": 600_000},
         {"iterations": 300},
+    ),
+    "soak5000": (
+        "5000 short iterations: RSS growth past iteration 1000 (none, within noise)",
+        {"iterations": 5000, "output_bytes": 600_000},
+        {"iterations": 1500},
     ),
 }
 
@@ -147,14 +152,14 @@ def _runner(name: str, a: dict[str, float]) -> Callable[[Results], Awaitable[Non
             validate_cases.ten_thousand_requirements(r, int(a["reps"]))
         elif name == "merge":
             merge_cases.check_10k(r, int(a["reps"]))
-            await merge_cases.train_overhead(r, a["verify_s"])
+            await merge_cases.train_overhead(r, a["verify_s"], int(a["trains"]))
         elif name == "sandbox_spawn":
             await sandbox_run_cases.spawn_overhead(r, int(a["reps"]))
         elif name == "sandbox_verify":
             await sandbox_run_cases.verify_ratio(r, int(a["reps"]))
         elif name == "proxy_stream":
             await sandbox_cases.proxy_stream(r, int(a["reps"]))
-        elif name == "soak":
+        elif name in ("soak", "soak5000"):
             await scale.soak(r, int(a["iterations"]), int(a["output_bytes"]))
 
     return run

@@ -377,7 +377,11 @@ def settings_from_dict(
         if value is None and key not in nullable:
             continue
         if isinstance(value, Mapping) and any(k.startswith(key + ".") for k in _FIELDS):
-            continue  # {"sandbox": {"allowWrite": …}}: the nested form of its sub-settings
+            # {"sandbox": {"mode": "off", "allowWrite": …}}: the object form (SPEC §10); its
+            # lists are read as the sub-settings, its "mode" (absent: unchanged) as the setting.
+            if "mode" not in value or value["mode"] is None:
+                continue
+            value = value["mode"]
         if not trusted and key in PROGRAM_SETTINGS:
             continue
         try:

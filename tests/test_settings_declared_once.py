@@ -44,8 +44,41 @@ def server_side(props: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
     return {k: v for k, v in props.items() if not k.startswith(CLIENT_ONLY)}
 
 
+# Settings VS Code holds inside another one's object: `ralph.sandbox` is "auto"/"off" or
+# {mode, allowWrite, denyRead, allowedDomains}, since VS Code cannot hold a string at a key that
+# prefixes others (it would drop `ralph.sandbox.allowWrite`); the client flattens it (config.ts).
+NESTED = {k: k.partition(".")[0] for k in SETTING_NAMES if k.startswith("sandbox.")}
+
+
+def owner(key: str) -> str:
+    """The contributed setting that holds ``key``."""
+    return NESTED.get(key, key)
+
+
 def test_package_json_declares_exactly_the_servers_settings() -> None:
-    assert sorted(server_side(contributed())) == sorted(SETTING_NAMES)
+    assert sorted(server_side(contributed())) == sorted({owner(k) for k in SETTING_NAMES})
+    # No declared key is a prefix of another: VS Code's nested value tree could not hold both.
+    declared = list(contributed())
+    clashes = [(a, b) for a in declared for b in declared if b.startswith(a + ".")]
+    assert clashes == []
+
+
+def test_ralph_sandbox_is_a_mode_or_an_object_of_the_servers_sub_settings() -> None:
+    prop = contributed()["sandbox"]
+    forms = {form["type"]: form for form in prop["anyOf"]}
+    assert forms["string"]["enum"] == list(SANDBOXES)
+    assert sorted(forms["object"]["properties"]) == sorted(
+        ["mode"] + [k.partition(".")[2] for k in NESTED]
+    )
+    assert forms["object"]["properties"]["mode"]["enum"] == list(SANDBOXES)
+    for key in NESTED:  # each list of the object reads back as the server's sub-setting
+        part = key.partition(".")[2]
+        sub = forms["object"]["properties"][part]
+        assert sub["type"] == "array" and sub["items"] == {"type": "string"}, key
+        nested, warnings = settings_from_dict({"sandbox": {part: ["x"]}})
+        flat, _ = settings_from_dict({key: ["x"]})
+        assert warnings == [] and nested == flat != Settings(), key
+    assert "ralph.sandbox.allowWrite" in prop["markdownDescription"]  # the flat keys still work
 
 
 def test_the_typescript_mirror_lists_exactly_the_servers_settings() -> None:
@@ -80,7 +113,7 @@ def test_scopes_follow_vscodes_conventions() -> None:
     # workspace's. `application`, not `machine`: a remote window (code-server, SSH, containers)
     # ignores a `machine` setting in the User settings (VS Code reads only the remote's Machine
     # settings for it), and a workspace cannot set either.
-    for key in MACHINE_SETTINGS:
+    for key in {owner(k) for k in MACHINE_SETTINGS}:
         assert scopes.pop(key) == "application", key
     assert set(scopes.values()) == {"resource"}, scopes
 
@@ -89,8 +122,11 @@ def test_program_settings_are_restricted_in_untrusted_workspaces() -> None:
     package = json.loads((CLIENT / "package.json").read_text())
     restricted = package["capabilities"]["untrustedWorkspaces"]["restrictedConfigurations"]
     assert sorted(restricted) == sorted(
-        [f"ralph.{k}" for k in PROGRAM_SETTINGS]
-        + ["ralph.server.pythonPath", "ralph.server.importStrategy"]
+        [
+            *{f"ralph.{owner(k)}" for k in PROGRAM_SETTINGS},
+            "ralph.server.pythonPath",
+            "ralph.server.importStrategy",
+        ]
     )
 
 

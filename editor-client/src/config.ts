@@ -1,8 +1,11 @@
 // The `ralph.*` settings as the server receives them (SPEC §5). Pure: callers pass in anything with
-// a `get(key)` (a `vscode.WorkspaceConfiguration` for the section "ralph" fits).
+// a `get(key)` and, optionally, an `inspect(key)` (a `vscode.WorkspaceConfiguration` for the
+// section "ralph" fits).
 
 export interface SettingsSource {
   get(key: string): unknown;
+  /** The value of each level (VS Code's `WorkspaceConfiguration.inspect`). */
+  inspect?(key: string): { defaultValue?: unknown; globalValue?: unknown } | undefined;
 }
 
 /** The settings the server reads, in the order of SPEC §5 (the client's own live under `server.`). */
@@ -57,8 +60,11 @@ export type ServerSettings = Partial<Record<ServerSettingKey, unknown>>;
  * reports a wrong one once.
  */
 export function serverSettings(source: SettingsSource): ServerSettings {
-  const out: ServerSettings = {};
+  const out: ServerSettings = sandboxSettings(source);
   for (const key of SERVER_SETTING_KEYS) {
+    if (key === "sandbox" || key.startsWith("sandbox.")) {
+      continue;
+    }
     const value = source.get(key);
     if (value === undefined) {
       continue;
@@ -67,6 +73,40 @@ export function serverSettings(source: SettingsSource): ServerSettings {
       continue;
     }
     out[key] = value;
+  }
+  return out;
+}
+
+const SANDBOX_LISTS = ["allowWrite", "denyRead", "allowedDomains"] as const;
+
+/**
+ * `ralph.sandbox` (SPEC §10) as the flat keys the server reads (`sandbox`, `sandbox.allowWrite`,
+ * …). VS Code declares one setting, `"auto"`/`"off"` or `{ mode, allowWrite, denyRead,
+ * allowedDomains }`; flat keys a person writes in settings.json (`"ralph.sandbox.allowWrite"`)
+ * reach it merged into that object. Read from the User settings only (`globalValue`, else the
+ * default): a workspace can never turn off or widen its own sandbox, not even through a key
+ * VS Code does not know. A value of the wrong type passes through for the server to report.
+ */
+export function sandboxSettings(source: SettingsSource): ServerSettings {
+  let value: unknown;
+  if (source.inspect) {
+    const levels = source.inspect("sandbox");
+    value = levels?.globalValue ?? levels?.defaultValue;
+  } else {
+    value = source.get("sandbox");
+  }
+  if (value === undefined) {
+    return {};
+  }
+  if (typeof value !== "object" || value === null || Array.isArray(value)) {
+    return { sandbox: value };
+  }
+  const object = value as Record<string, unknown>;
+  const out: ServerSettings = { sandbox: object.mode ?? "auto" };
+  for (const list of SANDBOX_LISTS) {
+    if (object[list] !== undefined) {
+      out[`sandbox.${list}`] = object[list];
+    }
   }
   return out;
 }

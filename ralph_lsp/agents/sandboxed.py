@@ -42,7 +42,27 @@ def stand_down(agent: str, template: list[str]) -> tuple[list[str], dict[str, st
                 out[i + 1] = CODEX_STAND_DOWN[1]
         return [*out, *CODEX_QUIET], {}
     if agent == "claude":
-        return [*template, *CLAUDE_STAND_DOWN], {}
+        return _claude_stand_down(list(template)), {}
     if agent == "gemini":
         return list(template), dict(GEMINI_STAND_DOWN)
     return list(template), {}
+
+
+def _claude_stand_down(out: list[str]) -> list[str]:
+    """One ``--settings`` for Claude Code: the CLI takes only the last one, so a second would
+    drop the first (the user's ``apiKeyHelper`` passed on under isolation: "Not logged in").
+    Ours is merged into the last JSON one; a settings *file* the user names is left to win."""
+    flags = [i for i in range(len(out) - 1) if out[i] == "--settings"]
+    if not flags:
+        return [*out, *CLAUDE_STAND_DOWN]
+    i = flags[-1]
+    try:
+        current = json.loads(out[i + 1])
+    except ValueError:
+        current = None
+    if not isinstance(current, dict):
+        return out
+    own = current.get("sandbox")
+    sandbox = own if isinstance(own, dict) else {}
+    out[i + 1] = json.dumps({**current, "sandbox": {**sandbox, "enabled": False}})
+    return out

@@ -436,6 +436,13 @@ def add_merge_parsers(
     )
     sp.add_argument("--verify", action="append", metavar="CMD", help="verification command(s)")
     sp.add_argument("--verify-timeout", type=float, metavar="S", help="per command (default 900)")
+    sp.add_argument(
+        "--archive",
+        dest="archive_on_success",
+        action="store_true",
+        help="archive the change on the target in a commit after the merge commit, verified"
+        " with it and moved with it (setting ralph.archiveOnSuccess)",
+    )
     sp.add_argument("--agent", choices=PRESETS, help="--resolve: agent preset (default: claude)")
     sp.add_argument("--agent-command", metavar="CMD", help="--resolve: the agent's program line")
     sp.add_argument("--json", action="store_true", help="print the outcome(s) as JSON")

@@ -87,6 +87,7 @@ _NO_FILTERS = frozenset(
         "cat-file",
         "symbolic-ref",
         "rev-list",
+        "merge-base",  # the commit graph alone
     ]
 )
 # Porcelain that shows patches: never through textconv or an external diff program.

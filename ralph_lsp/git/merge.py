@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import re
 import shutil
+import threading
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -37,6 +38,8 @@ from ralph_lsp.git.command import GitError, Repo, identity_env, out, run_git
 Strategy = Literal["merge", "squash", "rebase"]
 STRATEGIES: tuple[Strategy, ...] = ("merge", "squash", "rebase")
 MIN_GIT = (2, 38)
+#: The name prefix of a scratch worktree moved aside to be deleted.
+TRASH = "deleting-"
 
 
 class MergeError(Exception):
@@ -125,20 +128,47 @@ def is_ancestor(repo: Repo, old: str, new: str) -> bool:
     return repo.run("merge-base", "--is-ancestor", old, new, check=False).returncode == 0
 
 
-def commit_merge(repo: Repo, result: Check, strategy: Strategy, message: str) -> str:
+def commit_merge(
+    repo: Repo,
+    result: Check,
+    strategy: Strategy,
+    message: str,
+    identity: dict[str, str] | None = None,
+) -> str:
     """The merged commit for ``merge`` (two parents) or ``squash`` (the target alone)."""
     if not result.clean:
         raise MergeError(f"the merge conflicts in {', '.join(result.conflicts)}")
     parents = [result.target] + ([result.branch] if strategy == "merge" else [])
-    return commit_tree(repo, result.tree, parents, message)
+    return commit_tree(repo, result.tree, parents, message, identity)
 
 
-def commit_tree(repo: Repo, tree: str, parents: list[str], message: str) -> str:
-    """A commit object (no ref moves), with the user's identity or ralph-lsp's."""
+def commit_tree(
+    repo: Repo,
+    tree: str,
+    parents: list[str],
+    message: str,
+    identity: dict[str, str] | None = None,
+) -> str:
+    """A commit object (no ref moves), with the user's identity or ralph-lsp's (``identity``:
+    :func:`identity_env`'s answer already read, as a train reads it once)."""
     args = ["commit-tree", tree]
     for parent in parents:
         args += ["-p", parent]
-    return repo.git(*args, "-m", message, env=identity_env(repo))
+    env = identity_env(repo) if identity is None else identity
+    return repo.git(*args, "-m", message, env=env)
+
+
+def commit_identity(repo: Repo) -> dict[str, str]:
+    """The environment naming who commits (:func:`identity_env`), to read once and reuse."""
+    return identity_env(repo)
+
+
+def branch_tips(repo: Repo, *branches: str) -> dict[str, str | None]:
+    """The commit each branch points at (None: no such branch), read in one git call."""
+    refs = {f"refs/heads/{b}": b for b in branches}
+    text = repo.git("for-each-ref", "--format=%(refname)%00%(objectname)", *refs)
+    found = dict(line.split("\0", 1) for line in text.splitlines() if "\0" in line)
+    return {b: found.get(ref) for ref, b in refs.items()}
 
 
 def integration_path(repo: Repo) -> Path:
@@ -146,9 +176,13 @@ def integration_path(repo: Repo) -> Path:
 
 
 def open_integration(repo: Repo, commit: str) -> Path:
-    """A scratch worktree, detached at ``commit``, under the repository's git dir."""
+    """A scratch worktree, detached at ``commit``, under the repository's git dir (what an
+    interrupted deletion left beside it is deleted first)."""
     path = integration_path(repo)
     path.parent.mkdir(parents=True, exist_ok=True)
+    for left in path.parent.glob(f"{TRASH}*"):
+        if not any(t.is_alive() and t.name == "ralph-scratch" for t in _REMOVING):
+            shutil.rmtree(left, ignore_errors=True)
     repo.run("worktree", "add", "-q", "--detach", str(path), commit)
     return path
 
@@ -160,20 +194,50 @@ def reset_integration(path: Path, commit: str) -> None:
     run_git(path, ["clean", "-q", "-ffdx"])
 
 
-def close_integration(repo: Repo, path: Path) -> None:
+def close_integration(repo: Repo, path: Path, *, later: bool = False) -> None:
     """Remove the scratch worktree and its registration (both ours alone: no other worktree's
-    registration is pruned), whatever a verification wrote in it."""
+    registration is pruned), whatever a verification wrote in it. With ``later``, git forgets
+    it now and its files (moved aside first) are deleted by a thread of their own: unlinking
+    a checkout's files costs hundreds of ms that a train's result need not wait for; the
+    process still waits for that thread before it exits (:func:`settle` waits for it too)."""
     admin: Path | None = None
     try:
         text = (path / ".git").read_text(encoding="utf-8").strip()
         admin = Path(text.removeprefix("gitdir:").strip())
     except OSError:
         pass
-    shutil.rmtree(path, ignore_errors=True)
     if admin is not None and admin.parent == repo.common_dir / "worktrees":
         shutil.rmtree(admin, ignore_errors=True)
-    elif path.exists() or admin is None:
-        repo.run("worktree", "remove", "--force", "--force", str(path), check=False)
+        _remove(path, later)
+    else:
+        shutil.rmtree(path, ignore_errors=True)
+        if path.exists() or admin is None:
+            repo.run("worktree", "remove", "--force", "--force", str(path), check=False)
+
+
+_REMOVING: list[threading.Thread] = []
+
+
+def _remove(path: Path, later: bool) -> None:
+    if not later:
+        shutil.rmtree(path, ignore_errors=True)
+        return
+    trash = path.with_name(f"{TRASH}{path.name}")
+    try:
+        path.rename(trash)
+    except OSError:
+        trash = path
+    thread = threading.Thread(
+        target=shutil.rmtree, args=(trash,), kwargs={"ignore_errors": True}, name="ralph-scratch"
+    )
+    thread.start()  # not a daemon: the interpreter waits for it at exit
+    _REMOVING.append(thread)
+
+
+def settle() -> None:
+    """Wait until every scratch worktree closed with ``later`` is deleted."""
+    while _REMOVING:
+        _REMOVING.pop().join()
 
 
 @contextmanager
@@ -207,6 +271,16 @@ def rebase_onto(repo: Repo, wt: Path, target: str, branch: str) -> tuple[str | N
     return out(wt, ["rev-parse", "HEAD"]), []
 
 
+def commit_all(wt: Path, message: str, identity: dict[str, str]) -> str | None:
+    """Commit everything changed in the scratch worktree ``wt`` on its detached HEAD; the new
+    commit, or None when nothing changed."""
+    run_git(wt, ["add", "-A"])
+    if run_git(wt, ["diff", "--cached", "--quiet"], check=False).returncode == 0:
+        return None
+    run_git(wt, ["commit", "-q", "--no-verify", "-m", message], env=identity)
+    return out(wt, ["rev-parse", "HEAD"])
+
+
 def holders(repo: Repo, branch: str) -> list[Path]:
     """The worktrees (the main one included) that have ``branch`` checked out."""
     found: list[Path] = []
@@ -226,7 +300,7 @@ def local_changes(wt: Path) -> set[str]:
 
 
 def touched(repo: Repo, old: str, new: str) -> set[str]:
-    text = out(repo.top, ["diff", "--name-only", "-z", "--no-renames", old, new])
+    text = out(repo.top, ["diff-tree", "-r", "--name-only", "-z", "--no-renames", old, new])
     return {name for name in text.split("\0") if name}
 
 
@@ -243,8 +317,8 @@ def advance(repo: Repo, branch: str, old: str, new: str, message: str) -> None:
     """Move ``refs/heads/<branch>`` from ``old`` to ``new``: a compare-and-swap, fast-forward
     only, never forced; a checked-out target's work tree follows as ``git merge --ff-only``
     would. Raises :class:`TargetMoved`, :class:`LocalChanges` or :class:`MergeError`; on any of
-    them, the ref and every work tree are as they were."""
-    _ensure_at(repo, branch, old)
+    them, the ref and every work tree are as they were (the target is re-read right before it
+    moves: an earlier read would add a git call and prove nothing more)."""
     if not is_ancestor(repo, old, new):
         raise MergeError(f"{new[:12]} does not descend from {branch} ({old[:12]}): not moved")
     places = holders(repo, branch)

@@ -5,6 +5,7 @@ Layout::
     .ralph/.gitignore                 "*": history never reaches a commit
     .ralph/runs/<runId>/record.json   the run's record, rewritten atomically on every change
     .ralph/runs/<runId>/iteration-<n>.log   the raw output of iteration n (stdout and stderr)
+    .ralph/runs/<runId>/<list>.jsonl  a running record's older entries of a growing list (ledger)
 
 A record is written to a temporary file, flushed to disk and renamed over the old one, so a crash
 leaves either the previous record or the new one, never a torn file. History is for the operator
@@ -28,6 +29,7 @@ from typing import IO, TYPE_CHECKING, Any, TypedDict
 from ralph_lsp.loop import safe_dir
 from ralph_lsp.loop.ids import child
 from ralph_lsp.loop.ids import run_id as checked_run_id
+from ralph_lsp.loop.ledger import Ranges, write_record
 from ralph_lsp.loop.record_schema import normalize_record
 from ralph_lsp.loop.states import RunState
 from ralph_lsp.openspec.tasks import read_regular_text
@@ -162,14 +164,19 @@ def atomic_write_json(path: Path, data: Any) -> None:
 def atomic_write_text(path: Path, text: str) -> None:
     """Write ``text`` so that readers (and crashes) only ever see a whole file. Under
     ``.ralph/`` no folder of the path is followed when it is a link (safe_dir)."""
+    atomic_write(path, lambda f: f.write(text))
+
+
+def atomic_write(path: Path, write: Callable[[IO[str]], object]) -> None:
+    """:func:`atomic_write_text` of what ``write`` writes, streamed (never one large string)."""
     if safe_dir.is_guarded(path):
-        safe_dir.write_text(path, text)
+        safe_dir.write_stream(path, write)
         return
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
+            write(f)
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)
@@ -186,7 +193,9 @@ class RunHistory:
 
     Raw output is capped at :attr:`max_log_bytes` per iteration and :attr:`max_run_bytes` per
     run: past the run's cap, the oldest iterations' raw logs are removed first (their summaries
-    stay in the record).
+    stay in the record). What that takes in memory does not grow with the iterations: the
+    closed logs' total size and the range of iterations they belong to; a log's own size is
+    read from disk when it is removed.
     """
 
     max_log_bytes = 64 * 1024 * 1024
@@ -198,9 +207,11 @@ class RunHistory:
         self._failed = False
         self._log: IO[bytes] | None = None
         self._log_bytes = 0
-        self._logs: list[tuple[Path, int]] = []  # earlier iterations' raw logs and their sizes
-        self._log_path = self.dir / "iteration-0.log"
-        self.dropped: list[int] = []  # iterations whose raw log was removed for the run's cap
+        self._log_n = 0  # the iteration whose raw log is open (or was last)
+        # Closed raw logs: iterations _oldest.._newest may have one, _kept_bytes in all.
+        self._oldest = self._newest = 0
+        self._kept_bytes = 0
+        self.dropped = Ranges()  # iterations whose raw log was removed for the run's cap
         self.full: str | None = None  # the disk is full: why the run must end
         try:
             make_history_root(root)
@@ -245,17 +256,23 @@ class RunHistory:
         return not self._failed
 
     def save(self, record: Mapping[str, Any]) -> None:
+        """Write ``record`` (its ledgers streamed whole: loop/ledger.py) as ``record.json``."""
         if self._failed:
             return
         for _ in range(2):  # once more after a full disk freed the reserve
             try:
-                atomic_write_json(self.dir / "record.json", record)
+                atomic_write(self.dir / "record.json", lambda f: write_record(f, record))
                 return
             except OSError as exc:
                 first = self.full is None
                 self._fail(exc)
                 if not (first and self.full is not None):
                     return
+
+    def ledger_path(self, name: str) -> Path | None:
+        """Where the ledger of the record's list ``name`` seals its older entries (None when
+        history cannot be written: the ledger then keeps them all in memory)."""
+        return None if self._failed else self.dir / f"{name}.jsonl"
 
     def open_iteration_log(self, n: int) -> None:
         self.close_iteration_log()
@@ -268,20 +285,30 @@ class RunHistory:
         except OSError as exc:
             self._fail(exc)
             return
-        self._logs = [(p, size) for p, size in self._logs if p != path]
-        self._log_path = path
+        if self._newest and n == self._newest:  # closed once already: it is the open one again
+            self._kept_bytes = max(0, self._kept_bytes - self._log_bytes)
+            self._newest -= 1
+        self._log_n = n
 
     def _run_bytes(self) -> int:
-        return self._log_bytes + sum(size for _, size in self._logs)
+        return self._log_bytes + self._kept_bytes
 
     def _drop_oldest(self) -> None:
         """Remove the oldest iterations' raw logs until the run is under its cap."""
-        while self._logs and self._run_bytes() > self.max_run_bytes:
-            path, _ = self._logs.pop(0)
-            with contextlib.suppress(OSError):
+        while (
+            self._oldest
+            and self._oldest <= self._newest
+            and (self._run_bytes() > self.max_run_bytes)
+        ):
+            n, path = self._oldest, self.dir / f"iteration-{self._oldest}.log"
+            self._oldest += 1
+            try:
+                size = os.stat(path, follow_symlinks=False).st_size
                 safe_dir.unlink(path)
-            with contextlib.suppress(ValueError):
-                self.dropped.append(int(path.stem.rsplit("-", 1)[1]))
+            except OSError:
+                continue  # never written (or already gone): nothing to count
+            self._kept_bytes = max(0, self._kept_bytes - size)
+            self.dropped.add(n)
 
     def write_raw(self, stream: str, chunk: bytes) -> None:
         if self._log is None:
@@ -300,7 +327,7 @@ class RunHistory:
             self._log = None
             self._fail(exc)
             return
-        if self._logs and self._run_bytes() > self.max_run_bytes:
+        if self._kept_bytes and self._run_bytes() > self.max_run_bytes:
             self._drop_oldest()
 
     def close_iteration_log(self) -> None:
@@ -310,7 +337,9 @@ class RunHistory:
             except OSError:
                 pass
             self._log = None
-            self._logs.append((self._log_path, self._log_bytes))
+            self._kept_bytes += self._log_bytes
+            self._oldest = self._oldest or self._log_n
+            self._newest = self._log_n
             self._log_bytes = 0
 
     def prompt_file(self, n: int) -> Path | None:

@@ -2,7 +2,9 @@
 
 :class:`RunReporting` is the part of a run that keeps its status, its transitions, its iterations
 and its guidance, saves them as the history record after every change, and emits the status and
-log events. The loop (``run.Run``) decides; this part tells.
+log events. The loop (``run.Run``) decides; this part tells. The record's lists that grow with
+the iterations are :class:`~ralph_lsp.loop.ledger.Ledger` s: their older entries live on disk, so
+a run's memory does not grow with its length.
 """
 
 from __future__ import annotations
@@ -20,12 +22,12 @@ from ralph_lsp.loop.history import (
     IterationRecord,
     RateLimitedRecord,
     RunHistory,
-    RunRecord,
     SpawnRecord,
     TransitionRecord,
     process_started_at,
 )
 from ralph_lsp.loop.iteration import IterationOutcome
+from ralph_lsp.loop.ledger import Ledger
 from ralph_lsp.loop.run_git import RunGit
 from ralph_lsp.loop.status import (
     EngineEvent,
@@ -62,9 +64,9 @@ class RunReporting:
     status: RunStatus
     start_story: str | None
     guidance: list[Guidance]
-    transitions: list[TransitionRecord]
-    iterations: list[IterationRecord]
-    rate_limited: list[RateLimitedRecord]
+    transitions: Ledger[TransitionRecord]
+    iterations: Ledger[IterationRecord]
+    rate_limited: Ledger[RateLimitedRecord]
     history: RunHistory
     ended_at: str | None
     doc: TasksDoc | None
@@ -83,7 +85,7 @@ class RunReporting:
 
     def tell_iteration_end(self, n: int, pending: list[Guidance]) -> None:
         """The events of a counted iteration's end: checkpoint, the iteration, guidance."""
-        entry = self.iterations[-1]
+        entry = self.iterations.last()
         if self.git is not None:
             files = entry["filesChanged"]
             self.emit(
@@ -114,7 +116,9 @@ class RunReporting:
         self.save()
         self.engine._emit(StatusEvent(self.status.copy()))
 
-    def record(self) -> RunRecord:
+    def record(self) -> dict[str, Any]:
+        """The record as :class:`RunRecord` has it, its growing lists as their ledgers (written
+        whole by ``RunHistory.save``)."""
         return {
             "runId": self.id,
             "change": self.change.name,
@@ -124,11 +128,11 @@ class RunReporting:
             "state": self.status.state,
             "reason": self.status.reason,
             "owner": {"pid": os.getpid(), "startedAt": _PROCESS_STARTED},
-            "transitions": list(self.transitions),
-            "iterations": list(self.iterations),
-            "rateLimited": list(self.rate_limited),
+            "transitions": self.transitions,
+            "iterations": self.iterations,
+            "rateLimited": self.rate_limited,
             # iterations whose raw output was removed to keep the run under its cap
-            "rawOutputDropped": list(self.history.dropped),
+            "rawOutputDropped": self.history.dropped,
             "worktree": dict(self.status.worktree) if self.status.worktree else None,
             "sandbox": dict(self.status.sandbox) if self.status.sandbox else None,
             "guidance": [

@@ -37,6 +37,7 @@ from ralph_lsp.loop.history import (
     no_space,
 )
 from ralph_lsp.loop.iteration import AgentIteration, IterationOutcome
+from ralph_lsp.loop.ledger import Ledger
 from ralph_lsp.loop.policy import DEFAULT_BACKOFF_SECONDS, MAX_BACKOFF_SECONDS
 from ralph_lsp.loop.prompt import build_prompt, scope_story
 from ralph_lsp.loop.reporting import Guidance, RunReporting
@@ -117,10 +118,11 @@ class Run(RunReporting, TasksFollowing):
         self.process: AgentProcess | None = None
         self.task: asyncio.Task[None] | None = None
         self.history = RunHistory(change.root, self.id, self._history_error)
-        self.iterations: list[IterationRecord] = []
-        self.rate_limited: list[RateLimitedRecord] = []  # spawns that did not count
+        # The record's growing lists: their older entries on disk (loop/ledger.py)
+        self.iterations = Ledger[IterationRecord](self.history.ledger_path("iterations"))
+        self.rate_limited = Ledger[RateLimitedRecord](self.history.ledger_path("rate-limited"))
         self.verification = Verification(self)
-        self.transitions: list[TransitionRecord] = []
+        self.transitions = Ledger[TransitionRecord](self.history.ledger_path("transitions"))
         self.ended_at: str | None = None
         self.doc: TasksDoc | None = None  # tasks.md as last read
         self._tasks_stat: tuple[int, int] | None = None
@@ -245,8 +247,8 @@ class Run(RunReporting, TasksFollowing):
         """A counted iteration's checkpoint (SPEC §8) into its record, then its end events."""
         if self.git is not None:
             made = await self.git.after_iteration(n, after.completed, after.total)
-            self.iterations[-1]["checkpoint"] = made["checkpoint"]
-            self.iterations[-1]["filesChanged"] = made["filesChanged"]
+            self.iterations.last()["checkpoint"] = made["checkpoint"]
+            self.iterations.last()["filesChanged"] = made["filesChanged"]
         self.tell_iteration_end(n, pending)
 
     def _disk_full(self) -> str | None:

@@ -22,6 +22,7 @@ import secrets
 import stat
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import IO
 
 HISTORY_DIR = ".ralph"
 # What opening a link with O_NOFOLLOW gives: ELOOP, ENOTDIR (with O_DIRECTORY, Linux), EMLINK (BSD).
@@ -145,13 +146,18 @@ def make_folder(path: Path) -> None:
 def write_text(path: Path, text: str, mode: int = 0o600) -> None:
     """Write ``path`` atomically (a temporary file flushed, then renamed over it), its folder
     opened as :func:`open_folder` does; readers and crashes see a whole file only."""
-    data = text.encode("utf-8")
+    write_stream(path, lambda f: f.write(text), mode)
+
+
+def write_stream(path: Path, write: Callable[[IO[str]], object], mode: int = 0o600) -> None:
+    """:func:`write_text` of what ``write`` writes to the file (UTF-8 text), streamed: a large
+    file (a long run's record) is never held as one string."""
     with folder(path.parent, create=True) as dfd:
         tmp = f".tmp-{secrets.token_hex(6)}"
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, mode, dir_fd=dfd)
         try:
-            with os.fdopen(fd, "wb") as f:
-                f.write(data)
+            with os.fdopen(fd, "w", encoding="utf-8") as f:
+                write(f)
                 f.flush()
                 os.fsync(f.fileno())
             os.replace(tmp, path.name, src_dir_fd=dfd, dst_dir_fd=dfd)

@@ -9,6 +9,7 @@ merge is made again once from the new target, then refused with the reason. No L
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import time
 from collections.abc import Callable
@@ -16,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ralph_lsp.archiving.writer import ArchiveBlocked, archive_change
 from ralph_lsp.git import GitError, Repo
 from ralph_lsp.git import merge as gm
 from ralph_lsp.loop import verify
@@ -33,6 +35,8 @@ from ralph_lsp.settings import Settings
 
 Say = Callable[[str], None]
 REFUSED = "refused"
+#: A train's merge verified on its merged result whose target has not moved yet (:func:`finish`).
+VERIFIED = "verified"
 #: What a parked run's record keeps of the failing verification's output.
 TAIL_CHARS = 8 * 1024
 
@@ -54,6 +58,9 @@ class Outcome:
     verification: list[dict[str, Any]] = field(default_factory=list)
     verify_ms: int = 0
     attempts: int = 0
+    base: str | None = None  # the target commit the merged commit was made on
+    message: str = ""
+    archive: str = ""  # archiveOnSuccess: what became of the change's archive
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -69,6 +76,7 @@ class Outcome:
             "outputTail": self.output_tail,
             "verification": self.verification,
             "attempts": self.attempts,
+            "archive": self.archive or None,
         }
 
 
@@ -79,8 +87,31 @@ class Scratch:
     def __init__(self, repo: Repo) -> None:
         self.repo = repo
         self.path: Path | None = None
+        self._identity: dict[str, str] | None = None
+        self._opening: asyncio.Task[Path] | None = None
+        self._opened_at = ""
+
+    def identity(self) -> dict[str, str]:
+        """The committer's identity, read once for the whole train (two git calls a merge)."""
+        if self._identity is None:
+            self._identity = gm.commit_identity(self.repo)
+        return self._identity
+
+    def prepare(self, commit: str) -> None:
+        """Start making the worktree (at ``commit``, the target) while the merge is checked
+        and made: at its first use it then only moves to the merged commit."""
+        if self.path is None and self._opening is None:
+            self._opened_at = commit
+            self._opening = asyncio.create_task(
+                asyncio.to_thread(gm.open_integration, self.repo, commit)
+            )
 
     async def at(self, commit: str) -> Path:
+        if self._opening is not None:
+            opening, self._opening = self._opening, None
+            self.path = await opening
+            if self._opened_at == commit:
+                return self.path
         if self.path is None:
             self.path = await asyncio.to_thread(gm.open_integration, self.repo, commit)
         else:
@@ -88,9 +119,24 @@ class Scratch:
         return self.path
 
     async def close(self) -> None:
+        if self._opening is not None:
+            opening, self._opening = self._opening, None
+            with contextlib.suppress(GitError, OSError):
+                self.path = await opening
         if self.path is not None:
             path, self.path = self.path, None
-            await asyncio.to_thread(gm.close_integration, self.repo, path)
+            await asyncio.to_thread(gm.close_integration, self.repo, path, later=True)
+
+
+@dataclass(frozen=True)
+class Step:
+    """How a train asks for one merge: made on ``base`` (the previous merge's verified commit,
+    before the target has moved to it) and, with ``hold``, left :data:`VERIFIED` for
+    :func:`finish` to move the target; ``again``: a retry, its one attempt left."""
+
+    base: str | None = None
+    hold: bool = False
+    again: bool = False
 
 
 @dataclass(frozen=True)
@@ -122,12 +168,13 @@ async def merge_branch(
     say: Say,
     stop: asyncio.Event | None = None,
     scratch: Scratch | None = None,
+    step: Step = Step(),
 ) -> Outcome:
     """Merge ``run``'s branch into ``into`` (in ``scratch`` when given: a train's, kept open)."""
     own = scratch is None
     work = Scratch(repo) if scratch is None else scratch
     try:
-        return await _merge(repo, run, into, strategy, settings, say, stop, work)
+        return await _merge(repo, run, into, strategy, settings, say, stop, work, step)
     finally:
         if own:
             await work.close()
@@ -142,15 +189,13 @@ async def _merge(
     say: Say,
     stop: asyncio.Event | None,
     work: Scratch,
+    step: Step,
 ) -> Outcome:
     outcome = Outcome(run.change, run.run_id, run.branch, into, strategy)
-    if repo.rev(f"refs/heads/{into}") is None:
-        outcome.reason = f"the target branch {into!r} does not exist"
-        return outcome
-    for attempt in (1, 2):
+    for attempt in (2,) if step.again else (1, 2):
         outcome.attempts = attempt
         try:
-            await _attempt(repo, run, outcome, settings, say, stop or asyncio.Event(), work)
+            await _attempt(repo, run, outcome, settings, say, stop or asyncio.Event(), work, step)
         except gm.TargetMoved as exc:
             outcome.state, outcome.reason = REFUSED, str(exc)
             if attempt == 1:
@@ -160,7 +205,8 @@ async def _merge(
         except (gm.MergeError, GitError, OSError) as exc:
             outcome.state, outcome.reason = REFUSED, str(exc)
         break
-    say(f"⎇ {run.change}: {outcome.state}: {outcome.reason}")
+    if outcome.state != VERIFIED:  # a held one is said once its target moved (a train's)
+        say(f"⎇ {run.change}: {outcome.state}: {outcome.reason}")
     return outcome
 
 
@@ -172,14 +218,19 @@ async def _attempt(
     say: Say,
     stop: asyncio.Event,
     work: Scratch,
+    step: Step,
 ) -> None:
-    target = repo.rev(f"refs/heads/{o.into}")
-    tip = repo.rev(f"refs/heads/{run.branch}")
-    assert target is not None and tip is not None
+    tips = await asyncio.to_thread(gm.branch_tips, repo, o.into, run.branch)
+    target, tip = step.base or tips[o.into], tips[run.branch]
+    if target is None:
+        raise gm.MergeError(f"the target branch {o.into!r} does not exist")
+    if tip is None:
+        raise gm.MergeError(f"the run's branch {run.branch!r} does not exist any more")
     if gm.is_ancestor(repo, tip, target):
         o.state, o.commit = MERGED, target
         o.reason = f"{run.branch} is already in {o.into}"
         return
+    work.prepare(target)
     check = await asyncio.to_thread(gm.check, repo, target, tip)
     if not check.clean:
         o.conflicts = check.conflicts
@@ -190,14 +241,35 @@ async def _attempt(
     if o.strategy == "rebase":
         commit = await _rebase(repo, run, o, target, tip, work)
     else:
-        commit = await asyncio.to_thread(gm.commit_merge, repo, check, o.strategy, message)
+        commit = await asyncio.to_thread(
+            gm.commit_merge,
+            repo,
+            check,
+            o.strategy,
+            message,
+            await asyncio.to_thread(work.identity),
+        )
     if commit is not None:
-        await _verify(repo, run, o, await work.at(commit), settings, say, stop)
+        wt = await work.at(commit)
+        if settings.archive_on_success:
+            commit = await asyncio.to_thread(_archive, repo, run, o, (wt, commit), work)
+        await _verify(repo, run, o, wt, settings, say, stop)
     if commit is None or o.state == NEEDS_REVIEW:
         return
-    await asyncio.to_thread(gm.advance, repo, o.into, target, commit, message)
-    o.state, o.commit = MERGED, commit
-    o.reason = f"merged into {o.into} as {commit[:12]} {_verified(o)}"
+    o.state, o.base, o.commit, o.message = VERIFIED, target, commit, message
+    if not step.hold:
+        await asyncio.to_thread(finish, repo, run, o)
+
+
+def finish(repo: Repo, run: RunBranch, o: Outcome) -> None:
+    """Move the target of a :data:`VERIFIED` merge (a compare-and-swap from ``o.base``) and
+    record the run merged; raises what :func:`gm.advance` raises, with nothing moved."""
+    assert o.state == VERIFIED and o.base is not None and o.commit is not None
+    gm.advance(repo, o.into, o.base, o.commit, o.message)
+    o.state = MERGED
+    o.reason = f"merged into {o.into} as {o.commit[:12]} {_verified(o)}"
+    if o.archive:
+        o.reason += f"; {run.change} {o.archive}"
     set_branch_state(run.root, run.run_id, MERGED, _record(o))
 
 
@@ -249,6 +321,23 @@ async def _verify(
         _park(run, o, f"the merged result fails verification: {failed.describe()}")
     elif len(results) < len(cmds):
         raise gm.MergeError("verification was stopped: nothing was merged")
+
+
+def _archive(repo: Repo, run: RunBranch, o: Outcome, at: tuple[Path, str], work: Scratch) -> str:
+    """``archiveOnSuccess``: the change archived on the merged result, in a commit after the
+    merge commit (verified with it, moved with it by the one compare-and-swap); a refusal
+    (already archived, invalid) leaves the merge as it is, with the reason said."""
+    wt, commit = at
+    root = wt / run.root.resolve().relative_to(repo.top.resolve())
+    try:
+        plan = archive_change(root, run.change, yes=True)
+    except ArchiveBlocked as blocked:
+        o.archive = f"not archived: {blocked.message}"
+        return commit
+    message = f"ralph: archive {run.change} as {plan.archive_name}"
+    made = gm.commit_all(wt, message, work.identity())
+    o.archive = f"archived as {plan.archive_name}"
+    return made or commit
 
 
 def _verified(o: Outcome) -> str:

@@ -1,6 +1,13 @@
 """The merge train (SPEC §12): a queue's succeeded runs merged in queue order, each onto the
 result of the previous ones and verified there; a run that conflicts or fails is parked
-``needs-review`` and the train goes on without it. One summary at the end. No LSP imports."""
+``needs-review`` and the train goes on without it. One summary at the end. No LSP imports.
+
+Pipelined: once a merge is verified, the target is moved to it (:func:`finish`: the
+compare-and-swap, the checked-out work tree following) while the next run is already merged
+onto that verified commit and verified; the next one's target moves only after the previous
+one's did, from that commit. Should the previous move fail, the next one's work is thrown
+away: the previous run is retried as a lone merge would be, then the next one made again
+from the target as it is."""
 
 from __future__ import annotations
 
@@ -10,9 +17,26 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ralph_lsp.git import GitError, Repo
 from ralph_lsp.git import merge as gm
-from ralph_lsp.merging.merge import REFUSED, Outcome, Say, Scratch, merge_branch
-from ralph_lsp.merging.runs import MERGED, NEEDS_REVIEW, current_branch, open_repo, train_runs
+from ralph_lsp.merging.merge import (
+    REFUSED,
+    VERIFIED,
+    Outcome,
+    Say,
+    Scratch,
+    Step,
+    finish,
+    merge_branch,
+)
+from ralph_lsp.merging.runs import (
+    MERGED,
+    NEEDS_REVIEW,
+    RunBranch,
+    current_branch,
+    open_repo,
+    train_runs,
+)
 from ralph_lsp.settings import Settings
 
 
@@ -72,13 +96,70 @@ async def merge_train(
         say("⎇ merge train: no unmerged succeeded run ended on a branch; nothing to merge")
     scratch = Scratch(repo)  # one integration worktree for the whole train
     try:
-        for run in runs:
-            if stop is not None and stop.is_set():
-                break
-            say(f"⎇ merge train: {run.change} ({run.branch}, run {run.run_id})")
-            outcome = await merge_branch(repo, run, target, strategy, settings, say, stop, scratch)
-            result.outcomes.append(outcome)
+        await _drive(_Train(repo, target, strategy, settings, say, stop, scratch), runs, result)
     finally:
         await scratch.close()
     result.duration_ms = int((time.monotonic() - started) * 1000)
     return result
+
+
+@dataclass
+class _Train:
+    repo: Repo
+    into: str
+    strategy: gm.Strategy
+    settings: Settings
+    say: Say
+    stop: asyncio.Event | None
+    scratch: Scratch
+
+    async def merge(self, run: RunBranch, step: Step) -> Outcome:
+        return await merge_branch(
+            self.repo,
+            run,
+            self.into,
+            self.strategy,
+            self.settings,
+            self.say,
+            self.stop,
+            self.scratch,
+            step,
+        )
+
+    async def finish(self, run: RunBranch, o: Outcome) -> str:
+        """Move the target to ``o``'s verified commit: ``merged``, ``refused`` (``o`` says
+        why), or ``again`` (the target moved meanwhile: to be merged again from it)."""
+        try:
+            await asyncio.to_thread(finish, self.repo, run, o)
+        except gm.TargetMoved as exc:
+            o.state, o.reason = REFUSED, str(exc)
+            self.say(f"⎇ {exc}: merging again from the new {self.into}")
+            return "again"
+        except (gm.MergeError, GitError, OSError) as exc:
+            o.state, o.reason = REFUSED, str(exc)
+        self.say(f"⎇ {run.change}: {o.state}: {o.reason}")
+        return o.state
+
+
+async def _drive(t: _Train, runs: list[RunBranch], result: TrainResult) -> None:
+    held: tuple[RunBranch, Outcome, asyncio.Task[str]] | None = None
+    try:
+        for run in runs:
+            if t.stop is not None and t.stop.is_set():
+                break
+            t.say(f"⎇ merge train: {run.change} ({run.branch}, run {run.run_id})")
+            base = held[1].commit if held is not None else None
+            outcome = await t.merge(run, Step(base=base, hold=True))
+            if held is not None:
+                moved = await held[2]
+                if moved == "again":  # the previous run, retried as a lone merge is
+                    result.outcomes[-1] = await t.merge(held[0], Step(again=True))
+                if moved != MERGED:  # this one was made on a commit the target is not at
+                    outcome = await t.merge(run, Step(hold=True))
+            held = None
+            if outcome.state == VERIFIED:
+                held = (run, outcome, asyncio.create_task(t.finish(run, outcome)))
+            result.outcomes.append(outcome)
+    finally:
+        if held is not None:
+            await held[2]

@@ -32,6 +32,7 @@ from ralph_lsp.openspec.requirement_blocks import (
     normalize_requirement_name,
     parse_delta_spec,
 )
+from ralph_lsp.openspec.tasks import read_regular
 
 _REQUIREMENTS_TITLE = re.compile(f"^##{WS}+Requirements{WS}*$", re.IGNORECASE)
 _TOP = re.compile(f"^##{WS}+")
@@ -39,6 +40,17 @@ _DELTA_HEADER = re.compile(
     f"^##{WS}+(ADDED|MODIFIED|REMOVED|RENAMED){WS}+Requirements{WS}*$", re.IGNORECASE
 )
 _STRUCTURE_REQUIREMENT = re.compile(f"^###{WS}+Requirement:{WS}*({DOT}+){WS}*$", re.IGNORECASE)
+
+
+#: The largest delta or main spec archive reads.
+MAX_SPEC_BYTES = 64 << 20
+
+
+def read_spec_text(path: Path) -> str:
+    """A spec as ``Path.read_text`` reads it (UTF-8, bad bytes replaced, universal newlines),
+    only when it is a regular file: a named pipe never hangs archive or its preview."""
+    text = read_regular(path, MAX_SPEC_BYTES).decode("utf-8", errors="replace")
+    return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
 def main_spec_structure_issues(content: str) -> list[tuple[int, str]]:
@@ -215,7 +227,7 @@ def find_unread_delta_files(specs_root: Path) -> list[str]:
                 continue
             if not entry.is_file():
                 continue
-            presence = parse_delta_spec(entry.read_text("utf-8", errors="replace")).section_presence
+            presence = parse_delta_spec(read_spec_text(entry)).section_presence
             if presence.added or presence.modified or presence.removed or presence.renamed:
                 found.append("/".join([*segments, entry.name]))
 
@@ -243,7 +255,7 @@ def delta_spec_errors(change_dir: Path) -> int:
     errors = 1 if (specs / "spec.md").is_file() else 0
     total = 0
     for _spec_id, path in discover_spec_files(specs):
-        plan = parse_delta_spec(path.read_text("utf-8", errors="replace"))
+        plan = parse_delta_spec(read_spec_text(path))
         errors += len(plan.unpaired_renames)
         counted = len(plan.added) + len(plan.modified) + len(plan.removed) + len(plan.renamed)
         total += counted

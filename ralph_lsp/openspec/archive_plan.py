@@ -22,6 +22,7 @@ from ralph_lsp.openspec.archive_checks import (
     delta_spec_errors,
     discover_spec_files,
     find_unread_delta_files,
+    read_spec_text,
     spec_content_errors,
 )
 from ralph_lsp.openspec.spec_apply import Counts, SpecUpdateError, build_updated_spec
@@ -139,7 +140,7 @@ def _has_delta_specs(change_dir: Path) -> bool:
         return True
     for _spec_id, path in discover_spec_files(specs):
         try:
-            if _ANY_DELTA.search(path.read_text("utf-8", errors="replace")):
+            if _ANY_DELTA.search(read_spec_text(path)):
                 return True
         except OSError:
             continue

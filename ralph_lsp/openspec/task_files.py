@@ -25,6 +25,11 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from ralph_lsp.openspec.tasks import read_regular
+
+#: The largest schema or config YAML read.
+MAX_SCHEMA_BYTES = 4 << 20
+
 DEFAULT_TASKS = "tasks.md"
 BUILT_IN = "spec-driven"
 #: The built-in schemas and the ``generates`` of the artifact their ``apply.tracks`` names.
@@ -47,8 +52,8 @@ def _read_yaml(path: str, stamp: tuple[int, int] | None) -> Any:
     import yaml  # type: ignore[import-untyped]  # (no stubs needed: one call); only when needed
 
     try:
-        with open(path, "rb") as handle:
-            text = handle.read().decode("utf-8", errors="replace")
+        # Only a regular file: a named pipe in a stranger's openspec/ must not hang anyone.
+        text = read_regular(Path(path), MAX_SCHEMA_BYTES).decode("utf-8", errors="replace")
         return yaml.load(text, Loader=yaml.BaseLoader)  # BaseLoader: every scalar a string
     except (OSError, yaml.YAMLError):
         return None

@@ -17,12 +17,15 @@ The network part (the agent's only way out):
 - ``proxy.py``: :class:`~ralph_lsp.sandbox.proxy.EgressProxy`, the asyncio HTTP CONNECT /
   plain-HTTP proxy that lets an agent reach only allowed hosts and reports each refusal.
 - ``bridge.py``: a stdlib-only program run inside the sandbox's network namespace that relays a
-  127.0.0.1 port there to the proxy's Unix socket, and runs the agent with the proxy variables set.
+  127.0.0.1 port there to the proxy's Unix socket, and runs the agent with the proxy variables set
+  (the agent first: the relay, asyncio's import included, starts after its spawn).
+- ``relay.py``: :class:`~ralph_lsp.sandbox.relay.Relay`, the byte relay of the proxy and the
+  bridge, and the bridge's serving loop (loaded by the bridge by its path).
 - ``domains.py``: the allowlist of a run: per preset, the host of a configured base URL, and
   ``ralph.sandbox.allowedDomains``.
 
 Invariant: nothing here imports pygls or lsprotocol, nor ``proc/``, ``git/`` or ``agents/``;
-``bridge.py`` imports only the standard library (it runs inside the sandbox with
+``bridge.py`` and ``relay.py`` import only the standard library (they run inside the sandbox with
 ``python -I -S``).
 """
 

@@ -11,7 +11,7 @@ port. It speaks two things:
 A target is reached only when :class:`~ralph_lsp.sandbox.allowlist.Allowlist` allows it; else the
 client gets ``403`` with a one-line body naming the host and the reason, and ``on_refusal`` is
 called with a :class:`Refusal` (for the run's history). Once allowed, the two connections are
-joined by :class:`~ralph_lsp.sandbox.bridge.Relay` protocols: bytes go straight from one
+joined by :class:`~ralph_lsp.sandbox.relay.Relay` protocols: bytes go straight from one
 transport to the other, with backpressure (a full write buffer pauses reading on the other end)
 and half-close (an EOF one way is passed on while the other way keeps flowing). Connections
 are bounded (``max_connections``; past it: ``503``), the request head and the upstream connect
@@ -35,7 +35,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from ralph_lsp.sandbox.allowlist import DEFAULT_PORTS, Allowlist, split_host_port
-from ralph_lsp.sandbox.bridge import Relay
+from ralph_lsp.sandbox.relay import Relay
 
 log = logging.getLogger(__name__)
 

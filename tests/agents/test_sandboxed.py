@@ -38,6 +38,30 @@ def test_claude_turns_a_projects_sandbox_setting_off(tmp_path: Path) -> None:
     assert extra[0] == "--settings" and json.loads(extra[1]) == {"sandbox": {"enabled": False}}
 
 
+def test_claude_keeps_one_settings_flag_with_the_users_login_helper(tmp_path: Path) -> None:
+    # Claude Code takes only the last --settings: a second one dropped the apiKeyHelper that
+    # isolation passes on, and the sandboxed run ended "Not logged in".
+    home = tmp_path / "home"
+    (home / ".claude").mkdir(parents=True)
+    (home / ".claude" / "settings.json").write_text(json.dumps({"apiKeyHelper": "/k.sh"}))
+    env = {**ENV, "HOME": str(home)}
+    args = list(DEFAULT_AGENT_ARGS)
+    boxed = build_invocation(
+        "claude", None, args, "do it", tmp_path / "p.md", env=env, sandboxed=True
+    ).argv
+    assert boxed.count("--settings") == 1
+    merged = json.loads(boxed[boxed.index("--settings") + 1])
+    assert merged == {"apiKeyHelper": "/k.sh", "sandbox": {"enabled": False}}
+
+
+def test_a_settings_file_the_user_names_is_left_to_win(tmp_path: Path) -> None:
+    args = [*DEFAULT_AGENT_ARGS, "--settings", "/my/settings.json"]
+    boxed = build_invocation(
+        "claude", None, args, "do it", tmp_path / "p.md", env=ENV, sandboxed=True
+    ).argv
+    assert boxed.count("--settings") == 1 and "/my/settings.json" in boxed
+
+
 def test_gemini_is_told_not_to_start_its_sandbox(tmp_path: Path) -> None:
     plain, boxed, env = _both("gemini", tmp_path)
     assert boxed == plain

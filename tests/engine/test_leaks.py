@@ -4,10 +4,14 @@ no file descriptor and no zombie behind (the server lives for days)."""
 from __future__ import annotations
 
 import asyncio
+import gc
 import os
+import tracemalloc
 from pathlib import Path
 
 from ralph_lsp.loop.engine import Engine
+from ralph_lsp.loop.events import IterationEvent
+from ralph_lsp.loop.history import load_records
 from ralph_lsp.loop.request import RunRequest
 from ralph_lsp.settings import Settings
 from tests.engine.conftest import CHANGE
@@ -70,3 +74,33 @@ async def test_fifty_iterations_then_forty_runs_leave_no_fd_or_zombie(project: P
     await asyncio.sleep(0.2)
     assert [pid for pid in zombies() if pid not in earlier] == []
     assert open_fds() <= fds + 2, f"{open_fds() - fds} more open file descriptors"
+
+
+async def test_a_long_run_keeps_no_more_in_memory_for_each_iteration(project: Path) -> None:
+    """Issue: a 1000-iteration run grew its process by ~5 KiB an iteration, its record's lists
+    (iterations, transitions, raw-log bookkeeping) all held in memory. Now the older entries
+    live on disk: what the run's own code keeps between iteration 10 and 40 stays flat, while
+    the record on disk has every iteration."""
+    snapshots: dict[int, tracemalloc.Snapshot] = {}
+
+    def on_event(event: object) -> None:
+        if isinstance(event, IterationEvent) and event.phase == "end" and event.n in (10, 40):
+            gc.collect()
+            snapshots[event.n] = tracemalloc.take_snapshot()
+
+    engine = Engine(on_event)
+    assert await run(engine, project, max_iterations=2) == "exhausted"  # warm up lazy imports
+    forty = IDLE.replace(max_iterations=40, stuck_after=50)
+    tracemalloc.start(25)
+    try:
+        assert await run(engine, project, forty) == "exhausted"
+    finally:
+        tracemalloc.stop()
+    mine = [tracemalloc.Filter(True, "*/ralph_lsp/*", all_frames=True)]
+    before, after = (snapshots[n].filter_traces(mine) for n in (10, 40))
+    grown = sum(s.size_diff for s in after.compare_to(before, "filename"))
+    # 30 iterations: the old lists held ~1.7 KiB an iteration (~50 KiB); 4 KiB now.
+    assert grown < 16 * 1024, f"{grown / 1024:.1f} KiB kept for 30 iterations"
+    newest = load_records(project, CHANGE)[0]
+    assert [it["n"] for it in newest["iterations"]] == list(range(1, 41))
+    assert sum(t["reason"].startswith("iteration ") for t in newest["transitions"]) == 40

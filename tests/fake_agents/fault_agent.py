@@ -8,6 +8,9 @@ change), defaulting to ``check``.
 Modes (``check`` = check the first unchecked task, atomically, as a real agent's edit would):
 
 - ``check`` [CODE]: check one task, exit CODE (default 0);
+- ``check-every``: check every unchecked task (one atomic save each), then exit 0;
+- ``check-pause`` SECONDS: print a line, sleep SECONDS, check one task, print another line
+  (a run whose moments a seeded kill can land on: tests/faults/crash_trials.py);
 - ``check-signal`` N: check one task, then kill itself with signal N;
 - ``limited-once`` STDOUT: on its first spawn (per ``$FAULT_LOG_DIR``) write the recorded
   STDOUT (a rate-limited Claude run) and exit 1; later spawns check one task;
@@ -200,6 +203,15 @@ def main() -> int:
     if mode == "check":
         check_one(path)
         return int(arg or 0)
+    if mode == "check-every":
+        while check_one(path):
+            pass
+        return 0
+    if mode == "check-pause":
+        print("thinking", flush=True)
+        time.sleep(float(arg or 0.1))
+        check_one(path)
+        return 0
     if mode == "limited-once":
         first = os.path.join(LOG_DIR or ".", "limited-once.done")
         if not os.path.exists(first):

@@ -172,7 +172,7 @@ class RawLsp:
             params["arguments"] = list(arguments)
         return self.request("workspace/executeCommand", params, timeout)
 
-    def initialize(self) -> dict[str, Any]:
+    def initialize(self, timeout: float = 15.0) -> dict[str, Any]:
         result = self.result(
             "initialize",
             {
@@ -182,6 +182,7 @@ class RawLsp:
                 "workspaceFolders": [{"uri": self.root.as_uri(), "name": self.root.name}],
                 "initializationOptions": self.init_options,
             },
+            timeout,
         )
         self.notify("initialized", {})
         return result  # type: ignore[no-any-return]

@@ -185,3 +185,24 @@ def test_an_agent_that_archives_an_unfinished_change_fails_saying_so(fx: FaultEn
     result = fx.run_cli("alpha", "--agent-command", fx.agent_command("archive"))
     record = assert_outcome(fx, result, "failed", "was archived to")
     assert "with 2 of 3 tasks open" in str(record["reason"])
+
+
+@pytest.mark.parametrize("kind", ["fifo", "dev-zero"])
+def test_a_spec_that_is_not_a_file_never_blocks_the_server(
+    fx: FaultEnv, start_lsp: StartLsp, kind: str
+) -> None:
+    # OpenSpec validation (SPEC §11) reads every spec of the tree: a stranger's named pipe or
+    # device there must not hang the server either.
+    for spec in (
+        fx.root / "openspec" / "changes" / "alpha" / "specs" / "cap" / "spec.md",
+        fx.root / "openspec" / "specs" / "cap" / "spec.md",
+    ):
+        spec.parent.mkdir(parents=True, exist_ok=True)
+        spec.write_text("")
+        _not_a_file(spec, kind)
+    server = start_lsp()
+    answer = server.command("ralph.changes", {}, timeout=10)
+    counts = {c["name"]: (c["completed"], c["total"]) for c in answer["result"]["changes"]}
+    assert counts == {"alpha": (0, 3)}
+    lenses = server.code_lens(fx.tasks().as_uri(), timeout=10)
+    assert any("Run change" in lens["command"]["title"] for lens in lenses)

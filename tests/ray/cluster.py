@@ -34,6 +34,9 @@ def free_port() -> int:
 
 def cluster_env(home: Path, closed: int) -> dict[str, str]:
     env = dict(os.environ)
+    # A job's run on its worker is sandboxed as a user's would be (SPEC §10), whatever the
+    # test process itself runs with (tests/conftest.py turns it off for the fake agents).
+    env.pop("RALPH_SANDBOX", None)
     env.update(
         HOME=str(home),
         RAY_USAGE_STATS_ENABLED="0",

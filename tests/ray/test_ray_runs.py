@@ -240,6 +240,8 @@ def test_one_change_on_ray_ends_as_a_single_run_does(
     assert sum(1 for line in lines if line.startswith(("succeeded: ", "■ succeeded: "))) == 1
     assert not any(line.startswith("queue ") for line in lines), done.stdout
     assert "Ray job" in done.stdout
+    # Its agent and checks ran in the worker's own sandbox (SPEC §10), said in the relayed lines.
+    assert "sandbox: bwrap " in done.stdout, done.stdout
     (folder,) = (work / ".ralph" / "runs").iterdir()
     record = json.loads((folder / "record.json").read_text())
     assert record["state"] == "succeeded", record

@@ -140,3 +140,32 @@ def test_bad_arguments_are_a_clear_error(tmp_path: Path) -> None:
     assert proc.returncode == 2 and "no command to run" in proc.stderr
     assert time.monotonic() - started < 30
     assert os.path.basename(argv[3]) == "bridge.py"
+
+
+# The agent's start must not wait for asyncio (issue 36's spawn overhead: importing it took far
+# longer than bubblewrap's own start): at the agent's spawn, none of these is imported yet.
+SPAWN_SPY = """
+import os, sys
+heavy = ("asyncio", "socket", "selectors", "argparse", "enum", "pathlib", "collections")
+seen = []
+real = os.posix_spawnp
+def spy(*args, **kwargs):
+    seen.append(sorted(m for m in heavy if m in sys.modules))
+    return real(*args, **kwargs)
+os.posix_spawnp = spy
+path = sys.argv[1]
+sys.argv = sys.argv[1:]
+namespace = {"__name__": "bridge", "__file__": path}
+exec(compile(open(path).read(), path, "exec"), namespace)
+status = namespace["main"]()
+print("imported at the spawn:", seen, "status:", status)
+"""
+
+
+def test_the_agent_is_spawned_before_the_relay_imports_asyncio(tmp_path: Path) -> None:
+    argv = bridge_argv(sys.executable, tmp_path / "s.sock", ["sh", "-c", "echo agent; exit 3"])
+    python, flags, path, rest = argv[0], argv[1:3], argv[3], argv[4:]
+    proc = _run([python, *flags, "-c", SPAWN_SPY, path, *rest])
+    assert proc.stdout.splitlines() == ["agent", "imported at the spawn: [[]] status: 3"], (
+        proc.stdout + proc.stderr
+    )

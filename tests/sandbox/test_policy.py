@@ -161,6 +161,24 @@ def test_a_workspace_can_neither_turn_off_nor_widen_the_sandbox() -> None:
     assert again.sandbox == "off"
 
 
+def test_the_object_form_of_ralph_sandbox_sets_its_mode_and_its_lists() -> None:
+    # VS Code declares one `ralph.sandbox`: "auto"/"off" or {mode, allowWrite, denyRead,
+    # allowedDomains}; other editors' clients may send that object as it is.
+    raw = {"sandbox": {"mode": "off", "allowWrite": ["~/out"], "allowedDomains": ["example.org"]}}
+    parsed, warnings = settings_from_dict(raw)
+    assert warnings == []
+    assert parsed.sandbox == "off" and parsed.sandbox_allow_write == ("~/out",)
+    assert parsed.sandbox_allowed_domains == ("example.org",)
+    kept, _ = settings_from_dict({"sandbox": {"allowWrite": ["/x"]}}, base=parsed)
+    assert kept.sandbox == "off" and kept.sandbox_allow_write == ("/x",)  # no mode: unchanged
+    bad, warnings = settings_from_dict({"sandbox": {"mode": "none", "denyRead": "~/x"}})
+    assert bad.sandbox == "auto" and bad.sandbox_deny_read == ()
+    assert len(warnings) == 2 and warnings[0].startswith("ralph.sandbox: expected one of")
+    assert "'none'" in warnings[0] and warnings[1].startswith("ralph.sandbox.denyRead: expected")
+    untrusted, _ = settings_from_dict({"sandbox": {"mode": "off"}}, trusted=False)
+    assert untrusted.sandbox == "auto"
+
+
 def test_a_work_tree_in_another_users_home_stays_visible_but_not_that_homes_secrets(
     sandbox_user: User, tmp_path: Path
 ) -> None:

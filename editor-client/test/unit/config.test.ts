@@ -5,6 +5,7 @@ import {
   didChangeConfigurationParams,
   initializationOptions,
   pythonPathSetting,
+  sandboxSettings,
   serverSettings,
 } from "../../src/config";
 import { readFileSync } from "node:fs";
@@ -57,9 +58,6 @@ describe("serverSettings", () => {
       "ray.resources": {},
       "ray.gitRemote": null,
       sandbox: "auto",
-      "sandbox.allowWrite": [],
-      "sandbox.denyRead": [],
-      "sandbox.allowedDomains": [],
       "validation.strict": false,
     });
   });
@@ -67,7 +65,9 @@ describe("serverSettings", () => {
   it("declares every server setting in package.json, and the client's own pythonPath", () => {
     const declared = Object.keys(manifestDefaults());
     for (const key of SERVER_SETTING_KEYS) {
-      assert.ok(declared.includes(key), `ralph.${key} is not declared`);
+      // The sandbox's lists are parts of the one `ralph.sandbox` (an object in VS Code).
+      const owner = key.startsWith("sandbox.") ? "sandbox" : key;
+      assert.ok(declared.includes(owner), `ralph.${owner} is not declared`);
     }
     assert.ok(declared.includes("server.pythonPath"));
   });
@@ -90,5 +90,62 @@ describe("serverSettings", () => {
   it("reads the interpreter setting", () => {
     assert.equal(pythonPathSetting(source({ "server.pythonPath": "/py" })), "/py");
     assert.equal(pythonPathSetting(source({})), "");
+  });
+});
+
+/** A `WorkspaceConfiguration` with `inspect`: the sandbox's value at each level. */
+function levels(sandbox: { defaultValue?: unknown; globalValue?: unknown; workspaceValue?: unknown; workspaceFolderValue?: unknown }) {
+  const merged = sandbox.workspaceFolderValue ?? sandbox.workspaceValue ?? sandbox.globalValue ?? sandbox.defaultValue;
+  return {
+    get: (key: string) => (key === "sandbox" ? merged : key === "agent" ? "demo" : undefined),
+    inspect: (key: string) => (key === "sandbox" ? { key: "ralph.sandbox", ...sandbox } : undefined),
+  };
+}
+
+describe("sandboxSettings (ralph.sandbox, SPEC §10)", () => {
+  it("sends the string form as the mode", () => {
+    assert.deepEqual(sandboxSettings(levels({ defaultValue: "auto", globalValue: "off" })), { sandbox: "off" });
+    assert.deepEqual(sandboxSettings(levels({ defaultValue: "auto" })), { sandbox: "auto" });
+  });
+
+  it("flattens the object form into the keys the server reads", () => {
+    const globalValue = { mode: "off", allowWrite: ["~/scratch"], denyRead: ["~/private"], allowedDomains: ["example.org"] };
+    assert.deepEqual(serverSettings(levels({ defaultValue: "auto", globalValue })), {
+      agent: "demo",
+      sandbox: "off",
+      "sandbox.allowWrite": ["~/scratch"],
+      "sandbox.denyRead": ["~/private"],
+      "sandbox.allowedDomains": ["example.org"],
+    });
+  });
+
+  it("reads flat keys VS Code merged into an object, mode absent meaning auto", () => {
+    // settings.json: "ralph.sandbox.allowedDomains": [...], "ralph.sandbox.allowWrite": [...]
+    const globalValue = { allowedDomains: ["example.org"], allowWrite: ["/srv/out"] };
+    assert.deepEqual(sandboxSettings(levels({ defaultValue: "auto", globalValue })), {
+      sandbox: "auto",
+      "sandbox.allowWrite": ["/srv/out"],
+      "sandbox.allowedDomains": ["example.org"],
+    });
+  });
+
+  it("ignores a workspace's value: a workspace cannot turn off or widen its sandbox", () => {
+    const source = levels({
+      defaultValue: "auto",
+      workspaceValue: "off",
+      workspaceFolderValue: { mode: "off", allowWrite: ["/"] },
+    });
+    assert.deepEqual(sandboxSettings(source), { sandbox: "auto" });
+    const user = levels({ defaultValue: "auto", globalValue: { allowedDomains: ["a.test"] }, workspaceValue: { allowedDomains: ["evil.test"] } });
+    assert.deepEqual(initializationOptions(user, true), { agent: "demo", sandbox: "auto", "sandbox.allowedDomains": ["a.test"], trusted: true });
+  });
+
+  it("passes a wrong type through for the server to report", () => {
+    assert.deepEqual(sandboxSettings(levels({ defaultValue: "auto", globalValue: 3 })), { sandbox: 3 });
+    assert.deepEqual(sandboxSettings(levels({ defaultValue: "auto", globalValue: ["off"] })), { sandbox: ["off"] });
+    assert.deepEqual(sandboxSettings(levels({ defaultValue: "auto", globalValue: { mode: 1, allowWrite: "~/x" } })), {
+      sandbox: 1,
+      "sandbox.allowWrite": "~/x",
+    });
   });
 });

@@ -6,6 +6,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from ralph_lsp.openspec.validation.spec_rules import read_text
+
 BUILT_IN_SCHEMAS = ("spec-driven",)
 _KEY = re.compile(r"^([A-Za-z_][\w-]*)[ \t]*:[ \t]*(.*?)[ \t]*$")
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$", re.ASCII)
@@ -43,7 +45,7 @@ def project_schemas(root_dir: Path) -> list[str]:
 def read_skip_specs(change_dir: Path, *, root_dir: Path, content: str | None = None) -> Marker:
     if content is None:
         try:
-            content = (change_dir / ".openspec.yaml").read_bytes().decode("utf-8", errors="replace")
+            content = read_text(change_dir / ".openspec.yaml")
         except FileNotFoundError:
             return Marker(False)
         except OSError as err:

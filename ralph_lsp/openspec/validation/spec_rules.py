@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ralph_lsp.openspec.tasks import read_regular
 from ralph_lsp.openspec.validation import messages as msg
 from ralph_lsp.openspec.validation.blocks import extract_requirements_section
 from ralph_lsp.openspec.validation.issues import Issue, Report
@@ -11,10 +12,15 @@ from ralph_lsp.openspec.validation.markdown import SpecModel, SpecShapeError, pa
 from ralph_lsp.openspec.validation.structure import placeholder_line, structure_issues
 from ralph_lsp.openspec.validation.text import contains_shall_or_must, js_len, requirement_body
 
+#: The largest spec-tree file read (a 10,000-requirement spec is about 1.4 MB).
+MAX_SPEC_BYTES = 64 << 20
+
 
 def read_text(path: Path) -> str:
-    """A file as Node reads it with 'utf-8': bad bytes become U+FFFD, the BOM stays."""
-    return path.read_bytes().decode("utf-8", errors="replace")
+    """A file as Node reads it with 'utf-8': bad bytes become U+FFFD, the BOM stays. Only a
+    regular file is read: a named pipe or a device under ``openspec/`` (a stranger's
+    repository) raises :class:`NotARegularFile`, an OSError, instead of hanging the reader."""
+    return read_regular(path, MAX_SPEC_BYTES).decode("utf-8", errors="replace")
 
 
 def spec_name(path: Path) -> str:
