@@ -1,12 +1,11 @@
-"""What every subcommand shares: the usage error, the root and change a command names, and
-the exit codes."""
+"""What every subcommand shares: the root and change a command names and the exit codes (the
+usage error, from ``errors``, is re-exported)."""
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
-from typing import NoReturn, TextIO
 
+from ralph_lsp.cli.errors import CliError, fail, is_terminal
 from ralph_lsp.loop.states import RunState
 from ralph_lsp.openspec.workspace import (
     Change,
@@ -14,6 +13,8 @@ from ralph_lsp.openspec.workspace import (
     find_root,
     list_changes,
 )
+
+__all__ = ["EXIT_CODES", "CliError", "change_of", "fail", "is_terminal", "root_of"]
 
 EXIT_CODES: dict[str, int] = {
     RunState.SUCCEEDED: 0,
@@ -23,10 +24,6 @@ EXIT_CODES: dict[str, int] = {
     RunState.STOPPED: 5,
     RunState.INTERRUPTED: 6,
 }
-
-
-class CliError(Exception):
-    """A user error: one line on stderr, exit code 2."""
 
 
 def root_of(arg: str | None) -> Path:
@@ -47,15 +44,3 @@ def change_of(root: Path, name: str) -> Change:
     if name not in known:
         raise CliError(str(UnknownChangeError(name, known)))
     return Change(root, name)
-
-
-def is_terminal(stream: TextIO) -> bool:
-    try:
-        return stream.isatty()
-    except (AttributeError, ValueError, OSError):
-        return False
-
-
-def fail(message: str) -> NoReturn:
-    print(f"ralph-lsp: error: {message}", file=sys.stderr)
-    raise SystemExit(2)

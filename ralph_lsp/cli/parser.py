@@ -6,6 +6,7 @@ import argparse
 from collections.abc import Callable
 
 from ralph_lsp import __version__
+from ralph_lsp.cli.validate_parser import add_validate_parser
 from ralph_lsp.settings import (
     ISOLATIONS,
     PRESETS,
@@ -309,25 +310,6 @@ def build_parser() -> argparse.ArgumentParser:
     add_validate_parser(sub)
     add_merge_parsers(sub, with_root)
     return p
-
-
-def add_validate_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    sp = sub.add_parser(
-        "validate",
-        help="validate OpenSpec changes and main specs as `openspec validate` does (same"
-        " messages, --json shape and exit codes)",
-        description="Validate an OpenSpec change or main spec exactly as `openspec validate`"
-        " 1.13.2 does. Exit 0 when every item is valid, 1 otherwise.",
-    )
-    sp.add_argument("item", metavar="ITEM", nargs="?", help="a change or a main spec id")
-    sp.add_argument("--all", action="store_true", help="every active change and main spec")
-    sp.add_argument("--changes", action="store_true", help="every active change")
-    sp.add_argument("--specs", action="store_true", help="every main spec")
-    sp.add_argument("--type", choices=("change", "spec"), help="what ITEM is, when ambiguous")
-    sp.add_argument("--strict", action="store_true", help="warnings fail, too")
-    sp.add_argument(
-        "--json", action="store_true", help="print the `openspec validate --json` object"
-    )
 
 
 # -- diff and restore (cli/git_commands.py) ----------------------------------------------

@@ -43,9 +43,15 @@ _SEVERITY = {
 }
 
 
+@functools.lru_cache(maxsize=8)
+def _lines(text: str) -> list[str]:
+    """A text's lines, split once for all of its findings (callers must not modify them)."""
+    return text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+
+
 def to_diagnostic(issue: Issue, text: str, strict: bool, encoding: str | None) -> types.Diagnostic:
     """One finding as a diagnostic on the line our parser found (the file's first line if none)."""
-    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    lines = _lines(text)
     line = min(issue.at or 0, len(lines) - 1)
     severity = _SEVERITY[issue.level]
     if strict and issue.level == "WARNING":

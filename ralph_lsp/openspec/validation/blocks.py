@@ -120,7 +120,9 @@ def _read_blocks(body: _Body, section: str | None, sink: list[Located] | None) -
     lines, mask = body.lines, body.mask
     reqs: list[tuple[int, re.Match[str]]] = []
     ends: list[int] = []  # requirement headers and `## ` headers: where a block ends
-    for i in [i for i, line in enumerate(lines) if line.startswith("##")]:
+    # `####…` (a scenario) can match none of the patterns below: each needs whitespace at the
+    # third or fourth character, or `Requirement:` at the fourth
+    for i in [i for i, line in enumerate(lines) if line[:2] == "##" and line[3:4] != "#"]:
         line = lines[i]
         if mask[i]:
             continue
@@ -244,14 +246,11 @@ def extract_requirements_section(content: str) -> RequirementsSection:
     )
     if header == -1:
         return RequirementsSection(False, [])
-    end = next(
-        (
-            i
-            for i in range(header + 1, len(lines))
-            if lines[i][:2] == "##" and not mask[i] and _TOP_LEVEL.match(lines[i])
-        ),
-        len(lines),
-    )
+    # `###…` cannot match `_TOP_LEVEL` (`##` then whitespace), so only the other `##` lines
+    tops = [
+        i for i in range(header + 1, len(lines)) if lines[i][:2] == "##" and lines[i][2:3] != "#"
+    ]
+    end = next((i for i in tops if not mask[i] and _TOP_LEVEL.match(lines[i])), len(lines))
     body = _Body(lines[header + 1 : end], mask[header + 1 : end], header + 2)
     return RequirementsSection(True, _read_blocks(body, None, None))
 

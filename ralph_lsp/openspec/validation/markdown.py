@@ -3,30 +3,50 @@
 from __future__ import annotations
 
 import bisect
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from ralph_lsp.openspec.validation.text import (
     DOT,
+    JS_WS_CHARS,
     S,
     fence_mask,
     js_re,
     lines_and_mask,
     requirement_text,
     trim,
+    trimmed_lines,
 )
 
 _HEADER = js_re(rf"^(#{{1,6}}){S}+({DOT}+)$")
-_TERMINATORS = frozenset("\n\r\u2028\u2029")  # what `.` does not match in JavaScript
 _HEADER_START = js_re(rf"^(#{{1,6}}){S}+")
 
 
-@dataclass
 class Section:
-    level: int
-    title: str
-    content: str
-    line: int  # 0-based
-    children: list[Section] = field(default_factory=list)
+    """A header and what follows it up to the next header of its level or above. Its `content`
+    (the trimmed text) is joined on first use: most sections of a large spec never need it."""
+
+    __slots__ = ("_content", "body", "children", "level", "line", "title")
+
+    def __init__(self, level: int, title: str, line: int, body: list[str]) -> None:
+        self.level = level
+        self.title = title
+        self.line = line
+        self.body = body
+        self.children: list[Section] = []
+        self._content: str | None = None
+
+    @property
+    def content(self) -> str:
+        if self._content is None:
+            self._content = trim("\n".join(self.body))
+        return self._content
+
+    def has_content(self) -> bool:
+        """`trim(content) != ""` without joining: a line with more than whitespace."""
+        for line in self.body:  # noqa: SIM110 (a generator costs more than the usual one line)
+            if line.strip(JS_WS_CHARS):
+                return True
+        return False
 
 
 @dataclass(frozen=True)
@@ -51,25 +71,29 @@ def parse_sections(lines: list[str], mask: list[bool] | None = None) -> list[Sec
     """The header tree: each header's content runs to the next header of its level or above."""
     mask = fence_mask(lines) if mask is None else mask
     heads: list[tuple[int, int, str]] = []  # (line, level, title) of every unfenced header
-    starts: list[tuple[int, int]] = []  # (line, level) of every unfenced `#…` line, titled or not
+    at: list[int] = []  # the line of every unfenced `#…` line, titled or not,
+    levels: list[int] = []  # and its level (parallel lists: no tuple per header)
     for i in [i for i, line in enumerate(lines) if line.startswith("#")]:
         if mask[i] or not (h := _HEADER_START.match(lines[i])):
             continue
-        starts.append((i, len(h.group(1))))
+        level = len(h.group(1))
+        at.append(i)
+        levels.append(level)
         rest = lines[i][h.end() :]
-        if rest and not _TERMINATORS.intersection(rest):  # what `_HEADER` would capture
-            heads.append((i, len(h.group(1)), rest))
+        if rest and "\u2028" not in rest and "\u2029" not in rest and "\r" not in rest:
+            # what `_HEADER` would capture (`\n` cannot be in a line)
+            heads.append((i, level, rest))
         elif m := _HEADER.match(lines[i]):
             heads.append((i, len(m.group(1)), m.group(2)))
     roots: list[Section] = []
     stack: list[Section] = []
-    at = [j for j, _ in starts]
+    count = len(at)
     for i, level, title in heads:
         first = bisect.bisect_right(at, i)
-        while first < len(starts) and starts[first][1] > level:
+        while first < count and levels[first] > level:
             first += 1
-        end = starts[first][0] if first < len(starts) else len(lines)
-        section = Section(level, trim(title), trim("\n".join(lines[i + 1 : end])), i)
+        end = at[first] if first < count else len(lines)
+        section = Section(level, trim(title), i, lines[i + 1 : end])
         while stack and stack[-1].level >= level:
             stack.pop()
         (stack[-1].children if stack else roots).append(section)
@@ -87,6 +111,14 @@ def find_section(sections: list[Section], title: str) -> Section | None:
     return None
 
 
+def _body_lines(body: list[str]) -> list[str]:
+    """What `requirement_text` reads of a section: its trimmed content's lines. Blank lines and
+    the last line's trailing whitespace change nothing there (an unfenced line of `#`s and
+    whitespace would have ended the section), so a body whose first line starts with no
+    whitespace is read as it is, without trimming (the usual case)."""
+    return body if body and body[0][:1] not in JS_WS_CHARS else trimmed_lines(body)
+
+
 def parse_spec(content: str) -> SpecModel:
     lines, mask = lines_and_mask(content)
     sections = parse_sections(lines, mask)
@@ -98,8 +130,8 @@ def parse_spec(content: str) -> SpecModel:
         raise SpecShapeError("Spec must have a Requirements section")
     reqs = [
         Requirement(
-            requirement_text(child.title, child.content.split("\n")),
-            sum(1 for s in child.children if trim(s.content)),
+            requirement_text(child.title, _body_lines(child.body)),
+            sum(1 for s in child.children if s.has_content()),
             child.line,
         )
         for child in requirements.children

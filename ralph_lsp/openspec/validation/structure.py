@@ -47,12 +47,14 @@ _DUPLICATE_TAIL = (
 )
 
 
-def _requirements_span(lines: list[str]) -> tuple[int, int]:
-    head = next((i for i, line in enumerate(lines) if line[:2] == "##" and _REQS.match(line)), -1)
+def _requirements_span(lines: list[str], hashes: list[int]) -> tuple[int, int]:
+    """`## Requirements` and the next `## ` header, among the lines starting `##` (`hashes`)."""
+    head = next((i for i in hashes if _REQS.match(lines[i])), -1)
     if head == -1:
         return -1, len(lines)
-    rest = range(head + 1, len(lines))
-    end = next((i for i in rest if lines[i][:2] == "##" and _TOP.match(lines[i])), len(lines))
+    # `###…` cannot match `_TOP` (`##` then whitespace): only the other `##` lines are tried
+    rest = (i for i in hashes if i > head and lines[i][2:3] != "#")
+    end = next((i for i in rest if _TOP.match(lines[i])), len(lines))
     return head, end
 
 
@@ -64,27 +66,30 @@ def structure_issues(content: str) -> tuple[StructureIssue, ...]:
         mask = fence_mask(raw)
     else:
         raw, mask = lines_and_mask(content)
-    lines = ["" if mask[i] else line for i, line in enumerate(raw)]
-    head, end = _requirements_span(lines)
+    lines = ["" if mask[i] else line for i, line in enumerate(raw)] if True in mask else raw
+    hashes = [i for i, line in enumerate(lines) if line.startswith("##")]
+    head, end = _requirements_span(lines, hashes)
     seen: dict[str, int] = {}
     out: list[StructureIssue] = []
-    for i in [i for i, line in enumerate(lines) if line.startswith("##")]:
+    for i in [i for i in hashes if lines[i][3:4] != "#"]:  # `####…` is neither
         line = lines[i]  # (a delta header or a requirement header starts so)
-        trimmed = trim(line)
-        m = _REQ.match(line)
-        if _DELTA.match(line):
-            text = f'Main spec contains delta header "{trimmed}". {_DELTA_TAIL}'
+        # `##` then whitespace for a delta header, `###` then whitespace for a requirement:
+        # the fourth character tells which pattern can match (`####…` neither).
+        m = _REQ.match(line) if line[2:3] == "#" and line[3:4] != "#" else None
+        if m is None and line[2:3] != "#" and _DELTA.match(line):
+            text = f'Main spec contains delta header "{trim(line)}". {_DELTA_TAIL}'
             out.append(StructureIssue("delta-header", i + 1, text))
         elif m is None:
             continue
         elif not (head != -1 and head < i < end):
             text = (
-                f'Requirement header "{trimmed}" appears outside the main ## Requirements section. '
+                f'Requirement header "{trim(line)}" appears outside the main ## Requirements'
+                " section. "
             )
             out.append(StructureIssue("requirement-outside", i + 1, text + _OUTSIDE_TAIL))
         elif (name := normalize_name(m.group(1))) in seen:
             text = (
-                f'Requirement header "{trimmed}" duplicates the requirement declared on line '
+                f'Requirement header "{trim(line)}" duplicates the requirement declared on line '
                 f"{seen[name]}. {_DUPLICATE_TAIL}"
             )
             out.append(StructureIssue("duplicate-requirement", i + 1, text))

@@ -44,8 +44,26 @@ def trim_start(text: str) -> str:
     return text.lstrip(JS_WS_CHARS)
 
 
+def trimmed_lines(lines: list[str]) -> list[str]:
+    """`trim("\\n".join(lines)).split("\\n")` without building the joined text: the blank lines
+    at either end dropped, the first line's leading and the last line's trailing whitespace."""
+    first, last = 0, len(lines) - 1
+    while first <= last and not lines[first].strip(JS_WS_CHARS):
+        first += 1
+    if first > last:
+        return [""]
+    while not lines[last].strip(JS_WS_CHARS):
+        last -= 1
+    out = lines[first : last + 1]
+    out[0] = out[0].lstrip(JS_WS_CHARS)
+    out[-1] = out[-1].rstrip(JS_WS_CHARS)
+    return out
+
+
 def js_len(text: str) -> int:
     """`String.prototype.length`: UTF-16 code units."""
+    if text.isascii():  # the common case, without a loop over the characters
+        return len(text)
     return len(text) + sum(1 for ch in text if ord(ch) > 0xFFFF)
 
 
@@ -65,20 +83,21 @@ def fence_mask(lines: list[str]) -> list[bool]:
     """True for each line inside a fenced code block, the fence lines included."""
     mask = [False] * len(lines)
     active: tuple[str, int] | None = None
-    for i, line in enumerate(lines):
-        if "`" not in line and "~" not in line:  # no fence can start or end here (a fast path)
-            mask[i] = active is not None
-            continue
+    since = 0  # the line that opened the active fence
+    # only a line holding a backtick or a tilde can open or close a fence
+    for i in [i for i, line in enumerate(lines) if "`" in line or "~" in line]:
+        line = lines[i]
         if active is None:
             m = _FENCE_OPEN.match(line)
             if m:
-                active = (m.group(1)[0], len(m.group(1)))
-                mask[i] = True
+                active, since = (m.group(1)[0], len(m.group(1))), i
             continue
-        mask[i] = True
         m = _FENCE_CLOSE.match(line)
         if m and m.group(1)[0] == active[0] and len(m.group(1)) >= active[1]:
+            mask[since : i + 1] = [True] * (i + 1 - since)
             active = None
+    if active is not None:  # never closed: fenced to the end
+        mask[since:] = [True] * (len(lines) - since)
     return mask
 
 
@@ -103,8 +122,8 @@ def contains_shall_or_must(text: str) -> bool:
 
 def requirement_body(body_lines: list[str]) -> str:
     """The requirement's text: unfenced, non-blank lines up to the first header."""
-    fenced = any("`" in line or "~" in line for line in body_lines)
-    mask = fence_mask(body_lines) if fenced else None
+    joined = "\n".join(body_lines)  # one search for a fence instead of one per line
+    mask = fence_mask(body_lines) if "`" in joined or "~" in joined else None
     captured: list[str] = []
     metadata: list[str] = []
     for i, line in enumerate(body_lines):
