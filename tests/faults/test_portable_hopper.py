@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -45,13 +46,36 @@ def _compiled_hopper(tmp: Path) -> Path:
     return exe
 
 
+# The CLI runs under this small reaper, as on a desktop whose init reaps at once: the hopper's
+# orphans come to it (a child subreaper) and are reaped as they die. Left to this machine's PID 1,
+# which reaps slowly, 8 s of hopping piled up zombies until pid_max was reached and the CLI itself
+# could not start a thread. What is tested is unchanged: the portable supervision finds the
+# hopper by its tag, never by who its parent is.
+REAPER = """
+import ctypes, os, subprocess, sys
+ctypes.CDLL(None).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
+cli = subprocess.Popen(sys.argv[1:])
+while True:
+    pid, status = os.wait()
+    if pid == cli.pid:
+        sys.exit(os.waitstatus_to_exitcode(status))
+"""
+
+
 def _run_and_look(fx: FaultEnv, command: str, *extra: str) -> list[int]:
     """Run one iteration of ``command`` under the portable inspection; the tagged processes
     still alive half a second after the CLI ended."""
     fx.env["RALPH_PROC"] = "portable"
     try:
-        result = fx.run_cli(
-            "alpha", "--agent-command", command, "--max-iterations", "1", *extra, timeout=60
+        argv = fx.cli_argv("alpha", "--agent-command", command, "--max-iterations", "1", *extra)
+        result = subprocess.run(
+            [sys.executable, "-c", REAPER, *argv],
+            env=fx.env,
+            cwd=fx.root,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=60,
         )
         assert result.returncode in (3, 4), result.stdout[-2000:] + result.stderr[-2000:]
         time.sleep(0.5)

