@@ -12,7 +12,6 @@ detaches from the others.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from collections.abc import Callable, Coroutine, Iterable
 from dataclasses import replace
@@ -31,6 +30,9 @@ from ralph_lsp.settings import Settings
 log = logging.getLogger(__name__)
 Key = tuple[Path, str]
 FIRST_STATUS_TIMEOUT = 10.0
+# A live run's runner that does not answer at once is asked again (attach_all).
+ATTACH_TRIES = 4
+ATTACH_RETRY_SECONDS = 0.5
 
 
 class Runs:
@@ -154,11 +156,27 @@ class Runs:
         for root in roots:
             lives = await asyncio.to_thread(find_live, root)
             for live in lives:
-                key = (live.root, live.change)
-                if key not in self._attached and key not in self._hosts:
-                    with contextlib.suppress(RunnerError, OSError):
-                        await self._attach(live)
+                await self._attach_found(live)
             self._tell_ended(root, seen_running=False)
+
+    async def _attach_found(self, live: LiveRun) -> None:
+        """Follow a run found live. A runner that does not answer at once is asked again a few
+        times before its run is left to be told at its end, and the reason is logged: a silent
+        miss left the editor showing nothing of a run that was going on."""
+        key = (live.root, live.change)
+        last: Exception | None = None
+        for _ in range(ATTACH_TRIES):
+            if key in self._attached or key in self._hosts:
+                return
+            try:
+                await self._attach(live)
+                return
+            except (RunnerError, OSError) as exc:
+                last = exc
+            await asyncio.sleep(ATTACH_RETRY_SECONDS)
+            if read_live(live_path(*key)) is None:
+                return  # it ended meanwhile: told as ended runs are
+        log.warning("the runner of %r (pid %s) did not answer: %s", live.change, live.pid, last)
 
     async def _attach(self, live: LiveRun) -> RunStatus | None:
         key = (live.root, live.change)
