@@ -18,112 +18,38 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+from ralph_lsp.openspec.validation.text import (
+    SCENARIO_HEADER,
+    fence_mask,
+    requirement_body,
+    requirement_text,
+    trim,
+    trim_end,
+)
+from ralph_lsp.openspec.validation.text import (
+    contains_shall_or_must as contains_shall_or_must,
+)
+from ralph_lsp.openspec.validation.text import (
+    count_empty_scenarios as count_empty_scenarios,
+)
+from ralph_lsp.openspec.validation.text import (
+    count_scenarios as count_scenarios,
+)
+
 #: JavaScript's ``\\s`` (WhiteSpace and LineTerminator), which is also what ``trim()`` strips.
 _WS_CHARS = "\t\n\x0b\x0c\r \xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
 WS = f"[{_WS_CHARS}]"
 #: JavaScript's ``.`` without the ``s`` flag: anything but a line terminator.
 DOT = "[^\n\r\u2028\u2029]"
-_LEADING_WS = re.compile(f"^{WS}+")
-_TRAILING_WS = re.compile(f"{WS}+$")
 
 
-def js_trim(text: str) -> str:
-    """``String.prototype.trim``."""
-    return js_trim_end(_LEADING_WS.sub("", text))
-
-
-def js_trim_end(text: str) -> str:
-    """``String.prototype.trimEnd``."""
-    return _TRAILING_WS.sub("", text)
-
-
-# --- code fences ---------------------------------------------------------------------------
-
-_FENCE_OPEN = re.compile(f"^{WS}*(`{{3,}}|~{{3,}})")
-_FENCE_CLOSE = re.compile(f"^{WS}*(`{{3,}}|~{{3,}}){WS}*$")
-
-
-def build_code_fence_mask(lines: Sequence[str]) -> list[bool]:
-    """Per line, whether it is part of a fenced code block (the fence lines included)."""
-    mask = [False] * len(lines)
-    active: tuple[str, int] | None = None
-    for i, line in enumerate(lines):
-        if active is None:
-            opened = _FENCE_OPEN.match(line)
-            if opened:
-                active = (opened.group(1)[0], len(opened.group(1)))
-                mask[i] = True
-            continue
-        mask[i] = True
-        closed = _FENCE_CLOSE.match(line)
-        if closed and closed.group(1)[0] == active[0] and len(closed.group(1)) >= active[1]:
-            active = None
-    return mask
-
-
-# --- requirement text ----------------------------------------------------------------------
-
-#: Any level-4 header: every ``####`` child of a requirement is a scenario (the CLI's parity).
-SCENARIO_HEADER = re.compile(f"^####{WS}+")
-_METADATA_LINE = re.compile(r"^\*\*[^*]+\*\*:")
-_HEADER_LINE = re.compile(f"^#{{1,6}}{WS}")
-_SCENARIO_BODY_END = re.compile(f"^#{{1,4}}{WS}")
-_SHALL_MUST = re.compile(r"(?<![A-Za-z0-9_])(SHALL|MUST)(?![A-Za-z0-9_])")
-
-
-def contains_shall_or_must(text: str) -> bool:
-    """``SHALL`` or ``MUST`` as a whole (ASCII) word."""
-    return _SHALL_MUST.search(text) is not None
-
-
-def extract_requirement_body(body_lines: Sequence[str]) -> str:
-    """The requirement's text: non-blank, unfenced lines up to the first header, trimmed.
-
-    ``**Key**: value`` metadata lines are skipped unless they are all there is.
-    """
-    mask = build_code_fence_mask(body_lines)
-    captured: list[str] = []
-    metadata: list[str] = []
-    for i, line in enumerate(body_lines):
-        if mask[i]:
-            continue
-        if _HEADER_LINE.match(line):
-            break
-        trimmed = js_trim(line)
-        if not trimmed:
-            continue
-        (metadata if _METADATA_LINE.match(trimmed) else captured).append(trimmed)
-    return "\n".join(captured) if captured else "\n".join(metadata)
-
-
-def extract_requirement_text(header_title: str, body_lines: Sequence[str]) -> str:
-    """The body, or the header's title when the body is empty."""
-    return extract_requirement_body(body_lines) or js_trim(header_title)
-
-
-def _scenario_bodies(body_lines: Sequence[str]) -> list[str]:
-    mask = build_code_fence_mask(body_lines)
-    bodies: list[str] = []
-    for i, line in enumerate(body_lines):
-        if mask[i] or not SCENARIO_HEADER.match(line):
-            continue
-        end = i + 1
-        while end < len(body_lines) and (
-            mask[end] or not _SCENARIO_BODY_END.match(body_lines[end])
-        ):
-            end += 1
-        bodies.append("\n".join(body_lines[i + 1 : end]))
-    return bodies
-
-
-def count_scenarios(body_lines: Sequence[str]) -> int:
-    """The ``####`` headers (unfenced) whose body has content."""
-    return sum(1 for body in _scenario_bodies(body_lines) if js_trim(body))
-
-
-def count_empty_scenarios(body_lines: Sequence[str]) -> int:
-    """The ``####`` headers (unfenced) with nothing under them."""
-    return sum(1 for body in _scenario_bodies(body_lines) if not js_trim(body))
+# The text-level rules are validation's (one port of the CLI's readers serves both): trim as
+# ``String.prototype.trim`` does, the code-fence mask, a requirement's text and its scenarios.
+js_trim = trim
+js_trim_end = trim_end
+build_code_fence_mask = fence_mask
+extract_requirement_body = requirement_body
+extract_requirement_text = requirement_text
 
 
 # --- requirement names ---------------------------------------------------------------------
