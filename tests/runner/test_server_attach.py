@@ -76,7 +76,9 @@ async def test_a_run_outlives_its_server_and_the_next_server_follows_and_stops_i
 async def test_detach_from_the_cli_attach_from_the_server_guide_from_another_cli(
     workspace: Path, start_session: StartSession, runtime_dir: Path
 ) -> None:
-    env = {"RALPH_DEMO_DELAY": "0.8"}
+    # 3 s a task: iteration 1 (three tasks) surely outlasts the server's start and the guide,
+    # even on a loaded machine, so the guidance lands in iteration 2's prompt.
+    env = {"RALPH_DEMO_DELAY": "3"}
     started = cli(
         "run",
         CHANGE,
@@ -89,17 +91,18 @@ async def test_detach_from_the_cli_attach_from_the_server_guide_from_another_cli
         "off",
         "--no-checkpoints",
         "--env",
-        "RALPH_DEMO_DELAY=0.8",
+        "RALPH_DEMO_DELAY=3",
     )
     assert started.returncode == 0, started.stderr
     run_id = started.stdout.strip()
     session = await start_session(workspace, settings=RUNNER, env=env)
-    await wait_until(lambda: of_run(session, run_id), timeout=5, what="the attached status")
+    await wait_until(lambda: of_run(session, run_id), timeout=15, what="the attached status")
+    assert not any(s["iteration"] >= 2 for s in of_run(session, run_id)), "guided too late"
     guided = cli("guide", CHANGE, "Name things plainly", "--root", str(workspace))
     assert guided.returncode == 0, guided.stderr
     await wait_until(
         lambda: any(s["iteration"] >= 2 for s in of_run(session, run_id)),
-        timeout=30,
+        timeout=45,
         what="iteration 2",
     )
     prompt = workspace / ".ralph" / "runs" / run_id / "prompt-2.md"
