@@ -26,10 +26,18 @@ from collections.abc import Iterator
 from pathlib import Path
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+def free_ports(count: int) -> list[int]:
+    """``count`` distinct free loopback ports: every socket is held until all are bound, so the
+    kernel cannot hand the same port out twice (binding and closing one at a time, it did: Ray
+    then refused to start, "dashboard is trying to use a port number … used by other
+    components")."""
+    with contextlib.ExitStack() as stack:
+        ports = []
+        for _ in range(count):
+            s = stack.enter_context(socket.socket())
+            s.bind(("127.0.0.1", 0))
+            ports.append(int(s.getsockname()[1]))
+        return ports
 
 
 def cluster_env(home: Path, closed: int) -> dict[str, str]:
@@ -113,19 +121,20 @@ def local_cluster() -> Iterator[str]:
     home = Path(tempfile.mkdtemp(prefix="rayh"))
     (home / "ray_bootstrap_config.yaml").write_text("provider: {type: local}\n")
     (home / "tmp").mkdir()
-    closed = free_port()  # nothing listens there: the usage note goes nowhere
-    dash = free_port()
+    # Every port below distinct: the usage note's (nothing listens there, it goes nowhere),
+    # the dashboard's, the GCS's, and the seven options after them.
+    closed, dash, gcs, *others = free_ports(10)
     env = cluster_env(home, closed)
     ray = str(Path(sys.executable).parent / "ray")
     argv = [ray, "start", "--head", "--block", "--disable-usage-stats"]
     argv += ["--node-ip-address", "127.0.0.1", "--dashboard-host", "127.0.0.1"]
-    argv += ["--dashboard-port", str(dash), "--port", str(free_port()), "--num-cpus", "4"]
+    argv += ["--dashboard-port", str(dash), "--port", str(gcs), "--num-cpus", "4"]
     argv += ["--temp-dir", str(home / "t"), "--include-dashboard", "true"]
     # Every port Ray would otherwise take at a fixed default (the dashboard agent's 52365, the
     # client server's 10001, …): another cluster on the machine (another worktree's tests) holds
     # them, and then this head's dashboard agent does not start and the Jobs API refuses every
     # job ("No available agent to submit job").
-    for option in (
+    options = (
         "--ray-client-server-port",
         "--dashboard-agent-listen-port",
         "--dashboard-agent-grpc-port",
@@ -133,8 +142,9 @@ def local_cluster() -> Iterator[str]:
         "--metrics-export-port",
         "--node-manager-port",
         "--object-manager-port",
-    ):
-        argv += [option, str(free_port())]
+    )
+    for option, port in zip(options, others, strict=True):
+        argv += [option, str(port)]
     log = open(home / "ray-start.log", "wb")  # noqa: SIM115
     proc = subprocess.Popen(
         argv, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True, cwd=home
