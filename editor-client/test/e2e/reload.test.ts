@@ -17,9 +17,10 @@ describe("A run outlives a window reload", () => {
       "ralph.server.pythonPath": env("RALPH_E2E_PYTHON"),
       "ralph.agent": "demo",
       "ralph.verifyWhen": "off",
-      // Slow enough that the run is still going once the reloaded window is up (a reload takes
-      // 10-20 s on a loaded 2-core machine).
-      "ralph.env": { RALPH_DEMO_DELAY: "5" },
+      // Slow enough that the run is still going once the reloaded window is up: a reload takes
+      // 10-20 s on a loaded 2-core machine, and once (5 s a task, 40 s in all, beside a full
+      // pytest run) the run had ended before the new window's server was up. 8 s a task: 64 s.
+      "ralph.env": { RALPH_DEMO_DELAY: "8" },
     },
   });
   const workspace = server.path("workspace", path.basename(example));
