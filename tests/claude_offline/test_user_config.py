@@ -215,8 +215,10 @@ def test_every_way_of_logging_in_works_under_isolation(
     assert sent and all(s == value for s in sent), sent
 
 
-def _posted(server: ScriptedModel) -> int:
-    return sum(r.size for r in server.requests if r.method == "POST" and r.n_tools)
+def _posted(server: ScriptedModel) -> list[int]:
+    """The size of each model request the agent made (with its tools: the turns, not the
+    side calls)."""
+    return [r.size for r in server.requests if r.method == "POST" and r.n_tools]
 
 
 def test_a_ralph_run_of_a_heavy_home_logged_in_by_api_key_helper(
@@ -249,7 +251,12 @@ def test_a_ralph_run_of_a_heavy_home_logged_in_by_api_key_helper(
         keys = {r.headers.get("x-api-key") for r in server.requests if r.method == "POST"}
     assert heavy.returncode == 0, heavy.stdout + heavy.stderr
     assert change.checked() == 3 and keys == {"sk-ant-from-helper"}
-    assert heavy_bytes / clean_bytes <= 1.05, (heavy_bytes, clean_bytes)
+    # What the heavy home must not do is make a turn's context bigger (its CLAUDE.md, memory,
+    # MCP tools or skills would be in every turn, the first included). The number of turns may
+    # differ (a turn the CLI repeats on a loaded machine): compare turn by turn.
+    assert heavy_bytes and clean_bytes
+    for n, (h, c) in enumerate(zip(heavy_bytes, clean_bytes, strict=False), 1):
+        assert h / c <= 1.05, f"turn {n}: {h} vs {c} bytes ({heavy_bytes} vs {clean_bytes})"
     assert hook_runs(home) == 0
     first = "\n".join(heavy.lines[:8])
     assert "agentUserConfig isolate: your ~/.claude CLAUDE.md" in first, first
