@@ -15,6 +15,7 @@ validate port's.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -187,51 +188,44 @@ def spec_content_errors(content: str) -> int:
 # --- the change's delta specs ----------------------------------------------------------------
 
 
+def _walk_files(root: Path) -> Iterator[tuple[list[str], Path]]:
+    """``(folders, entry)`` for every entry under ``root`` that is no folder to walk into, as the
+    CLI's walks of ``specs/`` go: dot entries skipped, linked folders not followed."""
+    try:
+        entries = list(root.iterdir())
+    except (FileNotFoundError, NotADirectoryError):
+        return
+    for entry in entries:
+        if entry.name.startswith("."):
+            continue
+        if entry.is_dir() and not entry.is_symlink():
+            for segments, found in _walk_files(entry):
+                yield [entry.name, *segments], found
+        else:
+            yield [], entry
+
+
 def discover_spec_files(specs_root: Path) -> list[tuple[str, Path]]:
     """``(id, path)`` of every ``<id>/spec.md`` under ``specs_root`` (dot entries skipped)."""
-    found: list[tuple[str, Path]] = []
-
-    def walk(folder: Path, segments: list[str]) -> None:
-        try:
-            entries = list(folder.iterdir())
-        except (FileNotFoundError, NotADirectoryError):
-            return
-        for entry in entries:
-            if entry.name.startswith("."):
-                continue
-            if entry.is_dir() and not entry.is_symlink():
-                walk(entry, [*segments, entry.name])
-            elif entry.name == "spec.md" and segments and entry.is_file():
-                found.append(("/".join(segments), entry))
-
-    walk(specs_root, [])
+    found = [
+        ("/".join(segments), entry)
+        for segments, entry in _walk_files(specs_root)
+        if entry.name == "spec.md" and segments and entry.is_file()
+    ]
     return sorted(found, key=lambda item: item[0])
 
 
 def find_unread_delta_files(specs_root: Path) -> list[str]:
     """Files under ``specs/`` other than ``spec.md`` that carry delta sections (never merged)."""
     found: list[str] = []
-
-    def walk(folder: Path, segments: list[str]) -> None:
-        try:
-            entries = list(folder.iterdir())
-        except (FileNotFoundError, NotADirectoryError):
-            return
-        for entry in entries:
-            if entry.name.startswith("."):
-                continue
-            if entry.is_dir() and not entry.is_symlink():
-                walk(entry, [*segments, entry.name])
-                continue
-            if entry.name == "spec.md" or not entry.name.lower().endswith(".md"):
-                continue
-            if not entry.is_file():
-                continue
-            presence = parse_delta_spec(read_spec_text(entry)).section_presence
-            if presence.added or presence.modified or presence.removed or presence.renamed:
-                found.append("/".join([*segments, entry.name]))
-
-    walk(specs_root, [])
+    for segments, entry in _walk_files(specs_root):
+        if entry.name == "spec.md" or not entry.name.lower().endswith(".md"):
+            continue
+        if not entry.is_file():
+            continue
+        presence = parse_delta_spec(read_spec_text(entry)).section_presence
+        if presence.added or presence.modified or presence.removed or presence.renamed:
+            found.append("/".join([*segments, entry.name]))
     return sorted(found)
 
 
