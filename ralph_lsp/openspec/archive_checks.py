@@ -34,14 +34,7 @@ from ralph_lsp.openspec.requirement_blocks import (
     parse_delta_spec,
 )
 from ralph_lsp.openspec.tasks import read_regular
-
-_REQUIREMENTS_TITLE = re.compile(f"^##{WS}+Requirements{WS}*$", re.IGNORECASE)
-_TOP = re.compile(f"^##{WS}+")
-_DELTA_HEADER = re.compile(
-    f"^##{WS}+(ADDED|MODIFIED|REMOVED|RENAMED){WS}+Requirements{WS}*$", re.IGNORECASE
-)
-_STRUCTURE_REQUIREMENT = re.compile(f"^###{WS}+Requirement:{WS}*({DOT}+){WS}*$", re.IGNORECASE)
-
+from ralph_lsp.openspec.validation.structure import structure_issues
 
 #: The largest delta or main spec archive reads.
 MAX_SPEC_BYTES = 64 << 20
@@ -55,56 +48,9 @@ def read_spec_text(path: Path) -> str:
 
 
 def main_spec_structure_issues(content: str) -> list[tuple[int, str]]:
-    """``(line, message)`` for each structural problem of a main spec, fenced lines ignored."""
-    raw_lines = content.replace("\r\n", "\n").replace("\r", "\n").split("\n")
-    mask = build_code_fence_mask(raw_lines)
-    lines = ["" if mask[i] else line for i, line in enumerate(raw_lines)]
-    header = next((i for i, line in enumerate(lines) if _REQUIREMENTS_TITLE.match(line)), -1)
-    end = len(lines)
-    if header != -1:
-        end = next((i for i in range(header + 1, len(lines)) if _TOP.match(lines[i])), len(lines))
-    issues: list[tuple[int, str]] = []
-    first_line: dict[str, int] = {}
-    for i, line in enumerate(lines):
-        trimmed = js_trim(line)
-        if not trimmed:
-            continue
-        if _DELTA_HEADER.match(line):
-            issues.append(
-                (
-                    i + 1,
-                    f'Main spec contains delta header "{trimmed}". Delta headers are only valid '
-                    "inside openspec/changes/<name>/specs/<capability-path>/spec.md and truncate "
-                    "the parsed ## Requirements section.",
-                )
-            )
-            continue
-        match = _STRUCTURE_REQUIREMENT.match(line)
-        if not match:
-            continue
-        if not (header != -1 and header < i < end):
-            issues.append(
-                (
-                    i + 1,
-                    f'Requirement header "{trimmed}" appears outside the main ## Requirements '
-                    "section. Main specs only parse requirements inside that section, so this "
-                    "requirement is currently invisible to validate, list, and archive.",
-                )
-            )
-            continue
-        name = normalize_requirement_name(match.group(1))
-        if name in first_line:
-            issues.append(
-                (
-                    i + 1,
-                    f'Requirement header "{trimmed}" duplicates the requirement declared on line '
-                    f"{first_line[name]}. Requirement names must be unique so spec updates cannot "
-                    "discard one block while updating another.",
-                )
-            )
-        else:
-            first_line[name] = i + 1
-    return issues
+    """``(line, message)`` for each structural problem of a main spec, fenced lines ignored
+    (validation's reading: one port of the CLI's check serves both)."""
+    return [(issue.line, issue.message) for issue in structure_issues(content)]
 
 
 # --- the CLI's MarkdownParser, as far as a spec's verdict needs it ---------------------------

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ralph_lsp.openspec.archive_checks import main_spec_structure_issues
 from ralph_lsp.openspec.requirement_blocks import (
     RenamePair,
     RequirementBlock,
@@ -157,3 +158,19 @@ def test_headers_fold_case_as_javascript_does_not_as_unicode() -> None:
     parts = extract_requirements_section(spec)
     assert (parts.header_line, parts.body_blocks) == ("## Requirements", [])
     assert parts.before == "# T\n\n## Requirementſ\n\n### Requirement: One\nA\n\n"
+
+
+def test_main_spec_structure_folds_case_as_javascript_does() -> None:
+    spec = (
+        "# T\n\n## Purpose\nP\n\n## Requirements\n\n### Requirement: One\nA\n\n"
+        "## MODıFIED Requirements\n\n### Requırement: Two\nB\n\n## MODIFIED requirements\n"
+    )
+    # neither dotless-ı line is a delta or requirement header to the CLI; the ASCII one is
+    assert main_spec_structure_issues(spec) == [
+        (
+            16,
+            'Main spec contains delta header "## MODIFIED requirements". Delta headers are only '
+            "valid inside openspec/changes/<name>/specs/<capability-path>/spec.md and truncate "
+            "the parsed ## Requirements section.",
+        )
+    ]
