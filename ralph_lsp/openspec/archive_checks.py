@@ -14,27 +14,29 @@ validate port's.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from ralph_lsp.openspec.requirement_blocks import (
-    DOT,
-    WS,
-    build_code_fence_mask,
     count_scenarios,
     extract_requirement_body,
     extract_requirement_text,
     extract_requirements_section,
     fold_requirement_name,
     js_trim,
-    normalize_line_endings,
     normalize_requirement_name,
     parse_delta_spec,
 )
 from ralph_lsp.openspec.tasks import read_regular
+from ralph_lsp.openspec.validation.markdown import (
+    Section,
+    SpecShapeError,
+    find_section,
+    parse_sections,
+    parse_spec,
+)
 from ralph_lsp.openspec.validation.structure import structure_issues
+from ralph_lsp.openspec.validation.text import lines_and_mask
 
 #: The largest delta or main spec archive reads.
 MAX_SPEC_BYTES = 64 << 20
@@ -55,66 +57,24 @@ def main_spec_structure_issues(content: str) -> list[tuple[int, str]]:
 
 # --- the CLI's MarkdownParser, as far as a spec's verdict needs it ---------------------------
 
-_ANY_HEADER = re.compile(f"^(#{{1,6}}){WS}+({DOT}+)$")
-_HEADER_START = re.compile(f"^(#{{1,6}}){WS}+")
 
-
-@dataclass
-class _Section:
-    level: int
-    title: str
-    content: str
-    children: list[_Section] = field(default_factory=list)
-
-
-def _sections(content: str) -> list[_Section]:
-    lines = normalize_line_endings(content).split("\n")
-    mask = build_code_fence_mask(lines)
-    roots: list[_Section] = []
-    stack: list[_Section] = []
-    for i, line in enumerate(lines):
-        match = None if mask[i] else _ANY_HEADER.match(line)
-        if not match:
-            continue
-        level = len(match.group(1))
-        body: list[str] = []
-        for j in range(i + 1, len(lines)):
-            start = None if mask[j] else _HEADER_START.match(lines[j])
-            if start and len(start.group(1)) <= level:
-                break
-            body.append(lines[j])
-        section = _Section(level, js_trim(match.group(2)), js_trim("\n".join(body)))
-        while stack and stack[-1].level >= level:
-            stack.pop()
-        (stack[-1].children if stack else roots).append(section)
-        stack.append(section)
-    return roots
-
-
-def _find(sections: list[_Section], title: str) -> _Section | None:
-    for section in sections:
-        if section.title.lower() == title.lower():
-            return section
-        child = _find(section.children, title)
-        if child is not None:
-            return child
-    return None
+def _sections(content: str) -> list[Section]:
+    return parse_sections(*lines_and_mask(content))
 
 
 def parse_spec_overview(content: str) -> str | None:
     """The spec's Purpose as the CLI's parser reads it (None when it would refuse the spec)."""
-    sections = _sections(content)
-    purpose = _find(sections, "Purpose")
-    if not purpose or not purpose.content or _find(sections, "Requirements") is None:
+    try:
+        return parse_spec(content).overview
+    except SpecShapeError:
         return None
-    return js_trim(purpose.content)
 
 
 def spec_content_errors(content: str) -> int:
     """How many errors ``validateSpecContent`` (non-strict) finds; 0 means archive may write it."""
     sections = _sections(content)
-    purpose = _find(sections, "Purpose")
-    requirements = _find(sections, "Requirements")
+    purpose = find_section(sections, "Purpose")
+    requirements = find_section(sections, "Requirements")
     if not purpose or not purpose.content or requirements is None:
         return 1
     errors = 0 if requirements.children else 1
