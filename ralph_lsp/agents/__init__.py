@@ -43,7 +43,7 @@ from ralph_lsp.agents.user_config import UserConfig, user_config
 
 # Declared once, with the settings: every valid ``ralph.agent`` and the default ``ralph.agentArgs``
 # (Claude flags: the codex and gemini presets skip them while they are the default).
-from ralph_lsp.settings import DEFAULT_AGENT_ARGS, PRESETS
+from ralph_lsp.settings import DEFAULT_AGENT_ARGS, PRESETS, Settings
 
 __all__ = [
     "DEFAULT_AGENT_ARGS",
@@ -55,6 +55,7 @@ __all__ = [
     "LogLine",
     "OutputParser",
     "ResultInfo",
+    "agent_program",
     "build_invocation",
     "make_parser",
 ]
@@ -261,6 +262,19 @@ def build_invocation(
         env={**extra_env, **own.env},
         notes=list(own.notes),
     )
+
+
+def agent_program(settings: Settings, root: Path) -> str:
+    """The program the agent of ``settings`` is started with (its argv[0] in ``root``), to look
+    for before any run; ``ValueError`` when the settings name no usable agent command."""
+    return build_invocation(
+        settings.agent,
+        list(settings.agent_command) if settings.agent_command else None,
+        list(settings.agent_args),
+        "",
+        root / "prompt.md",
+        python=sys.executable,
+    ).argv[0]
 
 
 def verify_rules(commands: Sequence[str]) -> list[str]:

@@ -116,6 +116,34 @@ class OutputParser(Protocol):
     def finish(self, exit_code: int | None) -> list[AgentEvent]: ...
 
 
+class LineParser:
+    """An :class:`OutputParser` of a CLI whose stdout and stderr lines each mean something of
+    their own: subclasses read them in ``feed_stdout`` and ``feed_stderr``. ``feed`` never raises
+    (a line a subclass fails on is shown as it came), and the end of the process adds nothing."""
+
+    def feed(self, stream: Stream, line: str) -> list[AgentEvent]:
+        try:
+            if stream == "stderr":
+                return self.feed_stderr(line)
+            return self.feed_stdout(line)
+        except Exception:  # the last line of defence: a parser must never raise
+            return unparsed_line(stream, line)
+
+    def finish(self, exit_code: int | None) -> list[AgentEvent]:
+        return []
+
+    def feed_stdout(self, line: str) -> list[AgentEvent]:
+        raise NotImplementedError
+
+    def feed_stderr(self, line: str) -> list[AgentEvent]:
+        raise NotImplementedError
+
+
+def unparsed_line(stream: Stream, line: str) -> list[AgentEvent]:
+    """A line a parser failed on, shown as it came (cleaned and capped)."""
+    return [log_line(str(line), "stderr" if stream == "stderr" else "raw")]
+
+
 def feed_lines(parser: OutputParser, stream: Stream, lines: list[str]) -> list[AgentEvent]:
     """The events of ``lines`` (in order, all of one stream): the parser's own ``feed_many`` if it
     has one, else ``feed`` line by line."""

@@ -53,11 +53,11 @@ from ralph_lsp.agents.base import (
     Activity,
     AgentEvent,
     AgentProblem,
+    LineParser,
     LogLine,
     ProblemKind,
     Refusal,
     ResultInfo,
-    Stream,
     clean_text,
     first_line,
     log_line,
@@ -190,7 +190,7 @@ class ProblemGate:
         return frozenset(self._seen)
 
 
-class ClaudeParser:
+class ClaudeParser(LineParser):
     """Parses Claude Code stream-json (also the demo agent's output). Never raises."""
 
     def __init__(self, cwd: str | None = None) -> None:
@@ -202,17 +202,6 @@ class ClaudeParser:
         self.saw_result = False
 
     # -- the protocol ------------------------------------------------------------------------
-
-    def feed(self, stream: Stream, line: str) -> list[AgentEvent]:
-        try:
-            if stream == "stderr":
-                return self.feed_stderr(line)
-            return self.feed_stdout(line)
-        except Exception:  # the last line of defence: a parser must never raise
-            return [log_line(str(line), "stderr" if stream == "stderr" else "raw")]
-
-    def finish(self, exit_code: int | None) -> list[AgentEvent]:
-        return []
 
     # -- stdout / stderr ---------------------------------------------------------------------
 

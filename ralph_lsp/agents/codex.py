@@ -42,9 +42,9 @@ from ralph_lsp.agents._json import get_dict, get_int, get_list, get_str, parse_o
 from ralph_lsp.agents.base import (
     Activity,
     AgentEvent,
+    LineParser,
     Refusal,
     ResultInfo,
-    Stream,
     first_line,
     log_line,
     log_lines,
@@ -119,7 +119,7 @@ def _unwrap_command(command: Any) -> str:
     return shlex.join(parts)
 
 
-class CodexParser:
+class CodexParser(LineParser):
     """Parses ``codex exec --json`` JSONL. Never raises."""
 
     def __init__(self, cwd: str | None = None) -> None:
@@ -130,17 +130,6 @@ class CodexParser:
         self._last_message: str | None = None
         self._t0 = time.monotonic()
         self.saw_result = False
-
-    def feed(self, stream: Stream, line: str) -> list[AgentEvent]:
-        try:
-            if stream == "stderr":
-                return self.feed_stderr(line)
-            return self.feed_stdout(line)
-        except Exception:  # the last line of defence: a parser must never raise
-            return [log_line(str(line), "stderr" if stream == "stderr" else "raw")]
-
-    def finish(self, exit_code: int | None) -> list[AgentEvent]:
-        return []
 
     # -- failure classification --------------------------------------------------------------
 

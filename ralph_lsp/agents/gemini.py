@@ -36,6 +36,7 @@ from ralph_lsp.agents.base import (
     first_line,
     log_line,
     log_lines,
+    unparsed_line,
 )
 from ralph_lsp.agents.claude import ProblemGate, relative_path, summary_line
 from ralph_lsp.agents.limits import retry_at_from_text
@@ -101,7 +102,7 @@ class GeminiParser:
                 return [*self._flush(), *self.feed_stderr(line)]
             return self.feed_stdout(line)
         except Exception:  # the last line of defence: a parser must never raise
-            return [log_line(str(line), "stderr" if stream == "stderr" else "raw")]
+            return unparsed_line(stream, line)
 
     def finish(self, exit_code: int | None) -> list[AgentEvent]:
         try:

@@ -26,6 +26,7 @@ from ralph_lsp.agents.base import (
     LogLines,
     Stream,
     log_line,
+    unparsed_line,
 )
 from ralph_lsp.agents.claude import CLAUDE_EVENT_TYPES, ClaudeParser
 
@@ -69,7 +70,7 @@ class PlainParser:
                 return self._claude_event(obj)
             return [log_line(line, "raw")] if line.strip() else []
         except Exception:  # the last line of defence: a parser must never raise
-            return [log_line(str(line), "stderr" if stream == "stderr" else "raw")]
+            return unparsed_line(stream, line)
 
     def _stderr(self, line: str) -> list[AgentEvent]:
         if self._wraps_claude:

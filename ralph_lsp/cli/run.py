@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TextIO
@@ -59,20 +58,12 @@ def _preflight(settings: Settings, root: Path) -> None:
     """Before any run starts: the agent program must exist and be executable (a usage error,
     with no run and no record, when it does not)."""
 
-    from ralph_lsp.agents import build_invocation
+    from ralph_lsp.agents import agent_program
     from ralph_lsp.proc.process import AgentStartError, resolve_program
 
     try:
-        argv = build_invocation(
-            settings.agent,
-            list(settings.agent_command) if settings.agent_command else None,
-            list(settings.agent_args),
-            "",
-            root / "prompt.md",
-            python=sys.executable,
-        ).argv
-        env_path = settings.env.get("PATH", os.environ.get("PATH"))
-        resolve_program(argv[0], env_path, root)
+        program = agent_program(settings, root)
+        resolve_program(program, settings.env.get("PATH", os.environ.get("PATH")), root)
     except (ValueError, AgentStartError) as exc:
         raise CliError(str(exc)) from None
 

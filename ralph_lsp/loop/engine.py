@@ -29,6 +29,8 @@ from ralph_lsp.loop.status import (
     LogEvent,
     RunStatus,
     StatusEvent,
+    already_running,
+    deliver,
     now_iso,
 )
 from ralph_lsp.openspec.tasks import read_tasks_text
@@ -58,12 +60,7 @@ class Engine:
         self._finished: dict[tuple[Path, str], RunStatus] = {}
 
     def _emit(self, event: EngineEvent) -> None:
-        if self._on_event is None:
-            return
-        try:
-            self._on_event(event)
-        except Exception:  # a renderer's bug must not kill a run
-            log.exception("engine event handler failed")
+        deliver(self._on_event, event, log, "engine event handler failed")
 
     async def start(
         self,
@@ -76,10 +73,7 @@ class Engine:
         key = (resolved.root, resolved.name)
         active = self._active.get(key)
         if active is not None:
-            raise EngineError(
-                f"change {change!r} is already running (run {active.id},"
-                f" iteration {active.status.iteration}); stop it first"
-            )
+            raise already_running(change, active.id, active.status.iteration)
         max_iterations = _check_request(resolved, request)
         if request.follow_up and not any(t.strip() for t in request.guidance):
             raise EngineError("a follow-up run needs guidance: the review comments to address")

@@ -37,7 +37,7 @@ from ralph_lsp.loop.history import (
     read_small_file,
 )
 from ralph_lsp.loop.request import RunRequest
-from ralph_lsp.loop.status import now_iso
+from ralph_lsp.loop.status import deliver, now_iso
 from ralph_lsp.openspec.workspace import UnknownChangeError, resolve_change
 from ralph_lsp.sandbox import refusal as sandbox_refusal
 from ralph_lsp.settings import Settings
@@ -395,12 +395,7 @@ class Queue:
     def _emit(self) -> None:
         status = self.to_json()
         self._save(status)
-        if self._on_event is None:
-            return
-        try:
-            self._on_event(QueueEvent(status))
-        except Exception:  # a renderer's bug must not kill the queue
-            log.exception("queue event handler failed")
+        deliver(self._on_event, QueueEvent(status), log, "queue event handler failed")
 
     def _save(self, status: dict[str, Any]) -> None:
         try:

@@ -3,15 +3,19 @@ terminal, the server, a runner's event stream) reads of a run.
 
 :class:`RunStatus` is the ``ralph/runStatus`` object; :class:`StatusEvent` carries one on every
 change of a run's status, :class:`LogEvent` a formatted line of the agent's output or of the
-orchestrator's own messages.
+orchestrator's own messages. :func:`deliver` hands an event to its renderer, :func:`already_running`
+words the refusal of a second run of a change, and :func:`keep_task` holds a follower's task.
 """
 
 from __future__ import annotations
 
+import asyncio
+import logging
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from ralph_lsp.loop.events import (
     CheckpointEvent,
@@ -47,6 +51,45 @@ def clock(epoch: float) -> str:
 
 class EngineError(Exception):
     """A request the engine refuses; the message says what was wrong and what to do."""
+
+
+def already_running(
+    change: str, run_id: str, iteration: int, pid: int | None = None
+) -> EngineError:
+    """The refusal of a second run of ``change`` (``pid``: the other process that runs it)."""
+    where = "(" if pid is None else f"in another ralph-lsp process (pid {pid}, "
+    return EngineError(
+        f"change {change!r} is already running {where}run {run_id}, iteration {iteration});"
+        " stop it first"
+    )
+
+
+_Event = TypeVar("_Event")
+_Result = TypeVar("_Result")
+
+
+def deliver(
+    on_event: Callable[[_Event], None] | None, event: _Event, logger: logging.Logger, failure: str
+) -> None:
+    """``event`` to whoever renders it: a renderer's bug is logged (``failure``) and never ends
+    the run, the attachment or the queue that emitted it."""
+    if on_event is None:
+        return
+    try:
+        on_event(event)
+    except Exception:
+        logger.exception(failure)
+
+
+def keep_task(
+    tasks: set[asyncio.Task[Any]], coro: Coroutine[Any, Any, _Result]
+) -> asyncio.Task[_Result]:
+    """``coro`` as a task held in ``tasks`` until it ends (asyncio itself keeps only a weak
+    reference to a task, which could be collected mid-way)."""
+    task = asyncio.ensure_future(coro)
+    tasks.add(task)
+    task.add_done_callback(tasks.discard)
+    return task
 
 
 @dataclass

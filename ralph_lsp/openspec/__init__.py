@@ -11,7 +11,8 @@ the project's context (SPEC §2).
 - ``project_context``  ``openspec/config.yaml``'s context for the prompt;
 - ``validation``    ``openspec validate`` 1.13.2, rule for rule (SPEC §11), and authoring help.
 - ``requirement_blocks``  requirement blocks of specs and delta specs, read as the OpenSpec CLI
-  reads them (``parse_delta_spec``, ``extract_requirements_section``);
+  reads them (``parse_delta_spec``, ``extract_requirements_section``: validation's reader, in
+  archive's types);
 - ``task_files``    a change's task files, as its OpenSpec schema's ``apply.tracks`` names them;
 - ``spec_apply``, ``archive_checks``, ``archive_plan``  archive decided in memory
   (``plan_archive``): the deltas applied, the rebuilt specs checked; ``archiving/`` writes.

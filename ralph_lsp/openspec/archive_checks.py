@@ -14,33 +14,29 @@ validate port's.
 
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass, field
+from collections.abc import Iterator
 from pathlib import Path
 
 from ralph_lsp.openspec.requirement_blocks import (
-    DOT,
-    WS,
-    build_code_fence_mask,
     count_scenarios,
     extract_requirement_body,
     extract_requirement_text,
     extract_requirements_section,
     fold_requirement_name,
     js_trim,
-    normalize_line_endings,
     normalize_requirement_name,
     parse_delta_spec,
 )
 from ralph_lsp.openspec.tasks import read_regular
-
-_REQUIREMENTS_TITLE = re.compile(f"^##{WS}+Requirements{WS}*$", re.IGNORECASE)
-_TOP = re.compile(f"^##{WS}+")
-_DELTA_HEADER = re.compile(
-    f"^##{WS}+(ADDED|MODIFIED|REMOVED|RENAMED){WS}+Requirements{WS}*$", re.IGNORECASE
+from ralph_lsp.openspec.validation.markdown import (
+    Section,
+    SpecShapeError,
+    find_section,
+    parse_sections,
+    parse_spec,
 )
-_STRUCTURE_REQUIREMENT = re.compile(f"^###{WS}+Requirement:{WS}*({DOT}+){WS}*$", re.IGNORECASE)
-
+from ralph_lsp.openspec.validation.structure import structure_issues
+from ralph_lsp.openspec.validation.text import lines_and_mask
 
 #: The largest delta or main spec archive reads.
 MAX_SPEC_BYTES = 64 << 20
@@ -54,120 +50,31 @@ def read_spec_text(path: Path) -> str:
 
 
 def main_spec_structure_issues(content: str) -> list[tuple[int, str]]:
-    """``(line, message)`` for each structural problem of a main spec, fenced lines ignored."""
-    raw_lines = content.replace("\r\n", "\n").replace("\r", "\n").split("\n")
-    mask = build_code_fence_mask(raw_lines)
-    lines = ["" if mask[i] else line for i, line in enumerate(raw_lines)]
-    header = next((i for i, line in enumerate(lines) if _REQUIREMENTS_TITLE.match(line)), -1)
-    end = len(lines)
-    if header != -1:
-        end = next((i for i in range(header + 1, len(lines)) if _TOP.match(lines[i])), len(lines))
-    issues: list[tuple[int, str]] = []
-    first_line: dict[str, int] = {}
-    for i, line in enumerate(lines):
-        trimmed = js_trim(line)
-        if not trimmed:
-            continue
-        if _DELTA_HEADER.match(line):
-            issues.append(
-                (
-                    i + 1,
-                    f'Main spec contains delta header "{trimmed}". Delta headers are only valid '
-                    "inside openspec/changes/<name>/specs/<capability-path>/spec.md and truncate "
-                    "the parsed ## Requirements section.",
-                )
-            )
-            continue
-        match = _STRUCTURE_REQUIREMENT.match(line)
-        if not match:
-            continue
-        if not (header != -1 and header < i < end):
-            issues.append(
-                (
-                    i + 1,
-                    f'Requirement header "{trimmed}" appears outside the main ## Requirements '
-                    "section. Main specs only parse requirements inside that section, so this "
-                    "requirement is currently invisible to validate, list, and archive.",
-                )
-            )
-            continue
-        name = normalize_requirement_name(match.group(1))
-        if name in first_line:
-            issues.append(
-                (
-                    i + 1,
-                    f'Requirement header "{trimmed}" duplicates the requirement declared on line '
-                    f"{first_line[name]}. Requirement names must be unique so spec updates cannot "
-                    "discard one block while updating another.",
-                )
-            )
-        else:
-            first_line[name] = i + 1
-    return issues
+    """``(line, message)`` for each structural problem of a main spec, fenced lines ignored
+    (validation's reading: one port of the CLI's check serves both)."""
+    return [(issue.line, issue.message) for issue in structure_issues(content)]
 
 
 # --- the CLI's MarkdownParser, as far as a spec's verdict needs it ---------------------------
 
-_ANY_HEADER = re.compile(f"^(#{{1,6}}){WS}+({DOT}+)$")
-_HEADER_START = re.compile(f"^(#{{1,6}}){WS}+")
 
-
-@dataclass
-class _Section:
-    level: int
-    title: str
-    content: str
-    children: list[_Section] = field(default_factory=list)
-
-
-def _sections(content: str) -> list[_Section]:
-    lines = normalize_line_endings(content).split("\n")
-    mask = build_code_fence_mask(lines)
-    roots: list[_Section] = []
-    stack: list[_Section] = []
-    for i, line in enumerate(lines):
-        match = None if mask[i] else _ANY_HEADER.match(line)
-        if not match:
-            continue
-        level = len(match.group(1))
-        body: list[str] = []
-        for j in range(i + 1, len(lines)):
-            start = None if mask[j] else _HEADER_START.match(lines[j])
-            if start and len(start.group(1)) <= level:
-                break
-            body.append(lines[j])
-        section = _Section(level, js_trim(match.group(2)), js_trim("\n".join(body)))
-        while stack and stack[-1].level >= level:
-            stack.pop()
-        (stack[-1].children if stack else roots).append(section)
-        stack.append(section)
-    return roots
-
-
-def _find(sections: list[_Section], title: str) -> _Section | None:
-    for section in sections:
-        if section.title.lower() == title.lower():
-            return section
-        child = _find(section.children, title)
-        if child is not None:
-            return child
-    return None
+def _sections(content: str) -> list[Section]:
+    return parse_sections(*lines_and_mask(content))
 
 
 def parse_spec_overview(content: str) -> str | None:
     """The spec's Purpose as the CLI's parser reads it (None when it would refuse the spec)."""
-    sections = _sections(content)
-    purpose = _find(sections, "Purpose")
-    if not purpose or not purpose.content or _find(sections, "Requirements") is None:
+    try:
+        return parse_spec(content).overview
+    except SpecShapeError:
         return None
-    return js_trim(purpose.content)
 
 
 def spec_content_errors(content: str) -> int:
     """How many errors ``validateSpecContent`` (non-strict) finds; 0 means archive may write it."""
     sections = _sections(content)
-    purpose = _find(sections, "Purpose")
-    requirements = _find(sections, "Requirements")
+    purpose = find_section(sections, "Purpose")
+    requirements = find_section(sections, "Requirements")
     if not purpose or not purpose.content or requirements is None:
         return 1
     errors = 0 if requirements.children else 1
@@ -187,51 +94,44 @@ def spec_content_errors(content: str) -> int:
 # --- the change's delta specs ----------------------------------------------------------------
 
 
+def _walk_files(root: Path) -> Iterator[tuple[list[str], Path]]:
+    """``(folders, entry)`` for every entry under ``root`` that is no folder to walk into, as the
+    CLI's walks of ``specs/`` go: dot entries skipped, linked folders not followed."""
+    try:
+        entries = list(root.iterdir())
+    except (FileNotFoundError, NotADirectoryError):
+        return
+    for entry in entries:
+        if entry.name.startswith("."):
+            continue
+        if entry.is_dir() and not entry.is_symlink():
+            for segments, found in _walk_files(entry):
+                yield [entry.name, *segments], found
+        else:
+            yield [], entry
+
+
 def discover_spec_files(specs_root: Path) -> list[tuple[str, Path]]:
     """``(id, path)`` of every ``<id>/spec.md`` under ``specs_root`` (dot entries skipped)."""
-    found: list[tuple[str, Path]] = []
-
-    def walk(folder: Path, segments: list[str]) -> None:
-        try:
-            entries = list(folder.iterdir())
-        except (FileNotFoundError, NotADirectoryError):
-            return
-        for entry in entries:
-            if entry.name.startswith("."):
-                continue
-            if entry.is_dir() and not entry.is_symlink():
-                walk(entry, [*segments, entry.name])
-            elif entry.name == "spec.md" and segments and entry.is_file():
-                found.append(("/".join(segments), entry))
-
-    walk(specs_root, [])
+    found = [
+        ("/".join(segments), entry)
+        for segments, entry in _walk_files(specs_root)
+        if entry.name == "spec.md" and segments and entry.is_file()
+    ]
     return sorted(found, key=lambda item: item[0])
 
 
 def find_unread_delta_files(specs_root: Path) -> list[str]:
     """Files under ``specs/`` other than ``spec.md`` that carry delta sections (never merged)."""
     found: list[str] = []
-
-    def walk(folder: Path, segments: list[str]) -> None:
-        try:
-            entries = list(folder.iterdir())
-        except (FileNotFoundError, NotADirectoryError):
-            return
-        for entry in entries:
-            if entry.name.startswith("."):
-                continue
-            if entry.is_dir() and not entry.is_symlink():
-                walk(entry, [*segments, entry.name])
-                continue
-            if entry.name == "spec.md" or not entry.name.lower().endswith(".md"):
-                continue
-            if not entry.is_file():
-                continue
-            presence = parse_delta_spec(read_spec_text(entry)).section_presence
-            if presence.added or presence.modified or presence.removed or presence.renamed:
-                found.append("/".join([*segments, entry.name]))
-
-    walk(specs_root, [])
+    for segments, entry in _walk_files(specs_root):
+        if entry.name == "spec.md" or not entry.name.lower().endswith(".md"):
+            continue
+        if not entry.is_file():
+            continue
+        presence = parse_delta_spec(read_spec_text(entry)).section_presence
+        if presence.added or presence.modified or presence.removed or presence.renamed:
+            found.append("/".join([*segments, entry.name]))
     return sorted(found)
 
 

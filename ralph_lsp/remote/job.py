@@ -62,24 +62,17 @@ def emit(event: EngineEvent) -> None:
 
 def missing_agent(settings: Settings, root: Path) -> str | None:
     """The agent program when this node lacks it, else None."""
-    from ralph_lsp.agents import build_invocation
+    from ralph_lsp.agents import agent_program
     from ralph_lsp.proc.process import AgentStartError, resolve_program
 
     try:
-        argv = build_invocation(
-            settings.agent,
-            list(settings.agent_command) if settings.agent_command else None,
-            list(settings.agent_args),
-            "",
-            root / "prompt.md",
-            python=sys.executable,
-        ).argv
+        program = agent_program(settings, root)
     except ValueError:
         return None  # the engine says what is wrong with the settings
     try:
-        resolve_program(argv[0], settings.env.get("PATH", os.environ.get("PATH")), root)
+        resolve_program(program, settings.env.get("PATH", os.environ.get("PATH")), root)
     except AgentStartError:
-        return argv[0]
+        return program
     return None
 
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +32,7 @@ from ralph_lsp.loop.events import (
 from ralph_lsp.loop.history import new_run_id
 from ralph_lsp.loop.request import AS_SETTINGS, RunRequest
 from ralph_lsp.loop.states import RunState
-from ralph_lsp.loop.status import now_iso
+from ralph_lsp.loop.status import deliver, keep_task, now_iso
 from ralph_lsp.openspec.workspace import resolve_change
 from ralph_lsp.remote.run import RemoteRun, check_env, entrypoint, plan_push
 from ralph_lsp.remote.secrets import redact
@@ -107,23 +107,12 @@ class RayRuns:
         self.pace: Callable[[], Awaitable[None]] | None = None
 
     def _emit(self, event: EngineEvent) -> None:
-        if self._on_event is None:
-            return
-        try:
-            self._on_event(event)
-        except Exception:  # a renderer's bug must not end a run's following
-            log.exception("run event handler failed")
+        deliver(self._on_event, event, log, "run event handler failed")
 
     def _client(self, address: str | None) -> Any:
         if address not in self._clients:
             self._clients[address] = job_client(address)
         return self._clients[address]
-
-    def _spawn(self, coro: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
-        task = asyncio.ensure_future(coro)
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
-        return task
 
     async def start(
         self,
@@ -158,7 +147,7 @@ class RayRuns:
         self._emit(LogEvent(*key, f"☁ Ray job {run.job_id} · {where}"))
         self._emit(StatusEvent(run.status.copy()))
         run.history.save(run.record())
-        run.task = self._spawn(self._follow(run, client))
+        run.task = keep_task(self._tasks, self._follow(run, client))
         return run.status.copy()
 
     async def _submit(

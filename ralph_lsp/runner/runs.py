@@ -13,14 +13,22 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Coroutine, Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from ralph_lsp.loop.request import AS_SETTINGS, RunRequest
 from ralph_lsp.loop.states import RunState
-from ralph_lsp.loop.status import EngineError, EngineEvent, RunStatus, StatusEvent
+from ralph_lsp.loop.status import (
+    EngineError,
+    EngineEvent,
+    RunStatus,
+    StatusEvent,
+    already_running,
+    deliver,
+    keep_task,
+)
 from ralph_lsp.openspec.workspace import resolve_change
 from ralph_lsp.runner.client import Attachment, RunnerError, request, spawn
 from ralph_lsp.runner.host import EngineFactory, RunHost
@@ -61,11 +69,7 @@ class Runs:
     def _emit(self, event: EngineEvent) -> None:
         if isinstance(event, StatusEvent):
             self._latest[(event.status.root, event.status.change)] = event.status
-        if self._on_event is not None:
-            try:
-                self._on_event(event)
-            except Exception:  # a renderer's bug must not end a run or an attachment
-                log.exception("run event handler failed")
+        deliver(self._on_event, event, log, "run event handler failed")
 
     def feed(self, event: EngineEvent) -> None:
         """An event of a run followed through someone else (a queue runner's stream); ignored
@@ -77,12 +81,6 @@ class Runs:
         if key in self._attached or key in self._hosts:
             return
         self._emit(event)
-
-    def _spawn_task(self, coro: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]:
-        task: asyncio.Task[Any] = asyncio.ensure_future(coro)
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
-        return task
 
     # -- start -------------------------------------------------------------------------------
     async def start(
@@ -99,16 +97,10 @@ class Runs:
         current = self._latest.get(key)
         attached = self._attached.get(key)
         if current is not None and not current.final and attached is not None:
-            raise EngineError(
-                f"change {change!r} is already running in another ralph-lsp process"
-                f" (pid {attached.live.pid}, run {current.run_id}, iteration"
-                f" {current.iteration}); stop it first"
-            )
+            pid = attached.live.pid
+            raise already_running(change, current.run_id, current.iteration, pid)
         if current is not None and not current.final and key in self._hosts:
-            raise EngineError(
-                f"change {change!r} is already running (run {current.run_id},"
-                f" iteration {current.iteration}); stop it first"
-            )
+            raise already_running(change, current.run_id, current.iteration)
         find_live(resolved.root)  # a runner found gone is marked interrupted first
         if settings.runs_outlive_editor:
             return await self._start_runner(key, settings, request)
@@ -127,7 +119,7 @@ class Runs:
         )
         status = await host.start()
         self._hosts[key] = host
-        self._done[key] = self._spawn_task(self._hosted(key, host))
+        self._done[key] = keep_task(self._tasks, self._hosted(key, host))
         return status
 
     async def _hosted(self, key: Key, host: RunHost) -> None:
@@ -141,7 +133,7 @@ class Runs:
             spawned = await spawn(*key, settings, request)
         except RunnerError as exc:
             raise EngineError(str(exc)) from None
-        self._spawn_task(spawned.process.wait())  # reaped when it ends, while we live
+        keep_task(self._tasks, spawned.process.wait())  # reaped when it ends, while we live
         live = read_live(live_path(*key))
         if live is None or live.run_id != spawned.run_id:
             raise EngineError(f"the runner of {key[1]!r} ended before it could be followed")
@@ -183,7 +175,7 @@ class Runs:
         attached = Attachment(live, self._emit)
         await attached.open(editor=True)
         self._attached[key] = attached
-        self._done[key] = self._spawn_task(self._follow(key, attached))
+        self._done[key] = keep_task(self._tasks, self._follow(key, attached))
         try:
             await asyncio.wait_for(attached.first_status.wait(), FIRST_STATUS_TIMEOUT)
         except asyncio.TimeoutError:

@@ -220,3 +220,20 @@ def test_specific_nasty_inputs() -> None:
     for agent in PARSED_AGENTS:
         for stream in ("stdout", "stderr"):
             feed_all(agent, [(stream, line) for line in nasty], 1)
+
+
+def test_the_guard_shows_a_line_its_parser_failed_on_as_it_came(monkeypatch: Any) -> None:
+    """What the last-resort guard gives when a parser's own code does raise: the line itself,
+    cleaned, as stderr or raw output by the stream it came on, for every preset's parser."""
+
+    def broken(self: object, *args: object) -> list[AgentEvent]:
+        raise RuntimeError("parser bug")
+
+    for cls in (ClaudeParser, CodexParser, GeminiParser):
+        monkeypatch.setattr(cls, "feed_stdout", broken)
+        monkeypatch.setattr(cls, "feed_stderr", broken)
+    for agent in PRESETS:
+        parser = make_parser(agent)
+        assert parser.feed("stdout", "out\x1b[31m line") == [LogLine("out line", "raw")], agent
+        assert parser.feed("stderr", "err line") == [LogLine("err line", "stderr")], agent
+        assert parser.finish(0) == [], agent

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ralph_lsp.openspec.archive_checks import main_spec_structure_issues
 from ralph_lsp.openspec.requirement_blocks import (
     RenamePair,
     RequirementBlock,
@@ -143,3 +144,33 @@ def test_scenario_diff_is_multiplicity_aware() -> None:
         "The modified block has 5 scenarios; the current spec has 3 scenarios. "
         'It adds 4 scenarios not in the current spec: "c", "d", "e" and 1 more.'
     )
+
+
+def test_headers_fold_case_as_javascript_does_not_as_unicode() -> None:
+    # JavaScript's case-insensitive match (no `u` flag) never folds a non-ASCII letter onto an
+    # ASCII one, so the CLI reads none of these as `Requirement:`/`Requirements` (Python's
+    # Unicode re.IGNORECASE would: dotless ı ~ i, long ſ ~ s, Kelvin K ~ k)
+    delta = "## ADDED Requirements\n### Requırement: Dotless\nThe system SHALL x.\n"
+    plan = parse_delta_spec(delta)
+    assert plan.added == []
+    assert [s.header for s in plan.skipped_headers] == ["Requırement: Dotless"]
+    spec = "# T\n\n## Requirementſ\n\n### Requirement: One\nA\n"
+    parts = extract_requirements_section(spec)
+    assert (parts.header_line, parts.body_blocks) == ("## Requirements", [])
+    assert parts.before == "# T\n\n## Requirementſ\n\n### Requirement: One\nA\n\n"
+
+
+def test_main_spec_structure_folds_case_as_javascript_does() -> None:
+    spec = (
+        "# T\n\n## Purpose\nP\n\n## Requirements\n\n### Requirement: One\nA\n\n"
+        "## MODıFIED Requirements\n\n### Requırement: Two\nB\n\n## MODIFIED requirements\n"
+    )
+    # neither dotless-ı line is a delta or requirement header to the CLI; the ASCII one is
+    assert main_spec_structure_issues(spec) == [
+        (
+            16,
+            'Main spec contains delta header "## MODIFIED requirements". Delta headers are only '
+            "valid inside openspec/changes/<name>/specs/<capability-path>/spec.md and truncate "
+            "the parsed ## Requirements section.",
+        )
+    ]

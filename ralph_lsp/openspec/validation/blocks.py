@@ -230,6 +230,8 @@ def parse_delta_spec(content: str) -> DeltaPlan:
 class RequirementsSection:
     found: bool
     blocks: list[Block]
+    header: int = -1  # 0-based lines of the `## Requirements` header and of the section's end
+    end: int = -1
 
 
 @functools.lru_cache(maxsize=256)
@@ -252,7 +254,7 @@ def extract_requirements_section(content: str) -> RequirementsSection:
     ]
     end = next((i for i in tops if not mask[i] and _TOP_LEVEL.match(lines[i])), len(lines))
     body = _Body(lines[header + 1 : end], mask[header + 1 : end], header + 2)
-    return RequirementsSection(True, _read_blocks(body, None, None))
+    return RequirementsSection(True, _read_blocks(body, None, None), header, end)
 
 
 def _scenario_name(line: str) -> str:
