@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable
 from json.encoder import encode_basestring_ascii as _encode_str
-from typing import Any
+
+TYPE_CHECKING = False  # typing's constant, without importing typing (mypy reads it the same)
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any
 
 
 class _Unsupported(Exception):
