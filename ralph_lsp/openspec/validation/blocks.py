@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import functools
 import re
-from dataclasses import dataclass, field
 
+from ralph_lsp.openspec.validation.record import Record
 from ralph_lsp.openspec.validation.text import (
     DOT,
     SCENARIO_HEADER,
+    LazyPattern,
     S,
     ci,
     fence_mask,
@@ -32,7 +33,7 @@ _H3 = js_re(rf"^###{S}+({DOT}+?){S}*$")
 _REMOVED_BULLET = js_re(rf"^{S}*[-*+]{S}*`?###{S}*Requirement:{S}*({DOT}+?)`?{S}*$")
 _FROM = js_re(rf"^{S}*[-*+]?{S}*FROM:{S}*`?###{S}*Requirement:{S}*({DOT}+?)`?{S}*$")
 _TO = js_re(rf"^{S}*[-*+]?{S}*TO:{S}*`?###{S}*Requirement:{S}*({DOT}+?)`?{S}*$")
-_CLOSING_RUN = re.compile(r"[ \t]+#+[ \t]*$")
+_CLOSING_RUN = LazyPattern(r"[ \t]+#+[ \t]*$")
 _SCENARIO_PREFIX = js_re(rf"^{ci('Scenario:')}{S}*")
 _WS_RUN = js_re(rf"{S}+")
 DELTA_TITLES = (
@@ -58,45 +59,58 @@ def normalize_content(content: str) -> str:
     return normalize_newlines(strip_bom(content))
 
 
-@dataclass(frozen=True)
-class Block:
-    header_line: str
-    name: str
-    raw: str
-    line: int  # 1-based line of the header in the file
+class Block(Record):
+    __slots__ = ("header_line", "line", "name", "raw")
+
+    def __init__(self, header_line: str, name: str, raw: str, line: int) -> None:
+        self.header_line, self.name, self.raw = header_line, name, raw
+        self.line = line  # 1-based line of the header in the file
 
 
-@dataclass(frozen=True)
-class Located:
-    name: str
-    line: int
-    section: str | None = None
-    side: str = ""
+class Located(Record):
+    __slots__ = ("line", "name", "section", "side")
+
+    def __init__(self, name: str, line: int, section: str | None = None, side: str = "") -> None:
+        self.name, self.line, self.section, self.side = name, line, section, side
 
 
-@dataclass
 class DeltaPlan:
-    added: list[Block] = field(default_factory=list)
-    modified: list[Block] = field(default_factory=list)
-    removed: list[Located] = field(default_factory=list)
-    removed_blocks: list[Block] = field(default_factory=list)
-    renamed: list[tuple[Located, Located]] = field(default_factory=list)
-    unpaired_renames: list[Located] = field(default_factory=list)
-    orphans: list[Located] = field(default_factory=list)
-    skipped_headers: list[Located] = field(default_factory=list)
-    presence: dict[str, bool] = field(default_factory=dict)
-    section_lines: dict[str, int] = field(default_factory=dict)
+    __slots__ = (
+        "added",
+        "modified",
+        "orphans",
+        "presence",
+        "removed",
+        "removed_blocks",
+        "renamed",
+        "section_lines",
+        "skipped_headers",
+        "unpaired_renames",
+    )
+
+    def __init__(self) -> None:
+        self.added: list[Block] = []
+        self.modified: list[Block] = []
+        self.removed: list[Located] = []
+        self.removed_blocks: list[Block] = []
+        self.renamed: list[tuple[Located, Located]] = []
+        self.unpaired_renames: list[Located] = []
+        self.orphans: list[Located] = []
+        self.skipped_headers: list[Located] = []
+        self.presence: dict[str, bool] = {}
+        self.section_lines: dict[str, int] = {}
 
     @property
     def entries(self) -> int:
         return len(self.added) + len(self.modified) + len(self.removed) + len(self.renamed)
 
 
-@dataclass(frozen=True)
 class _Body:
-    lines: list[str]
-    mask: list[bool]
-    start: int  # 1-based line of the body's first line
+    __slots__ = ("lines", "mask", "start")
+
+    def __init__(self, lines: list[str], mask: list[bool], start: int) -> None:
+        self.lines, self.mask = lines, mask
+        self.start = start  # 1-based line of the body's first line
 
 
 def _sections(lines: list[str], mask: list[bool]) -> list[tuple[str, _Body, int]]:
@@ -226,10 +240,11 @@ def parse_delta_spec(content: str) -> DeltaPlan:
     return plan
 
 
-@dataclass(frozen=True)
 class RequirementsSection:
-    found: bool
-    blocks: list[Block]
+    __slots__ = ("blocks", "found")
+
+    def __init__(self, found: bool, blocks: list[Block]) -> None:
+        self.found, self.blocks = found, blocks
 
 
 @functools.lru_cache(maxsize=256)
@@ -271,12 +286,14 @@ def scenario_names(raw: str) -> list[str]:
     ]
 
 
-@dataclass(frozen=True)
 class ScenarioDiff:
-    missing: list[str]
-    added: list[str]
-    current_count: int
-    incoming_count: int
+    __slots__ = ("added", "current_count", "incoming_count", "missing")
+
+    def __init__(
+        self, missing: list[str], added: list[str], current_count: int, incoming_count: int
+    ) -> None:
+        self.missing, self.added = missing, added
+        self.current_count, self.incoming_count = current_count, incoming_count
 
 
 def _unmatched(names: list[str], against: list[str]) -> list[str]:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from ralph_lsp.openspec.validation import messages as msg
@@ -42,11 +41,13 @@ def _unread_delta_files(specs_root: Path, overrides: Overrides) -> list[tuple[st
     return sorted(out, key=lambda f: f[0])
 
 
-@dataclass
 class _Tally:
-    deltas: int = 0
-    missing_header: list[tuple[str, Path]] = field(default_factory=list)
-    empty_sections: list[tuple[str, list[str], Path, int]] = field(default_factory=list)
+    __slots__ = ("deltas", "empty_sections", "missing_header")
+
+    def __init__(self) -> None:
+        self.deltas = 0
+        self.missing_header: list[tuple[str, Path]] = []
+        self.empty_sections: list[tuple[str, list[str], Path, int]] = []
 
 
 def validate_change(

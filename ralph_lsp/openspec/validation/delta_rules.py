@@ -18,13 +18,14 @@ from ralph_lsp.openspec.validation.blocks import (
 from ralph_lsp.openspec.validation.issues import Issue
 from ralph_lsp.openspec.validation.spec_rules import read_text
 from ralph_lsp.openspec.validation.text import (
+    LazyPattern,
     contains_shall_or_must,
     count_empty_scenarios,
     count_scenarios,
     requirement_body,
 )
 
-_NAMELESS = re.compile(r"^requirement:?$", re.IGNORECASE | re.ASCII)
+_NAMELESS = LazyPattern(r"^requirement:?$", re.IGNORECASE | re.ASCII)
 _EMPTY_HINT = (
     " (a scenario header with no body under it does not count; add its steps, "
     'e.g. "- **WHEN** ..." and "- **THEN** ...")'

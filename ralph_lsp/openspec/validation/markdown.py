@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import bisect
-from dataclasses import dataclass
 
 from ralph_lsp.openspec.validation.text import (
     DOT,
@@ -49,18 +48,19 @@ class Section:
         return False
 
 
-@dataclass(frozen=True)
 class Requirement:
-    text: str
-    scenarios: int
-    line: int  # 0-based line of its header
+    __slots__ = ("line", "scenarios", "text")
+
+    def __init__(self, text: str, scenarios: int, line: int) -> None:
+        self.text, self.scenarios = text, scenarios
+        self.line = line  # 0-based line of its header
 
 
-@dataclass(frozen=True)
 class SpecModel:
-    overview: str
-    requirements: list[Requirement]
-    purpose_line: int
+    __slots__ = ("overview", "purpose_line", "requirements")
+
+    def __init__(self, overview: str, requirements: list[Requirement], purpose_line: int) -> None:
+        self.overview, self.requirements, self.purpose_line = overview, requirements, purpose_line
 
 
 class SpecShapeError(Exception):

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import functools
 import re
-from dataclasses import dataclass
 
 from ralph_lsp.openspec.validation.blocks import normalize_name
 from ralph_lsp.openspec.validation.messages import PLACEHOLDER_PREFIX, PLACEHOLDER_SUFFIX
+from ralph_lsp.openspec.validation.record import Record
 from ralph_lsp.openspec.validation.text import (
     DOT,
+    LazyPattern,
     S,
     ci,
     fence_mask,
@@ -26,11 +27,12 @@ _DELTA = js_re(rf"^##{S}+({_OPS}){S}+{ci('Requirements')}{S}*$")
 _REQ = js_re(rf"^###{S}+{ci('Requirement:')}{S}*({DOT}+){S}*$")
 
 
-@dataclass(frozen=True)
-class StructureIssue:
-    kind: str
-    line: int  # 1-based
-    message: str
+class StructureIssue(Record):
+    __slots__ = ("kind", "line", "message")
+
+    def __init__(self, kind: str, line: int, message: str) -> None:
+        self.kind, self.message = kind, message
+        self.line = line  # 1-based
 
 
 _DELTA_TAIL = (
@@ -100,10 +102,10 @@ def structure_issues(content: str) -> tuple[StructureIssue, ...]:
 
 _WORD_END = r"(?![^\W_]|_|[\u0300-\u036f])"
 _PUNCT = "(?=[ \\t]*(?:$|\\n|[:\\-\u2013\u2014.,;()\\[\\]{}]))"
-_SHOUTED = re.compile(rf"^(?:TBD|TODO){_WORD_END}")
-_PUNCTUATED = re.compile(rf"^(?:TBD|TODO){_WORD_END}{_PUNCT}", re.IGNORECASE)
-_PURPOSE_HEADER = re.compile(r"^ {0,3}##(?!#)[ \t]+Purpose[ \t]*$", re.IGNORECASE)
-_TOP_LEVEL = re.compile(r"^ {0,3}#{1,2}(?!#)[ \t]+")
+_SHOUTED = LazyPattern(rf"^(?:TBD|TODO){_WORD_END}")
+_PUNCTUATED = LazyPattern(rf"^(?:TBD|TODO){_WORD_END}{_PUNCT}", re.IGNORECASE)
+_PURPOSE_HEADER = LazyPattern(r"^ {0,3}##(?!#)[ \t]+Purpose[ \t]*$", re.IGNORECASE)
+_TOP_LEVEL = LazyPattern(r"^ {0,3}#{1,2}(?!#)[ \t]+")
 
 
 def _unfenced(text: str) -> list[str]:

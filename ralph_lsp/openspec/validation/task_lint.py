@@ -5,18 +5,18 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from ralph_lsp.openspec.tasks import match_task
+from ralph_lsp.openspec.task_rule import match_task
 from ralph_lsp.openspec.validation.issues import Issue
 from ralph_lsp.openspec.validation.metadata import project_schemas, top_level_scalars
 from ralph_lsp.openspec.validation.spec_rules import read_text
-from ralph_lsp.openspec.validation.text import NS, S, trim
+from ralph_lsp.openspec.validation.text import NS, LazyPattern, S, trim
 
-_LEVEL_TWO = re.compile(r"^ {0,3}##(?!#)(?:[ \t]+|[ \t]*\r?$)")
-_GROUP = re.compile(r"^ {0,3}##[ \t]+([0-9]+)\.(?:[ \t]|\r?$)")
-_TASK_ID = re.compile(rf"^([0-9]+(?:\.[0-9]+)+(?:[A-Za-z]+)?)(?={S}|$)")
-_LIST_ITEM = re.compile(rf"^{S}*(?:[-*+]|[0-9]{{1,9}}[.)]){S}+{NS}")
-_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})(.*)")
-_FRONT = re.compile(r"^-{3}\s*$")
+_LEVEL_TWO = LazyPattern(r"^ {0,3}##(?!#)(?:[ \t]+|[ \t]*\r?$)")
+_GROUP = LazyPattern(r"^ {0,3}##[ \t]+([0-9]+)\.(?:[ \t]|\r?$)")
+_TASK_ID = LazyPattern(rf"^([0-9]+(?:\.[0-9]+)+(?:[A-Za-z]+)?)(?={S}|$)")
+_LIST_ITEM = LazyPattern(rf"^{S}*(?:[-*+]|[0-9]{{1,9}}[.)]){S}+{NS}")
+_FENCE = LazyPattern(r"^ {0,3}(`{3,}|~{3,})(.*)")
+_FRONT = LazyPattern(r"^-{3}\s*$")
 NO_CHECKBOX = (
     "This change counts as 0 tasks: no line in its tracked task files is a checkbox, so "
     '"openspec list" and '
