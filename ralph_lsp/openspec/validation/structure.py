@@ -5,26 +5,22 @@ from __future__ import annotations
 import functools
 import re
 
-from ralph_lsp.openspec.validation.blocks import normalize_name
+from ralph_lsp.openspec.validation.blocks import (
+    is_delta_header,
+    is_requirements_header,
+    normalize_name,
+    requirement_header_name,
+)
 from ralph_lsp.openspec.validation.messages import PLACEHOLDER_PREFIX, PLACEHOLDER_SUFFIX
 from ralph_lsp.openspec.validation.record import Record
 from ralph_lsp.openspec.validation.text import (
-    DOT,
     LazyPattern,
-    S,
-    ci,
     fence_mask,
-    js_re,
+    hashes_then_space,
     lines_and_mask,
     normalize_newlines,
     trim,
 )
-
-_REQS = js_re(rf"^##{S}+{ci('Requirements')}{S}*$")
-_TOP = js_re(rf"^##{S}+")
-_OPS = "|".join(ci(op) for op in ("ADDED", "MODIFIED", "REMOVED", "RENAMED"))
-_DELTA = js_re(rf"^##{S}+({_OPS}){S}+{ci('Requirements')}{S}*$")
-_REQ = js_re(rf"^###{S}+{ci('Requirement:')}{S}*({DOT}+){S}*$")
 
 
 class StructureIssue(Record):
@@ -51,12 +47,12 @@ _DUPLICATE_TAIL = (
 
 def _requirements_span(lines: list[str], hashes: list[int]) -> tuple[int, int]:
     """`## Requirements` and the next `## ` header, among the lines starting `##` (`hashes`)."""
-    head = next((i for i in hashes if _REQS.match(lines[i])), -1)
+    head = next((i for i in hashes if is_requirements_header(lines[i])), -1)
     if head == -1:
         return -1, len(lines)
-    # `###…` cannot match `_TOP` (`##` then whitespace): only the other `##` lines are tried
+    # `###…` is no top-level header (`##` then whitespace): only the other `##` lines are tried
     rest = (i for i in hashes if i > head and lines[i][2:3] != "#")
-    end = next((i for i in rest if _TOP.match(lines[i])), len(lines))
+    end = next((i for i in rest if hashes_then_space(lines[i], 2, 2)), len(lines))
     return head, end
 
 
@@ -77,11 +73,15 @@ def structure_issues(content: str) -> tuple[StructureIssue, ...]:
         line = lines[i]  # (a delta header or a requirement header starts so)
         # `##` then whitespace for a delta header, `###` then whitespace for a requirement:
         # the fourth character tells which pattern can match (`####…` neither).
-        m = _REQ.match(line) if line[2:3] == "#" and line[3:4] != "#" else None
-        if m is None and line[2:3] != "#" and _DELTA.match(line):
+        name = (
+            requirement_header_name(line, spaced=True)
+            if line[2:3] == "#" and line[3:4] != "#"
+            else None
+        )
+        if name is None and line[2:3] != "#" and is_delta_header(line):
             text = f'Main spec contains delta header "{trim(line)}". {_DELTA_TAIL}'
             out.append(StructureIssue("delta-header", i + 1, text))
-        elif m is None:
+        elif name is None:
             continue
         elif not (head != -1 and head < i < end):
             text = (
@@ -89,7 +89,7 @@ def structure_issues(content: str) -> tuple[StructureIssue, ...]:
                 " section. "
             )
             out.append(StructureIssue("requirement-outside", i + 1, text + _OUTSIDE_TAIL))
-        elif (name := normalize_name(m.group(1))) in seen:
+        elif (name := normalize_name(name)) in seen:
             text = (
                 f'Requirement header "{trim(line)}" duplicates the requirement declared on line '
                 f"{seen[name]}. {_DUPLICATE_TAIL}"
