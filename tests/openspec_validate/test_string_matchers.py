@@ -113,3 +113,41 @@ def test_the_header_matchers_on_the_usual_lines() -> None:
     assert section_title("## ADDED Requirements") == "ADDED Requirements"
     assert is_delta_header("## modified   REQUIREMENTS \t")
     assert not is_delta_header("## MODIFIEDRequirements")
+
+
+TASK_TEXT = st.lists(
+    st.sampled_from(["1", "0", "9", ".", "a", "Z", "\u0661", " ", "\u3000", "\x1c", "-", "\n"]),
+    max_size=10,
+).map("".join)
+
+
+@settings(max_examples=1500)
+@given(TASK_TEXT)
+def test_leading_task_id_is_its_pattern(text: str) -> None:
+    from ralph_lsp.openspec.validation.task_lint import leading_task_id
+
+    pattern = re.compile(rf"^([0-9]+(?:\.[0-9]+)+(?:[A-Za-z]+)?)(?={S}|$)")
+    assert leading_task_id(text) == _group(pattern, text), text
+
+
+@settings(max_examples=1500)
+@given(LINES)
+def test_scenario_names_are_read_as_the_patterns_read_them(line: str) -> None:
+    from ralph_lsp.openspec.validation.blocks import scenario_names
+    from ralph_lsp.openspec.validation.text import ci, trim
+
+    header = js(rf"^####{S}+")
+    text = "#### " + line.replace("\n", "").replace("\r", "")
+    name = js(r"[ \t]+#+[ \t]*$").sub("", header.sub("", text, count=1), count=1)
+    expected = trim(js(rf"^{ci('Scenario:')}{S}*").sub("", name, count=1))
+    assert scenario_names(text) == [expected], text
+
+
+@settings(max_examples=1500)
+@given(st.lists(st.sampled_from(["T", "t", "B", "b", "D", "O", "o", "D", "\u0130", "K", " ", ":"])))
+def test_only_a_purpose_starting_tbd_or_tod_can_be_a_leading_placeholder(words: list[str]) -> None:
+    from ralph_lsp.openspec.validation.structure import _PUNCTUATED, _SHOUTED
+
+    prose = "".join(words)
+    if _SHOUTED.match(prose) or _PUNCTUATED.match(prose):
+        assert prose[:3].isascii() and prose[:3].lower() in ("tbd", "tod")

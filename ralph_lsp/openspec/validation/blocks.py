@@ -13,7 +13,6 @@ from ralph_lsp.openspec.validation.text import (
     DOT,
     JS_WS_CHARS,
     LINE_TERMINATORS,
-    SCENARIO_HEADER,
     LazyPattern,
     S,
     ci,
@@ -34,7 +33,6 @@ _REMOVED_BULLET = js_re(rf"^{S}*[-*+]{S}*`?###{S}*Requirement:{S}*({DOT}+?)`?{S}
 _FROM = js_re(rf"^{S}*[-*+]?{S}*FROM:{S}*`?###{S}*Requirement:{S}*({DOT}+?)`?{S}*$")
 _TO = js_re(rf"^{S}*[-*+]?{S}*TO:{S}*`?###{S}*Requirement:{S}*({DOT}+?)`?{S}*$")
 _CLOSING_RUN = LazyPattern(r"[ \t]+#+[ \t]*$")
-_SCENARIO_PREFIX = js_re(rf"^{ci('Scenario:')}{S}*")
 _WS_RUN = js_re(rf"{S}+")
 DELTA_TITLES = (
     "ADDED Requirements",
@@ -327,9 +325,10 @@ def extract_requirements_section(content: str) -> RequirementsSection:
 
 
 def _scenario_name(line: str) -> str:
-    name = SCENARIO_HEADER.sub("", line, count=1)
-    name = _CLOSING_RUN.sub("", name, count=1)
-    return trim(_SCENARIO_PREFIX.sub("", name, count=1))
+    """The name of a scenario header (`line` is one: `hashes_then_space(line, 4, 4)`): the
+    header's `^####S+`, closing run and `^Scenario:S*` (any ASCII case) dropped, trimmed."""
+    name = _CLOSING_RUN.sub("", line[4:].lstrip(JS_WS_CHARS), count=1)
+    return trim(name[9:] if _keyword(name, "scenario:") else name)
 
 
 def scenario_names(raw: str) -> list[str]:

@@ -127,7 +127,14 @@ def _generated_at(text: str) -> int | None:
 def placeholder_line(overview: str, content: str) -> tuple[bool, int | None]:
     """(is the Purpose a placeholder, the 1-based line carrying it when it can be found)."""
     prose = trim("\n".join(_unfenced(overview)))
-    leading = bool(_SHOUTED.match(prose) or _PUNCTUATED.match(prose))
+    # both patterns start with TBD or TODO, whose letters fold to ASCII letters only: the
+    # patterns are compiled (about 0.6 ms) only for a Purpose that starts so
+    start = prose[:3]
+    leading = (
+        start.isascii()
+        and start.lower() in ("tbd", "tod")
+        and bool(_SHOUTED.match(prose) or _PUNCTUATED.match(prose))
+    )
     if not leading and _generated_at(prose) is None:
         return False, None
     lines = normalize_newlines(content).split("\n")
