@@ -23,7 +23,6 @@ imports ``server`` only to serve LSP, and reaches runs of other processes only t
 
 from __future__ import annotations
 
-import importlib
 import sys
 
 TYPE_CHECKING = False  # typing's constant, without importing typing (mypy reads it the same)
@@ -103,7 +102,8 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     # Each command's module is imported when it runs: `changes` never loads the engine.
     module, name = HANDLERS[args.command]
-    handler = getattr(importlib.import_module(f"ralph_lsp.cli.{module}"), name)
+    # (__import__ with a fromlist gives the submodule, without importing the importlib package)
+    handler = getattr(__import__(f"ralph_lsp.cli.{module}", fromlist=[name]), name)
     try:
         return int(handler(args, sys.stdout))
     except CliError as exc:
