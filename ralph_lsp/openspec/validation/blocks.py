@@ -57,7 +57,9 @@ def requirement_header_name(line: str, *, spaced: bool = False) -> str | None:
     if line[:3] != "###":
         return None
     after = line[3:].lstrip(JS_WS_CHARS)
-    if (spaced and len(after) == len(line) - 3) or not _keyword(after, "requirement:"):
+    if spaced and len(after) == len(line) - 3:
+        return None
+    if after[:12] != "Requirement:" and not _keyword(after, "requirement:"):  # (the usual first)
         return None
     return dot_tail(after[12:])
 

@@ -133,6 +133,8 @@ def dot_tail(tail: str) -> str | None:
     the group is its last character that is no line terminator."""
     body = tail.lstrip(JS_WS_CHARS)
     if body:
+        if "\r" not in body and "\n" not in body and "\u2028" not in body and "\u2029" not in body:
+            return body  # the usual line: nothing can end the group early
         end = len(body)
         for terminator in LINE_TERMINATORS:
             at = body.find(terminator, 0, end)
