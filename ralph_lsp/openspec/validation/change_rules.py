@@ -14,8 +14,7 @@ from ralph_lsp.openspec.validation.delta_rules import (
     scenario_loss,
     structural_issues,
 )
-from ralph_lsp.openspec.validation.discovery import Overrides, discover_spec_files
-from ralph_lsp.openspec.validation.discovery import read_with as _read
+from ralph_lsp.openspec.validation.discovery import Overrides, discover_spec_files, read_once
 from ralph_lsp.openspec.validation.issues import Issue, Report
 from ralph_lsp.openspec.validation.metadata import read_skip_specs
 from ralph_lsp.openspec.validation.task_lint import task_file_issues
@@ -31,7 +30,7 @@ def _unread_delta_files(specs_root: Path, overrides: Overrides) -> list[tuple[st
                 continue
             file = Path(folder) / name
             try:
-                plan = parse_delta_spec(_read(file, overrides))
+                plan = parse_delta_spec(read_once(file, overrides))
             except OSError:
                 continue
             if not any(plan.presence.values()):
@@ -60,7 +59,7 @@ def validate_change(
     """Validate a change as `openspec validate <change> --type change` does.
 
     `overrides` maps a file to the text that stands for it (an editor's open document)."""
-    overrides = overrides or {}
+    overrides = dict(overrides or {})  # and the texts read from disk, once each (read_once)
     root = project_root or change_dir.parent.parent.parent
     main_specs = root / "openspec" / "specs"
     specs_dir = change_dir / "specs"
@@ -74,7 +73,7 @@ def validate_change(
         issues.append(Issue("ERROR", "spec.md", _ROOT_SPEC, code, file=root_spec))
     for spec_id, file in discover_spec_files(specs_dir):
         try:
-            content = _read(file, overrides)
+            content = read_once(file, overrides)
         except OSError:
             continue
         issues += _delta_file_issues(spec_id, file, content, main_specs, overrides, tally)
@@ -130,9 +129,11 @@ def _marker_issues(
 ) -> list[Issue]:
     issues: list[Issue] = []
     meta = change_dir / ".openspec.yaml"
-    marker = read_skip_specs(
-        change_dir, root_dir=change_dir.parent.parent.parent, content=overrides.get(meta)
-    )
+    try:
+        content: str | None = read_once(meta, overrides)
+    except OSError:  # read_skip_specs reads it again and says why it cannot
+        content = None
+    marker = read_skip_specs(change_dir, root_dir=change_dir.parent.parent.parent, content=content)
     if marker.invalid_reason:
         issues.append(
             Issue(

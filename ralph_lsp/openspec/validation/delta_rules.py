@@ -15,8 +15,8 @@ from ralph_lsp.openspec.validation.blocks import (
     fold_name,
     normalize_name,
 )
+from ralph_lsp.openspec.validation.discovery import read_once
 from ralph_lsp.openspec.validation.issues import Issue
-from ralph_lsp.openspec.validation.spec_rules import read_text
 from ralph_lsp.openspec.validation.text import (
     LazyPattern,
     contains_shall_or_must,
@@ -185,9 +185,10 @@ def _line_of(plan: DeltaPlan, name: str) -> int | None:
 def scenario_loss(
     plan: DeltaPlan, main_file: Path, rel: str, file: Path, overrides: dict[Path, str]
 ) -> list[Issue]:
-    """MODIFIED blocks that drop a scenario the main spec still has (archive would refuse)."""
+    """MODIFIED blocks that drop a scenario the main spec still has (archive would refuse).
+    `overrides` holds the texts standing for files; the read here adds to it (`read_once`)."""
     try:
-        main = overrides[main_file] if main_file in overrides else read_text(main_file)
+        main = read_once(main_file, overrides)
     except (FileNotFoundError, NotADirectoryError):
         return []
     except OSError:

@@ -31,6 +31,17 @@ def discover_spec_files(specs_root: Path) -> list[tuple[str, Path]]:
     return sorted(found, key=lambda f: f[0])
 
 
+def read_once(file: Path, texts: Overrides) -> str:
+    """The text standing for `file` in `texts` (an editor's), else the disk's, which `texts`
+    then keeps. `validate_change` passes its own copy of the editor's texts through its rules,
+    so that one call reads each file once, however many rules read it (a delta spec was read
+    twice, its main spec up to three times)."""
+    text = texts.get(file)
+    if text is None:
+        text = texts[file] = read_text(file)
+    return text
+
+
 def read_with(file: Path, overrides: Overrides) -> str:
     """The text standing for `file`: an override (an open editor's) or the disk's."""
     return overrides[file] if file in overrides else read_text(file)

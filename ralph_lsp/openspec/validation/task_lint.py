@@ -6,9 +6,9 @@ import re
 from pathlib import Path
 
 from ralph_lsp.openspec.task_rule import match_task
+from ralph_lsp.openspec.validation.discovery import read_once
 from ralph_lsp.openspec.validation.issues import Issue
 from ralph_lsp.openspec.validation.metadata import project_schemas, top_level_scalars
-from ralph_lsp.openspec.validation.spec_rules import read_text
 from ralph_lsp.openspec.validation.text import NS, WS_SET, LazyPattern, S, trim
 
 _LEVEL_TWO = LazyPattern(r"^ {0,3}##(?!#)(?:[ \t]+|[ \t]*\r?$)")
@@ -28,7 +28,7 @@ NO_CHECKBOX = (
 def _schema_name(change_dir: Path, root: Path, overrides: dict[Path, str]) -> str:
     for file in (change_dir / ".openspec.yaml", root / "openspec" / "config.yaml"):
         try:
-            text = overrides[file] if file in overrides else read_text(file)
+            text = read_once(file, overrides)
         except OSError:
             continue
         schema = top_level_scalars(text).get("schema")
@@ -38,13 +38,14 @@ def _schema_name(change_dir: Path, root: Path, overrides: dict[Path, str]) -> st
 
 
 def task_file_issues(change_dir: Path, root: Path, overrides: dict[Path, str]) -> list[Issue]:
-    """Warnings for the change's tracked task file (`tasks.md` for the built-in schema)."""
+    """Warnings for the change's tracked task file (`tasks.md` for the built-in schema).
+    `overrides` holds the texts standing for files; the reads here add to it (`read_once`)."""
     schema = _schema_name(change_dir, root, overrides)
     built_in = schema == "spec-driven" and schema not in project_schemas(root)
     known = built_in or schema in project_schemas(root)
     file = change_dir / "tasks.md"
     try:
-        text = overrides[file] if file in overrides else read_text(file)
+        text = read_once(file, overrides)
     except OSError:
         return []
     issues: list[Issue] = []
