@@ -333,7 +333,10 @@ def _scenario_name(line: str) -> str:
     return trim(name[9:] if _keyword(name, "scenario:") else name)
 
 
+@functools.lru_cache(maxsize=1024)
 def scenario_names(raw: str) -> list[str]:
+    """A block's scenario names, cached by its text: an edit compares the same unchanged
+    blocks with their main specs again (callers must not modify the list)."""
     lines = normalize_newlines(raw).split("\n")
     mask = fence_mask(lines)
     return [
