@@ -171,7 +171,7 @@ def _sections(lines: list[str], mask: list[bool]) -> list[tuple[str, _Body, int]
     heads = [
         (trim(title), i)
         for i, line in enumerate(lines)
-        if not mask[i] and (title := section_title(line)) is not None
+        if line[:2] == "##" and not mask[i] and (title := section_title(line)) is not None
     ]
     out = []
     for k, (title, index) in enumerate(heads):
@@ -252,7 +252,7 @@ def _orphans(lines: list[str], mask: list[bool]) -> list[Located]:
     orphans = []
     section: str | None = None
     for i, line in enumerate(lines):
-        if mask[i]:
+        if line[:2] != "##" or mask[i]:  # (a section and a requirement header both start so)
             continue
         title = section_title(line)
         if title is not None:

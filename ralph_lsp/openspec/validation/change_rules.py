@@ -24,10 +24,10 @@ def _unread_delta_files(specs_root: Path, overrides: Overrides) -> list[tuple[st
     out: list[tuple[str, str, Path]] = []
     for folder, dirs, files in os.walk(specs_root):
         dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-        rel = Path(folder).relative_to(specs_root).parts
         for name in files:
             if name.startswith(".") or name == "spec.md" or not name.lower().endswith(".md"):
                 continue
+            rel = Path(folder).relative_to(specs_root).parts  # (only for such a file: rare)
             file = Path(folder) / name
             try:
                 plan = parse_delta_spec(read_once(file, overrides))

@@ -14,7 +14,7 @@ def discover_spec_files(specs_root: Path) -> list[tuple[str, Path]]:
     """Every `spec.md` below a capability folder, as (id, file), sorted by id."""
     found: list[tuple[str, Path]] = []
 
-    def walk(folder: Path, segments: list[str]) -> None:
+    def walk(folder: str | Path, segments: list[str]) -> None:
         try:
             entries = sorted(os.scandir(folder), key=lambda e: e.name)
         except (FileNotFoundError, NotADirectoryError):
@@ -23,7 +23,7 @@ def discover_spec_files(specs_root: Path) -> list[tuple[str, Path]]:
             if entry.name.startswith("."):
                 continue
             if entry.is_dir(follow_symlinks=False):
-                walk(Path(entry.path), [*segments, entry.name])
+                walk(entry.path, [*segments, entry.name])  # (a Path only for what is found)
             elif entry.name == "spec.md" and segments and entry.is_file():
                 found.append(("/".join(segments), Path(entry.path)))
 
