@@ -23,9 +23,13 @@ imports ``server`` only to serve LSP, and reaches runs of other processes only t
 
 from __future__ import annotations
 
-import argparse
-import importlib
 import sys
+
+TYPE_CHECKING = False  # typing's constant, without importing typing (mypy reads it the same)
+if TYPE_CHECKING:
+    import argparse
+
+    from ralph_lsp.cli.validate_parser import ValidateArgs
 
 #: command → (module of ralph_lsp.cli, function)
 HANDLERS = {
@@ -59,10 +63,22 @@ def _parser(argv: list[str]) -> argparse.ArgumentParser:
     return build_parser()
 
 
+def _arguments(argv: list[str]) -> argparse.Namespace | ValidateArgs:
+    """The parsed command line. A `validate` command spelled plainly is read without argparse
+    (its import and parser cost about 6 ms of a call that is mostly process start)."""
+    if argv[:1] == ["validate"]:
+        from ralph_lsp.cli.validate_parser import plain_validate_args
+
+        plain = plain_validate_args(argv[1:])
+        if plain is not None:
+            return plain
+    return _parser(argv).parse_args(argv)
+
+
 def main(argv: list[str] | None = None) -> int:
     """``ralph-lsp``. An unsupported platform (Windows) is refused here, before anything that
     needs POSIX is imported."""
-    from ralph_lsp.proc.inspection import unsupported_platform
+    from ralph_lsp.proc.platforms import unsupported_platform
 
     reason = unsupported_platform()
     if reason is not None:
@@ -70,7 +86,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     from ralph_lsp.cli.errors import CliError, fail, is_terminal
 
-    args = _parser(sys.argv[1:] if argv is None else argv).parse_args(argv)
+    args = _arguments(sys.argv[1:] if argv is None else argv)
     if args.command in (None, "serve"):
         from ralph_lsp.server import serve
 
@@ -86,7 +102,8 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     # Each command's module is imported when it runs: `changes` never loads the engine.
     module, name = HANDLERS[args.command]
-    handler = getattr(importlib.import_module(f"ralph_lsp.cli.{module}"), name)
+    # (__import__ with a fromlist gives the submodule, without importing the importlib package)
+    handler = getattr(__import__(f"ralph_lsp.cli.{module}", fromlist=[name]), name)
     try:
         return int(handler(args, sys.stdout))
     except CliError as exc:

@@ -4,7 +4,10 @@ needs neither the engine nor the workspace (``validate``) does not import them t
 from __future__ import annotations
 
 import sys
-from typing import NoReturn, TextIO
+
+TYPE_CHECKING = False  # typing's constant, without importing typing (mypy reads it the same)
+if TYPE_CHECKING:
+    from typing import NoReturn, TextIO
 
 
 class CliError(Exception):

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
-import json
-import math
-from collections.abc import Callable
-from json.encoder import encode_basestring_ascii as _encode_str
-from typing import Any
+try:  # the C function json.encoder uses, without json's import (its decoder, scanner, ...)
+    from _json import encode_basestring_ascii as _encode_str
+except ImportError:  # an interpreter without the C accelerator
+    from json.encoder import encode_basestring_ascii as _encode_str
+
+TYPE_CHECKING = False  # typing's constant, without importing typing (mypy reads it the same)
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any
 
 
 class _Unsupported(Exception):
@@ -26,6 +30,8 @@ def dumps_indented(value: Any) -> str:
     try:
         _encode(value, out, "\n")
     except (_Unsupported, RecursionError):
+        import json
+
         return json.dumps(value, indent=2)
     return "".join(out)
 
@@ -85,7 +91,7 @@ def _encode(value: Any, out: list[str], indent: str) -> None:
         out.append(_true_false(value))
     elif isinstance(value, int):
         out.append(int.__repr__(value))
-    elif isinstance(value, float) and math.isfinite(value):
+    elif isinstance(value, float) and value - value == 0:  # finite (inf - inf and NaN are NaN)
         out.append(float.__repr__(value))
     else:
         raise _Unsupported

@@ -2,17 +2,24 @@
 
 from __future__ import annotations
 
-import argparse
 import sys
 import time
 from pathlib import Path
-from typing import Any, TextIO
 
 from ralph_lsp.cli.jsonout import dumps_indented
 from ralph_lsp.openspec.validation.change_rules import validate_change
 from ralph_lsp.openspec.validation.issues import Report
 from ralph_lsp.openspec.validation.items import list_change_ids, list_spec_ids, nearest_matches
 from ralph_lsp.openspec.validation.spec_rules import validate_spec
+
+TYPE_CHECKING = False  # typing's constant, without importing typing (mypy reads it the same)
+if TYPE_CHECKING:
+    import argparse
+    from typing import Any, TextIO
+
+    from ralph_lsp.cli.validate_parser import ValidateArgs
+
+    Args = argparse.Namespace | ValidateArgs
 
 _MARK = {"ERROR": "✗", "WARNING": "⚠", "INFO": "ℹ"}
 
@@ -60,7 +67,7 @@ def _error(out: TextIO, as_json: bool, code: str, message: str, fix: str | None 
     return 1
 
 
-def cmd_validate(args: argparse.Namespace, out: TextIO) -> int:
+def cmd_validate(args: Args, out: TextIO) -> int:
     root = find_project(Path.cwd())
     if root is None:
         print("No OpenSpec project found: no openspec/ folder here or above.", file=sys.stderr)
@@ -130,7 +137,7 @@ _NEXT_STEPS = {
 }
 
 
-def _bulk(root: Path, args: argparse.Namespace, out: TextIO, root_json: dict[str, str]) -> int:
+def _bulk(root: Path, args: Args, out: TextIO, root_json: dict[str, str]) -> int:
     kinds = [
         k
         for k, on in (("change", args.all or args.changes), ("spec", args.all or args.specs))

@@ -21,30 +21,23 @@ that a reader checks the rule against the CLI's in one file; cutting it would sc
 
 from __future__ import annotations
 
-import errno
 import os
 import re
-import stat
 from bisect import bisect_right
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
 
-# JavaScript's `\s`: includes U+FEFF, no-break space, U+2028/U+2029; excludes U+0085 and
-# U+001C–U+001F, which Python's `\s` would match.
-JS_WHITESPACE = (
-    "\t\n\v\f\r \u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009"
-    "\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
-)
-_WS = "[" + re.escape(JS_WHITESPACE) + "]"
-_NOT_WS = "[^" + re.escape(JS_WHITESPACE) + "]"
+from ralph_lsp.openspec.regular_files import READ_CHUNK as _READ_CHUNK
+from ralph_lsp.openspec.regular_files import NotARegularFile as NotARegularFile
+from ralph_lsp.openspec.regular_files import open_regular as open_regular
+from ralph_lsp.openspec.regular_files import read_regular as read_regular
+from ralph_lsp.openspec.regular_files import read_regular_text as read_regular_text
+from ralph_lsp.openspec.task_rule import JS_WHITESPACE as JS_WHITESPACE
+from ralph_lsp.openspec.task_rule import NOT_WS as _NOT_WS
+from ralph_lsp.openspec.task_rule import WS as _WS
+from ralph_lsp.openspec.task_rule import match_task as match_task
 
-# group 1: indent, group 2: bullet, group 3: the box's character (None for a box of spaces).
-# A box character is one UTF-16 code unit: astral characters (two units) never match.
-_TASK_RE = re.compile(
-    rf"({_WS}*)([-*+]|[0-9]{{1,9}}[.)]){_WS}*\["
-    rf"{_WS}*(?:(?!\])([^{re.escape(JS_WHITESPACE)}\U00010000-\U0010ffff]){_WS}*)?\]"
-)
 # A loose shape for "looks like a task": used only to warn about lines that do not count.
 _LOOKS_LIKE_TASK_RE = re.compile(
     rf"{_WS}*(?:[-*+]|[0-9]+[.)])?{_WS}*\[(?P<box>[^\]\n]{{0,4}})\]{_NOT_WS}?"
@@ -185,24 +178,6 @@ class TasksDoc:
 
 
 # -- the rule (SPEC §2) ---------------------------------------------------------------------
-def match_task(line: str) -> re.Match[str] | None:
-    """The match of :data:`_TASK_RE` when ``line`` is a task line by the CLI's rule, else None.
-
-    Groups: 1 the indent, 2 the bullet, 3 the box's character (None for a box of spaces or
-    ``[]``); the match ends at the box's ``]``.
-    """
-    m = _TASK_RE.match(line)
-    if m is None:
-        return None
-    # `[x](url)`, `[](url)` and `[x][ref]` are links, not tasks; only a box holding one or
-    # more spaces and nothing else may be directly followed by `(` or `[`.
-    if line[m.end() : m.end() + 1] in ("(", "[") and (
-        m.group(3) is not None or line[m.end() - 2 : m.end()] == "[]"
-    ):
-        return None
-    return m
-
-
 def is_done(box: str | None) -> bool:
     """Only ``x`` and ``X`` mark a task done."""
     return box in ("x", "X")
@@ -469,65 +444,6 @@ def decode_tasks_bytes(data: bytes) -> str:
 MAX_TASKS_BYTES = 16 * 1024 * 1024
 
 
-class NotARegularFile(OSError):
-    """A tasks.md (or record) that is not a regular file, or is over the size cap: never read,
-    so that a FIFO cannot hang a reader and /dev/zero cannot fill its memory."""
-
-
-def open_regular(
-    path: Path,
-    max_bytes: int,
-    *,
-    follow: bool = True,
-    flags: int = os.O_RDONLY,
-    mode: int = 0o644,
-    dir_fd: int | None = None,
-) -> int:
-    """An fd for reading ``path``, only when it is a regular file of at most ``max_bytes``.
-
-    The one way the product opens a file it did not just create (tasks.md, records, the lock
-    of a change, the project's own files): opened non-blocking (opening a FIFO with no writer
-    would wait forever) and checked with fstat on the open fd, so a swap between the check and
-    the read cannot fool it. ``follow=False`` refuses a symlink too (files only the product
-    writes, under ``.ralph/``); ``flags`` may add ``O_RDWR | O_CREAT``. Raises
-    :class:`NotARegularFile` (an OSError) or the OSError of the open. With ``dir_fd``, the
-    file ``path.name`` of that open folder is opened (``path`` names it in messages).
-    """
-    extra = 0 if follow else os.O_NOFOLLOW
-    target = path if dir_fd is None else path.name
-    try:
-        fd = os.open(target, flags | extra | os.O_NONBLOCK | os.O_CLOEXEC, mode, dir_fd=dir_fd)
-    except OSError as exc:
-        if not follow and exc.errno == errno.ELOOP:
-            raise NotARegularFile(f"{path} is a symbolic link: not read") from None
-        raise
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise NotARegularFile(f"{path} is not a regular file ({_kind(st.st_mode)}): not read")
-        if st.st_size > max_bytes:
-            cap = f"{max_bytes >> 20} MiB"
-            raise NotARegularFile(f"{path} is {st.st_size:,} bytes, over the {cap} read: not read")
-        os.set_blocking(fd, True)
-    except BaseException:
-        os.close(fd)
-        raise
-    return fd
-
-
-def _kind(mode: int) -> str:
-    for test, name in (
-        (stat.S_ISDIR, "a folder"),
-        (stat.S_ISFIFO, "a named pipe"),
-        (stat.S_ISCHR, "a character device"),
-        (stat.S_ISBLK, "a block device"),
-        (stat.S_ISSOCK, "a socket"),
-    ):
-        if test(mode):
-            return name
-    return "not a file"
-
-
 def read_tasks_text(path: Path) -> str | None:
     """The text of a tasks.md, or None when it does not exist.
 
@@ -551,22 +467,3 @@ def read_tasks_text(path: Path) -> str | None:
     if size > MAX_TASKS_BYTES:  # it grew while being read
         raise NotARegularFile(f"{path} grew past {MAX_TASKS_BYTES >> 20} MiB while read: not read")
     return decode_tasks_bytes(chunks[0] if len(chunks) == 1 else b"".join(chunks))
-
-
-_READ_CHUNK = 1 << 20
-
-
-def read_regular(path: Path, max_bytes: int, *, follow: bool = True) -> bytes:
-    """The bytes of ``path`` when it is a regular file of at most ``max_bytes`` (see
-    :func:`open_regular`; a file that grows past the cap while read raises it too)."""
-    fd = open_regular(path, max_bytes, follow=follow)
-    with os.fdopen(fd, "rb") as f:
-        data = f.read(max_bytes + 1)
-    if len(data) > max_bytes:
-        raise NotARegularFile(f"{path} grew past {max_bytes:,} bytes while read: not read")
-    return data
-
-
-def read_regular_text(path: Path, max_bytes: int, *, follow: bool = True) -> str:
-    """:func:`read_regular` decoded as UTF-8 with replacement characters."""
-    return read_regular(path, max_bytes, follow=follow).decode("utf-8", errors="replace")

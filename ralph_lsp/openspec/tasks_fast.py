@@ -22,11 +22,11 @@ import gc
 import re
 from dataclasses import dataclass
 
+from ralph_lsp.openspec.task_rule import NOT_WS as _NOT_WS
+from ralph_lsp.openspec.task_rule import WS as _WS
 from ralph_lsp.openspec.tasks import (
-    _NOT_WS,
     _TASK_ID,
     _TASK_ID_RE,
-    _WS,
     JS_WHITESPACE,
     Finding,
     Story,

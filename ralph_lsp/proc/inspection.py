@@ -22,6 +22,9 @@ import sys
 from collections.abc import Callable
 from typing import Any, NamedTuple, Protocol
 
+from ralph_lsp.proc.platforms import WINDOWS_REFUSAL as WINDOWS_REFUSAL
+from ralph_lsp.proc.platforms import unsupported_platform as unsupported_platform
+
 ENV = "RALPH_PROC"
 """``portable`` or ``linux``: which implementation to use (default: ``linux`` where /proc is)."""
 TREE_TAG = "RALPH_LSP_TREE"
@@ -301,14 +304,3 @@ def psutil_path() -> str | None:
     if spec is None or spec.origin is None:
         return None
     return os.path.dirname(os.path.dirname(spec.origin))
-
-
-WINDOWS_REFUSAL = (
-    "ralph-lsp does not run on Windows: it cannot yet guarantee that a stopped agent leaves no "
-    "process behind there. Windows: run ralph-lsp in WSL or a Remote window."
-)
-
-
-def unsupported_platform() -> str | None:
-    """Why ralph-lsp refuses to start on this platform, or None where it runs."""
-    return WINDOWS_REFUSAL if sys.platform == "win32" else None

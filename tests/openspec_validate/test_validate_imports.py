@@ -1,6 +1,7 @@
 """`ralph-lsp validate` starts lean (issue 38, the `validate_vs_openspec` bench): one call is
 mostly process start, so the command imports only validation, not the LSP stack, asyncio, the
-engine, agents, git, the workspace, the settings or the other subcommands' parser."""
+engine, agents, git, the workspace, the settings or the other subcommands' parser, nor
+argparse, typing or dataclasses."""
 
 from __future__ import annotations
 
@@ -37,7 +38,11 @@ def test_validate_imports_only_what_validation_needs(tmp_path: Path) -> None:
         "got, sys.stdout = sys.stdout.getvalue(), out\n"
         "heavy = ('pygls', 'lsprotocol', 'asyncio', 'ralph_lsp.loop', 'ralph_lsp.agents',"
         " 'ralph_lsp.git', 'ralph_lsp.server', 'ralph_lsp.openspec.workspace', 'subprocess',"
-        " 'ralph_lsp.settings', 'ralph_lsp.cli.parser')\n"
+        " 'ralph_lsp.settings', 'ralph_lsp.cli.parser',"
+        # nor what only its start would pay for: argparse (a plain command line), typing,
+        # dataclasses (with inspect and ast), the tasks model, the process inspection
+        " 'argparse', 'typing', 'dataclasses', 'inspect', 'shutil', 'ralph_lsp.openspec.tasks',"
+        " 'ralph_lsp.proc.inspection')\n"
         "print(code, '\"passed\": 1' in got)\n"
         "print(sorted(m for m in sys.modules if m.startswith(heavy)))\n"
     )

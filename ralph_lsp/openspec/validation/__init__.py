@@ -11,5 +11,8 @@ applies at archive time; `validation/items.py` finds the items a project has
 (`list_change_ids`, `list_spec_ids`, `nearest_matches`).
 Every finding is an `Issue` (`validation/issues.py`):
 the CLI's level, path and message, our stable rule `code`, and a range in the file.
+The value classes are plain `__slots__` classes (`validation/record.py`'s `Record` gives the
+compared ones a dataclass's equality and repr) and patterns compile on first use
+(`text.LazyPattern`): a `ralph-lsp validate` call is mostly process start.
 **Invariant:** reads files and does nothing else, like the rest of `openspec/`.
 """

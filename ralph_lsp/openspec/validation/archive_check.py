@@ -14,9 +14,8 @@ from ralph_lsp.openspec.validation.blocks import (
     normalize_name,
     parse_delta_spec,
 )
-from ralph_lsp.openspec.validation.discovery import discover_spec_files
+from ralph_lsp.openspec.validation.discovery import discover_spec_files, read_once
 from ralph_lsp.openspec.validation.issues import Issue
-from ralph_lsp.openspec.validation.spec_rules import read_text
 from ralph_lsp.openspec.validation.structure import structure_issues
 
 H = "### Requirement: "
@@ -29,6 +28,8 @@ class Refusal(Exception):
 def archive_blockers(
     change_dir: Path, main_specs: Path, reported: set[str], overrides: dict[Path, str]
 ) -> list[Issue]:
+    """Archive's refusals, as INFO. `overrides` holds the texts standing for files; the reads
+    here add to it (`read_once`)."""
     out: list[Issue] = []
     for spec_id, file in discover_spec_files(change_dir / "specs"):
         rel = f"{spec_id}/spec.md"
@@ -36,8 +37,8 @@ def archive_blockers(
             continue
         target = main_specs.joinpath(*spec_id.split("/"), "spec.md")
         try:
-            content = overrides[file] if file in overrides else read_text(file)
-            current = overrides[target] if target in overrides else _read_optional(target)
+            content = read_once(file, overrides)
+            current = _read_optional(target, overrides)
             check_update(spec_id, parse_delta_spec(content), current)
         except Refusal as why:
             out.append(
@@ -54,9 +55,9 @@ def archive_blockers(
     return out
 
 
-def _read_optional(file: Path) -> str | None:
+def _read_optional(file: Path, overrides: dict[Path, str]) -> str | None:
     try:
-        return read_text(file)
+        return read_once(file, overrides)
     except (FileNotFoundError, NotADirectoryError):
         return None
 

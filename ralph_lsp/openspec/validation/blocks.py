@@ -7,15 +7,18 @@ server can place a diagnostic where the CLI names none.
 from __future__ import annotations
 
 import functools
-import re
-from dataclasses import dataclass, field
 
+from ralph_lsp.openspec.validation.record import Record
 from ralph_lsp.openspec.validation.text import (
     DOT,
-    SCENARIO_HEADER,
+    JS_WS_CHARS,
+    LINE_TERMINATORS,
+    LazyPattern,
     S,
     ci,
+    dot_tail,
     fence_mask,
+    hashes_then_space,
     js_re,
     lines_and_mask,
     normalize_newlines,
@@ -25,15 +28,11 @@ from ralph_lsp.openspec.validation.text import (
 )
 
 REQUIREMENT_HEADER = js_re(rf"^###{S}*{ci('Requirement:')}{S}*({DOT}+){S}*$")
-_SECTION = js_re(rf"^(##){S}+({DOT}+)$")
-_TOP_LEVEL = js_re(rf"^##{S}+")
-_REQUIREMENTS_HEADER = js_re(rf"^##{S}+{ci('Requirements')}{S}*$")
 _H3 = js_re(rf"^###{S}+({DOT}+?){S}*$")
 _REMOVED_BULLET = js_re(rf"^{S}*[-*+]{S}*`?###{S}*Requirement:{S}*({DOT}+?)`?{S}*$")
 _FROM = js_re(rf"^{S}*[-*+]?{S}*FROM:{S}*`?###{S}*Requirement:{S}*({DOT}+?)`?{S}*$")
 _TO = js_re(rf"^{S}*[-*+]?{S}*TO:{S}*`?###{S}*Requirement:{S}*({DOT}+?)`?{S}*$")
-_CLOSING_RUN = re.compile(r"[ \t]+#+[ \t]*$")
-_SCENARIO_PREFIX = js_re(rf"^{ci('Scenario:')}{S}*")
+_CLOSING_RUN = LazyPattern(r"[ \t]+#+[ \t]*$")
 _WS_RUN = js_re(rf"{S}+")
 DELTA_TITLES = (
     "ADDED Requirements",
@@ -42,6 +41,62 @@ DELTA_TITLES = (
     "RENAMED Requirements",
 )
 _DELTA_FOLDED = {t.lower() for t in DELTA_TITLES}
+
+
+def _keyword(text: str, word: str) -> bool:
+    """`text` starts with `word` (lower case) in any ASCII case, as `ci(word)` matches."""
+    start = text[: len(word)]
+    return start.isascii() and start.lower() == word
+
+
+def requirement_header_name(line: str, *, spaced: bool = False) -> str | None:
+    """`REQUIREMENT_HEADER`'s group (`^###S*Requirement:S*(DOT+)S*$`), or None, as string
+    operations; `spaced`: `S+` after `###` (the structure check's variant). The patterns this
+    module and `structure` try on every header line are string operations: compiling them cost
+    about 2.5 ms of each `validate` call (`tests/openspec_validate/test_string_matchers.py`)."""
+    if line[:3] != "###":
+        return None
+    after = line[3:].lstrip(JS_WS_CHARS)
+    if spaced and len(after) == len(line) - 3:
+        return None
+    if after[:12] != "Requirement:" and not _keyword(after, "requirement:"):  # (the usual first)
+        return None
+    return dot_tail(after[12:])
+
+
+def section_title(line: str) -> str | None:
+    """A `## ` header's title (the group of `^(##)S+(DOT+)$`), or None, as string operations."""
+    if line[:2] != "##":
+        return None
+    tail = line[2:-1] if line.endswith("\n") else line[2:]  # `$` also matches before it
+    title = tail.lstrip(JS_WS_CHARS)
+    if len(title) == len(tail):
+        return None
+    if not title:  # backtracking: the last whitespace character, if it is no line terminator
+        return tail[-1] if len(tail) >= 2 and tail[-1] not in LINE_TERMINATORS else None
+    return None if any(t in title for t in LINE_TERMINATORS) else title
+
+
+def is_requirements_header(line: str) -> bool:
+    """`^##S+RequirementsS*$`, in any ASCII case, as string operations."""
+    after = line[2:].lstrip(JS_WS_CHARS)
+    return (
+        line[:2] == "##"
+        and len(after) < len(line) - 2
+        and _keyword(after, "requirements")
+        and not after[12:].strip(JS_WS_CHARS)
+    )
+
+
+def is_delta_header(line: str) -> bool:
+    """`^##S+(ADDED|MODIFIED|REMOVED|RENAMED)S+RequirementsS*$`, in any ASCII case."""
+    after = line[2:].lstrip(JS_WS_CHARS)
+    if line[:2] != "##" or len(after) == len(line) - 2:
+        return False
+    for op in ("added", "modified", "removed", "renamed"):
+        if _keyword(after, op):
+            return is_requirements_header("##" + after[len(op) :])
+    return False
 
 
 def normalize_name(name: str) -> str:
@@ -58,52 +113,65 @@ def normalize_content(content: str) -> str:
     return normalize_newlines(strip_bom(content))
 
 
-@dataclass(frozen=True)
-class Block:
-    header_line: str
-    name: str
-    raw: str
-    line: int  # 1-based line of the header in the file
+class Block(Record):
+    __slots__ = ("header_line", "line", "name", "raw")
+
+    def __init__(self, header_line: str, name: str, raw: str, line: int) -> None:
+        self.header_line, self.name, self.raw = header_line, name, raw
+        self.line = line  # 1-based line of the header in the file
 
 
-@dataclass(frozen=True)
-class Located:
-    name: str
-    line: int
-    section: str | None = None
-    side: str = ""
+class Located(Record):
+    __slots__ = ("line", "name", "section", "side")
+
+    def __init__(self, name: str, line: int, section: str | None = None, side: str = "") -> None:
+        self.name, self.line, self.section, self.side = name, line, section, side
 
 
-@dataclass
 class DeltaPlan:
-    added: list[Block] = field(default_factory=list)
-    modified: list[Block] = field(default_factory=list)
-    removed: list[Located] = field(default_factory=list)
-    removed_blocks: list[Block] = field(default_factory=list)
-    renamed: list[tuple[Located, Located]] = field(default_factory=list)
-    unpaired_renames: list[Located] = field(default_factory=list)
-    orphans: list[Located] = field(default_factory=list)
-    skipped_headers: list[Located] = field(default_factory=list)
-    presence: dict[str, bool] = field(default_factory=dict)
-    section_lines: dict[str, int] = field(default_factory=dict)
+    __slots__ = (
+        "added",
+        "modified",
+        "orphans",
+        "presence",
+        "removed",
+        "removed_blocks",
+        "renamed",
+        "section_lines",
+        "skipped_headers",
+        "unpaired_renames",
+    )
+
+    def __init__(self) -> None:
+        self.added: list[Block] = []
+        self.modified: list[Block] = []
+        self.removed: list[Located] = []
+        self.removed_blocks: list[Block] = []
+        self.renamed: list[tuple[Located, Located]] = []
+        self.unpaired_renames: list[Located] = []
+        self.orphans: list[Located] = []
+        self.skipped_headers: list[Located] = []
+        self.presence: dict[str, bool] = {}
+        self.section_lines: dict[str, int] = {}
 
     @property
     def entries(self) -> int:
         return len(self.added) + len(self.modified) + len(self.removed) + len(self.renamed)
 
 
-@dataclass(frozen=True)
 class _Body:
-    lines: list[str]
-    mask: list[bool]
-    start: int  # 1-based line of the body's first line
+    __slots__ = ("lines", "mask", "start")
+
+    def __init__(self, lines: list[str], mask: list[bool], start: int) -> None:
+        self.lines, self.mask = lines, mask
+        self.start = start  # 1-based line of the body's first line
 
 
 def _sections(lines: list[str], mask: list[bool]) -> list[tuple[str, _Body, int]]:
     heads = [
-        (trim(m.group(2)), i)
+        (trim(title), i)
         for i, line in enumerate(lines)
-        if not mask[i] and (m := _SECTION.match(line))
+        if line[:2] == "##" and not mask[i] and (title := section_title(line)) is not None
     ]
     out = []
     for k, (title, index) in enumerate(heads):
@@ -118,7 +186,7 @@ def _read_blocks(body: _Body, section: str | None, sink: list[Located] | None) -
     """The `### Requirement:` blocks of a section body; each runs to the next requirement or
     `## ` header. Every other unfenced `###` header goes to `sink` (the CLI's skipped headers)."""
     lines, mask = body.lines, body.mask
-    reqs: list[tuple[int, re.Match[str]]] = []
+    reqs: list[tuple[int, str]] = []
     ends: list[int] = []  # requirement headers and `## ` headers: where a block ends
     # `####…` (a scenario) can match none of the patterns below: each needs whitespace at the
     # third or fourth character, or `Requirement:` at the fourth
@@ -126,21 +194,21 @@ def _read_blocks(body: _Body, section: str | None, sink: list[Located] | None) -
         line = lines[i]
         if mask[i]:
             continue
-        if line[:3] == "###" and (req := REQUIREMENT_HEADER.match(line)):
+        if line[:3] == "###" and (req := requirement_header_name(line)) is not None:
             reqs.append((i, req))
             ends.append(i)
-        elif _TOP_LEVEL.match(line):
+        elif hashes_then_space(line, 2, 2):
             ends.append(i)
         elif sink is not None and (h3 := _H3.match(line)):
             sink.append(Located(trim(h3.group(1)), body.start + i, section))
     blocks: list[Block] = []
     k = 0
-    for r, m in reqs:
+    for r, name in reqs:
         while k < len(ends) and ends[k] <= r:
             k += 1
         end = ends[k] if k < len(ends) else len(lines)
         raw = trim_end("\n".join(lines[r:end]))
-        blocks.append(Block(lines[r], normalize_name(m.group(1)), raw, body.start + r))
+        blocks.append(Block(lines[r], normalize_name(name), raw, body.start + r))
     return blocks
 
 
@@ -149,9 +217,11 @@ def _removed_names(body: _Body) -> list[Located]:
     for i, line in enumerate(body.lines):
         if body.mask[i]:
             continue
-        m = REQUIREMENT_HEADER.match(line) or _REMOVED_BULLET.match(line)
-        if m:
-            names.append(Located(normalize_name(m.group(1)), body.start + i))
+        name = requirement_header_name(line)
+        if name is None and (m := _REMOVED_BULLET.match(line)):
+            name = m.group(1)
+        if name is not None:
+            names.append(Located(normalize_name(name), body.start + i))
     return names
 
 
@@ -182,17 +252,17 @@ def _orphans(lines: list[str], mask: list[bool]) -> list[Located]:
     orphans = []
     section: str | None = None
     for i, line in enumerate(lines):
-        if mask[i]:
+        if line[:2] != "##" or mask[i]:  # (a section and a requirement header both start so)
             continue
-        m = _SECTION.match(line)
-        if m:
-            section = trim(m.group(2))
+        title = section_title(line)
+        if title is not None:
+            section = trim(title)
             continue
         if section is not None and section.lower() in _DELTA_FOLDED:
             continue
-        h = REQUIREMENT_HEADER.match(line)
-        if h:
-            orphans.append(Located(normalize_name(h.group(1)), i + 1, section))
+        name = requirement_header_name(line)
+        if name is not None:
+            orphans.append(Located(normalize_name(name), i + 1, section))
     return orphans
 
 
@@ -226,12 +296,12 @@ def parse_delta_spec(content: str) -> DeltaPlan:
     return plan
 
 
-@dataclass(frozen=True)
 class RequirementsSection:
-    found: bool
-    blocks: list[Block]
-    header: int = -1  # 0-based lines of the `## Requirements` header and of the section's end
-    end: int = -1
+    __slots__ = ("blocks", "end", "found", "header")
+
+    def __init__(self, found: bool, blocks: list[Block], header: int = -1, end: int = -1) -> None:
+        # header, end: the 0-based lines of the `## Requirements` header and of the section's end
+        self.found, self.blocks, self.header, self.end = found, blocks, header, end
 
 
 @functools.lru_cache(maxsize=256)
@@ -242,43 +312,49 @@ def extract_requirements_section(content: str) -> RequirementsSection:
         (
             i
             for i, line in enumerate(lines)
-            if line[:2] == "##" and not mask[i] and _REQUIREMENTS_HEADER.match(line)
+            if line[:2] == "##" and not mask[i] and is_requirements_header(line)
         ),
         -1,
     )
     if header == -1:
         return RequirementsSection(False, [])
-    # `###…` cannot match `_TOP_LEVEL` (`##` then whitespace), so only the other `##` lines
+    # `###…` is no top-level header (`##` then whitespace), so only the other `##` lines
     tops = [
         i for i in range(header + 1, len(lines)) if lines[i][:2] == "##" and lines[i][2:3] != "#"
     ]
-    end = next((i for i in tops if not mask[i] and _TOP_LEVEL.match(lines[i])), len(lines))
+    end = next((i for i in tops if not mask[i] and hashes_then_space(lines[i], 2, 2)), len(lines))
     body = _Body(lines[header + 1 : end], mask[header + 1 : end], header + 2)
     return RequirementsSection(True, _read_blocks(body, None, None), header, end)
 
 
 def _scenario_name(line: str) -> str:
-    name = SCENARIO_HEADER.sub("", line, count=1)
-    name = _CLOSING_RUN.sub("", name, count=1)
-    return trim(_SCENARIO_PREFIX.sub("", name, count=1))
+    """The name of a scenario header (`line` is one: `hashes_then_space(line, 4, 4)`): the
+    header's `^####S+`, closing run and `^Scenario:S*` (any ASCII case) dropped, trimmed."""
+    name = _CLOSING_RUN.sub("", line[4:].lstrip(JS_WS_CHARS), count=1)
+    return trim(name[9:] if _keyword(name, "scenario:") else name)
 
 
+@functools.lru_cache(maxsize=1024)
 def scenario_names(raw: str) -> list[str]:
+    """A block's scenario names, cached by its text: an edit compares the same unchanged
+    blocks with their main specs again (callers must not modify the list)."""
     lines = normalize_newlines(raw).split("\n")
     mask = fence_mask(lines)
     return [
         _scenario_name(line)
         for i, line in enumerate(lines)
-        if not mask[i] and SCENARIO_HEADER.match(line)
+        if not mask[i] and hashes_then_space(line, 4, 4)
     ]
 
 
-@dataclass(frozen=True)
 class ScenarioDiff:
-    missing: list[str]
-    added: list[str]
-    current_count: int
-    incoming_count: int
+    __slots__ = ("added", "current_count", "incoming_count", "missing")
+
+    def __init__(
+        self, missing: list[str], added: list[str], current_count: int, incoming_count: int
+    ) -> None:
+        self.missing, self.added = missing, added
+        self.current_count, self.incoming_count = current_count, incoming_count
 
 
 def _unmatched(names: list[str], against: list[str]) -> list[str]:

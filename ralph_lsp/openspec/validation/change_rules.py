@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from ralph_lsp.openspec.validation import messages as msg
@@ -15,8 +14,7 @@ from ralph_lsp.openspec.validation.delta_rules import (
     scenario_loss,
     structural_issues,
 )
-from ralph_lsp.openspec.validation.discovery import Overrides, discover_spec_files
-from ralph_lsp.openspec.validation.discovery import read_with as _read
+from ralph_lsp.openspec.validation.discovery import Overrides, discover_spec_files, read_once
 from ralph_lsp.openspec.validation.issues import Issue, Report
 from ralph_lsp.openspec.validation.metadata import read_skip_specs
 from ralph_lsp.openspec.validation.task_lint import task_file_issues
@@ -26,13 +24,13 @@ def _unread_delta_files(specs_root: Path, overrides: Overrides) -> list[tuple[st
     out: list[tuple[str, str, Path]] = []
     for folder, dirs, files in os.walk(specs_root):
         dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-        rel = Path(folder).relative_to(specs_root).parts
         for name in files:
             if name.startswith(".") or name == "spec.md" or not name.lower().endswith(".md"):
                 continue
+            rel = Path(folder).relative_to(specs_root).parts  # (only for such a file: rare)
             file = Path(folder) / name
             try:
-                plan = parse_delta_spec(_read(file, overrides))
+                plan = parse_delta_spec(read_once(file, overrides))
             except OSError:
                 continue
             if not any(plan.presence.values()):
@@ -42,11 +40,13 @@ def _unread_delta_files(specs_root: Path, overrides: Overrides) -> list[tuple[st
     return sorted(out, key=lambda f: f[0])
 
 
-@dataclass
 class _Tally:
-    deltas: int = 0
-    missing_header: list[tuple[str, Path]] = field(default_factory=list)
-    empty_sections: list[tuple[str, list[str], Path, int]] = field(default_factory=list)
+    __slots__ = ("deltas", "empty_sections", "missing_header")
+
+    def __init__(self) -> None:
+        self.deltas = 0
+        self.missing_header: list[tuple[str, Path]] = []
+        self.empty_sections: list[tuple[str, list[str], Path, int]] = []
 
 
 def validate_change(
@@ -59,7 +59,7 @@ def validate_change(
     """Validate a change as `openspec validate <change> --type change` does.
 
     `overrides` maps a file to the text that stands for it (an editor's open document)."""
-    overrides = overrides or {}
+    overrides = dict(overrides or {})  # and the texts read from disk, once each (read_once)
     root = project_root or change_dir.parent.parent.parent
     main_specs = root / "openspec" / "specs"
     specs_dir = change_dir / "specs"
@@ -73,7 +73,7 @@ def validate_change(
         issues.append(Issue("ERROR", "spec.md", _ROOT_SPEC, code, file=root_spec))
     for spec_id, file in discover_spec_files(specs_dir):
         try:
-            content = _read(file, overrides)
+            content = read_once(file, overrides)
         except OSError:
             continue
         issues += _delta_file_issues(spec_id, file, content, main_specs, overrides, tally)
@@ -129,9 +129,11 @@ def _marker_issues(
 ) -> list[Issue]:
     issues: list[Issue] = []
     meta = change_dir / ".openspec.yaml"
-    marker = read_skip_specs(
-        change_dir, root_dir=change_dir.parent.parent.parent, content=overrides.get(meta)
-    )
+    try:
+        content: str | None = read_once(meta, overrides)
+    except OSError:  # read_skip_specs reads it again and says why it cannot
+        content = None
+    marker = read_skip_specs(change_dir, root_dir=change_dir.parent.parent.parent, content=content)
     if marker.invalid_reason:
         issues.append(
             Issue(

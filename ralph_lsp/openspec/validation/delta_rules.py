@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from pathlib import Path
 
@@ -15,16 +16,17 @@ from ralph_lsp.openspec.validation.blocks import (
     fold_name,
     normalize_name,
 )
+from ralph_lsp.openspec.validation.discovery import read_once
 from ralph_lsp.openspec.validation.issues import Issue
-from ralph_lsp.openspec.validation.spec_rules import read_text
 from ralph_lsp.openspec.validation.text import (
+    LazyPattern,
     contains_shall_or_must,
     count_empty_scenarios,
     count_scenarios,
     requirement_body,
 )
 
-_NAMELESS = re.compile(r"^requirement:?$", re.IGNORECASE | re.ASCII)
+_NAMELESS = LazyPattern(r"^requirement:?$", re.IGNORECASE | re.ASCII)
 _EMPTY_HINT = (
     " (a scenario header with no body under it does not count; add its steps, "
     'e.g. "- **WHEN** ..." and "- **THEN** ...")'
@@ -79,6 +81,17 @@ def structural_issues(plan: DeltaPlan, rel: str, file: Path) -> list[Issue]:
     return out.issues
 
 
+@functools.lru_cache(maxsize=1024)
+def _body_facts(raw: str) -> tuple[str, int, int]:
+    """A block's requirement text, its count of scenarios with a body and (when none has one)
+    of those without, cached by the block's text: an edit checks every unchanged block of the
+    change again."""
+    body_lines = raw.split("\n")[1:]
+    scenarios = count_scenarios(body_lines)
+    empty = count_empty_scenarios(body_lines) if scenarios < 1 else 0  # (only then asked)
+    return requirement_body(body_lines), scenarios, empty
+
+
 def block_issues(
     op: str, blocks: list[Block], rel: str, file: Path
 ) -> tuple[list[Issue], set[str]]:
@@ -91,8 +104,7 @@ def block_issues(
             text = f'Duplicate requirement in {op}: "{block.name}"'
             out.add("ERROR", text, "openspec.delta.duplicate", at)
         names.add(key)
-        body_lines = block.raw.split("\n")[1:]
-        body = requirement_body(body_lines)
+        body, scenarios, empty_scenarios = _body_facts(block.raw)
         if not body:
             if contains_shall_or_must(block.name):
                 text = msg.missing_shall(label, block.name, guidance=False)
@@ -102,8 +114,8 @@ def block_issues(
         elif not contains_shall_or_must(body):
             text = msg.missing_shall(label, block.name, guidance=True)
             out.add("WARNING", text, "openspec.requirement.no-shall", at)
-        if count_scenarios(body_lines) < 1:
-            hint = _EMPTY_HINT if count_empty_scenarios(body_lines) else ""
+        if scenarios < 1:
+            hint = _EMPTY_HINT if empty_scenarios else ""
             text = f"{label} must include at least one scenario{hint}"
             out.add("ERROR", text, "openspec.requirement.no-scenario", at)
     return out.issues, names
@@ -184,9 +196,10 @@ def _line_of(plan: DeltaPlan, name: str) -> int | None:
 def scenario_loss(
     plan: DeltaPlan, main_file: Path, rel: str, file: Path, overrides: dict[Path, str]
 ) -> list[Issue]:
-    """MODIFIED blocks that drop a scenario the main spec still has (archive would refuse)."""
+    """MODIFIED blocks that drop a scenario the main spec still has (archive would refuse).
+    `overrides` holds the texts standing for files; the read here adds to it (`read_once`)."""
     try:
-        main = overrides[main_file] if main_file in overrides else read_text(main_file)
+        main = read_once(main_file, overrides)
     except (FileNotFoundError, NotADirectoryError):
         return []
     except OSError:

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import bisect
-from dataclasses import dataclass
 
 from ralph_lsp.openspec.validation.text import (
     DOT,
     JS_WS_CHARS,
+    WS_SET,
     S,
     fence_mask,
     js_re,
@@ -18,7 +18,6 @@ from ralph_lsp.openspec.validation.text import (
 )
 
 _HEADER = js_re(rf"^(#{{1,6}}){S}+({DOT}+)$")
-_HEADER_START = js_re(rf"^(#{{1,6}}){S}+")
 
 
 class Section:
@@ -49,18 +48,19 @@ class Section:
         return False
 
 
-@dataclass(frozen=True)
 class Requirement:
-    text: str
-    scenarios: int
-    line: int  # 0-based line of its header
+    __slots__ = ("line", "scenarios", "text")
+
+    def __init__(self, text: str, scenarios: int, line: int) -> None:
+        self.text, self.scenarios = text, scenarios
+        self.line = line  # 0-based line of its header
 
 
-@dataclass(frozen=True)
 class SpecModel:
-    overview: str
-    requirements: list[Requirement]
-    purpose_line: int
+    __slots__ = ("overview", "purpose_line", "requirements")
+
+    def __init__(self, overview: str, requirements: list[Requirement], purpose_line: int) -> None:
+        self.overview, self.requirements, self.purpose_line = overview, requirements, purpose_line
 
 
 class SpecShapeError(Exception):
@@ -74,12 +74,13 @@ def parse_sections(lines: list[str], mask: list[bool] | None = None) -> list[Sec
     at: list[int] = []  # the line of every unfenced `#…` line, titled or not,
     levels: list[int] = []  # and its level (parallel lists: no tuple per header)
     for i in [i for i, line in enumerate(lines) if line.startswith("#")]:
-        if mask[i] or not (h := _HEADER_START.match(lines[i])):
+        line = lines[i]
+        level = len(line) - len(line.lstrip("#"))  # `^(#{1,6})S+`, as string operations
+        if mask[i] or level > 6 or line[level : level + 1] not in WS_SET:
             continue
-        level = len(h.group(1))
         at.append(i)
         levels.append(level)
-        rest = lines[i][h.end() :]
+        rest = line[level:].lstrip(JS_WS_CHARS)
         if rest and "\u2028" not in rest and "\u2029" not in rest and "\r" not in rest:
             # what `_HEADER` would capture (`\n` cannot be in a line)
             heads.append((i, level, rest))

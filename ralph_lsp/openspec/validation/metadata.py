@@ -3,20 +3,21 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from pathlib import Path
 
 from ralph_lsp.openspec.validation.spec_rules import read_text
+from ralph_lsp.openspec.validation.text import LazyPattern
 
 BUILT_IN_SCHEMAS = ("spec-driven",)
-_KEY = re.compile(r"^([A-Za-z_][\w-]*)[ \t]*:[ \t]*(.*?)[ \t]*$")
-_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$", re.ASCII)
+_KEY = LazyPattern(r"^([A-Za-z_][\w-]*)[ \t]*:[ \t]*(.*?)[ \t]*$")
+_DATE = LazyPattern(r"^\d{4}-\d{2}-\d{2}$", re.ASCII)
 
 
-@dataclass(frozen=True)
 class Marker:
-    declared: bool
-    invalid_reason: str | None = None
+    __slots__ = ("declared", "invalid_reason")
+
+    def __init__(self, declared: bool, invalid_reason: str | None = None) -> None:
+        self.declared, self.invalid_reason = declared, invalid_reason
 
 
 def top_level_scalars(text: str) -> dict[str, str]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ralph_lsp.openspec.tasks import read_regular
+from ralph_lsp.openspec.regular_files import read_regular
 from ralph_lsp.openspec.validation import messages as msg
 from ralph_lsp.openspec.validation.blocks import extract_requirements_section
 from ralph_lsp.openspec.validation.issues import Issue, Report

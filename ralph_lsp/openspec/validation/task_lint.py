@@ -5,18 +5,17 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from ralph_lsp.openspec.tasks import match_task
+from ralph_lsp.openspec.task_rule import match_task
+from ralph_lsp.openspec.validation.discovery import read_once
 from ralph_lsp.openspec.validation.issues import Issue
 from ralph_lsp.openspec.validation.metadata import project_schemas, top_level_scalars
-from ralph_lsp.openspec.validation.spec_rules import read_text
-from ralph_lsp.openspec.validation.text import NS, S, trim
+from ralph_lsp.openspec.validation.text import NS, WS_SET, LazyPattern, S, trim
 
-_LEVEL_TWO = re.compile(r"^ {0,3}##(?!#)(?:[ \t]+|[ \t]*\r?$)")
-_GROUP = re.compile(r"^ {0,3}##[ \t]+([0-9]+)\.(?:[ \t]|\r?$)")
-_TASK_ID = re.compile(rf"^([0-9]+(?:\.[0-9]+)+(?:[A-Za-z]+)?)(?={S}|$)")
-_LIST_ITEM = re.compile(rf"^{S}*(?:[-*+]|[0-9]{{1,9}}[.)]){S}+{NS}")
-_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})(.*)")
-_FRONT = re.compile(r"^-{3}\s*$")
+_LEVEL_TWO = LazyPattern(r"^ {0,3}##(?!#)(?:[ \t]+|[ \t]*\r?$)")
+_GROUP = LazyPattern(r"^ {0,3}##[ \t]+([0-9]+)\.(?:[ \t]|\r?$)")
+_LIST_ITEM = LazyPattern(rf"^{S}*(?:[-*+]|[0-9]{{1,9}}[.)]){S}+{NS}")
+_FENCE = LazyPattern(r"^ {0,3}(`{3,}|~{3,})(.*)")
+_FRONT = LazyPattern(r"^-{3}\s*$")
 NO_CHECKBOX = (
     "This change counts as 0 tasks: no line in its tracked task files is a checkbox, so "
     '"openspec list" and '
@@ -29,7 +28,7 @@ NO_CHECKBOX = (
 def _schema_name(change_dir: Path, root: Path, overrides: dict[Path, str]) -> str:
     for file in (change_dir / ".openspec.yaml", root / "openspec" / "config.yaml"):
         try:
-            text = overrides[file] if file in overrides else read_text(file)
+            text = read_once(file, overrides)
         except OSError:
             continue
         schema = top_level_scalars(text).get("schema")
@@ -39,13 +38,14 @@ def _schema_name(change_dir: Path, root: Path, overrides: dict[Path, str]) -> st
 
 
 def task_file_issues(change_dir: Path, root: Path, overrides: dict[Path, str]) -> list[Issue]:
-    """Warnings for the change's tracked task file (`tasks.md` for the built-in schema)."""
+    """Warnings for the change's tracked task file (`tasks.md` for the built-in schema).
+    `overrides` holds the texts standing for files; the reads here add to it (`read_once`)."""
     schema = _schema_name(change_dir, root, overrides)
     built_in = schema == "spec-driven" and schema not in project_schemas(root)
     known = built_in or schema in project_schemas(root)
     file = change_dir / "tasks.md"
     try:
-        text = overrides[file] if file in overrides else read_text(file)
+        text = read_once(file, overrides)
     except OSError:
         return []
     issues: list[Issue] = []
@@ -68,6 +68,30 @@ def task_file_issues(change_dir: Path, root: Path, overrides: dict[Path, str]) -
     return issues
 
 
+_DIGITS = "0123456789"
+_LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+
+
+def leading_task_id(text: str) -> str | None:
+    r"""The group of `^([0-9]+(?:\.[0-9]+)+(?:[A-Za-z]+)?)(?=S|$)`, as string operations: the
+    greedy reading is the only one that can match (a shorter run leaves a digit, a dot or a
+    letter where whitespace or the end must follow)."""
+    end, size = 0, len(text)
+    while end < size and text[end] in _DIGITS:
+        end += 1
+    groups = 0
+    while 0 < end < size - 1 and text[end] == "." and text[end + 1] in _DIGITS:
+        end += 2
+        while end < size and text[end] in _DIGITS:
+            end += 1
+        groups += 1
+    while groups and end < size and text[end] in _LETTERS:
+        end += 1
+    if not groups or (end < size and text[end] not in WS_SET):
+        return None
+    return text[:end]
+
+
 def numbering_issues(text: str, file: Path) -> list[Issue]:
     lines = text.split("\n")
     if not any(_GROUP.match(line) for line in lines):
@@ -85,10 +109,10 @@ def numbering_issues(text: str, file: Path) -> list[Issue]:
         if m is None:
             continue
         description = trim(re.split("[\r\u2028\u2029]", line[m.end() :], maxsplit=1)[0])
-        idm = _TASK_ID.match(description)
-        if not idm:
+        task_id = leading_task_id(description)
+        if task_id is None:
             continue
-        task_id, n = idm.group(1), index + 1
+        n = index + 1
         task_group = task_id.split(".")[0]
         if re.sub(r"^0+(?=\d)", "", task_group) != re.sub(r"^0+(?=\d)", "", group):
             out.append(

@@ -10,6 +10,11 @@ from __future__ import annotations
 import functools
 import re
 
+TYPE_CHECKING = False  # typing's constant, without importing typing (mypy reads it the same)
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator
+    from typing import Any
+
 # JavaScript's WhiteSpace + LineTerminator, the set `\s` and `trim()` use.
 JS_WS_CHARS = (
     "\t\n\v\f\r \u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a"
@@ -20,10 +25,39 @@ NS = "[^\t\n\v\f\r \u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff
 DOT = "[^\n\r\u2028\u2029]"
 
 
-def js_re(pattern: str, *, ignore_case: bool = False) -> re.Pattern[str]:
-    r"""Compile a JavaScript pattern written with `\s`/`\S`/`.` spelled as S/NS/DOT."""
-    flags = re.ASCII | (re.IGNORECASE if ignore_case else 0)
-    return re.compile(pattern, flags)
+class LazyPattern:
+    """A regular expression compiled on its first use. A `ralph-lsp validate` call is mostly
+    process start and uses about half of the validation's patterns: compiling them all at
+    import cost about 10 ms of it. Once compiled, `match`, `sub`, … are the compiled pattern's
+    own methods, so a call costs what it costs on an `re.Pattern`."""
+
+    __slots__ = ("_flags", "_pattern", "finditer", "fullmatch", "match", "search", "sub")
+    finditer: Callable[..., Iterator[re.Match[str]]]
+    fullmatch: Callable[..., re.Match[str] | None]
+    match: Callable[..., re.Match[str] | None]
+    search: Callable[..., re.Match[str] | None]
+    sub: Callable[..., str]
+
+    def __init__(self, pattern: str, flags: int = 0) -> None:
+        self._pattern, self._flags = pattern, flags
+        for name in self.__slots__[2:]:
+            setattr(self, name, functools.partial(self._first_call, name))
+
+    def _first_call(self, name: str, *args: Any, **kwargs: Any) -> Any:
+        return getattr(self.compiled, name)(*args, **kwargs)
+
+    @property
+    def compiled(self) -> re.Pattern[str]:
+        done = re.compile(self._pattern, self._flags)
+        self.finditer, self.fullmatch, self.match = done.finditer, done.fullmatch, done.match
+        self.search, self.sub = done.search, done.sub
+        return done
+
+
+def js_re(pattern: str, *, ignore_case: bool = False) -> LazyPattern:
+    r"""A JavaScript pattern written with `\s`/`\S`/`.` spelled as S/NS/DOT, compiled on
+    first use."""
+    return LazyPattern(pattern, re.ASCII | (re.IGNORECASE if ignore_case else 0))
 
 
 def ci(word: str) -> str:
@@ -75,8 +109,51 @@ def strip_bom(text: str) -> str:
     return text[1:] if text.startswith("\ufeff") else text
 
 
-_FENCE_OPEN = js_re(rf"^{S}*(`{{3,}}|~{{3,}})")
-_FENCE_CLOSE = js_re(rf"^{S}*(`{{3,}}|~{{3,}}){S}*$")
+WS_SET = frozenset(JS_WS_CHARS)
+LINE_TERMINATORS = "\n\r\u2028\u2029"  # what `DOT` is not
+
+
+def fence(line: str) -> tuple[str, int, str] | None:
+    """`^S*(`{3,}|~{3,})` as string operations: (the fence's character, its length, the rest of
+    the line), or None. A closing fence is one whose rest is only whitespace (`…S*$`)."""
+    start = line.lstrip(JS_WS_CHARS)
+    char = start[:1]
+    if char != "`" and char != "~":
+        return None
+    rest = start.lstrip(char)
+    length = len(start) - len(rest)
+    return (char, length, rest) if length >= 3 else None
+
+
+def dot_tail(tail: str) -> str | None:
+    """`S*(DOT+)S*$` matched at the start of `tail`, as string operations: its group, or None.
+
+    The leading whitespace goes, the group runs to the first line terminator, and whatever
+    follows must be whitespace. When `tail` is only whitespace, the pattern backtracks and
+    the group is its last character that is no line terminator."""
+    body = tail.lstrip(JS_WS_CHARS)
+    if body:
+        if "\r" not in body and "\n" not in body and "\u2028" not in body and "\u2029" not in body:
+            return body  # the usual line: nothing can end the group early
+        end = len(body)
+        for terminator in LINE_TERMINATORS:
+            at = body.find(terminator, 0, end)
+            if at != -1:
+                end = at
+        return None if body[end:].strip(JS_WS_CHARS) else body[:end]
+    for char in reversed(tail):
+        if char not in LINE_TERMINATORS:
+            return char
+    return None
+
+
+def hashes_then_space(line: str, least: int, most: int) -> bool:
+    """`^#{least,most}S` as string operations (a pattern costs about 0.2 ms to compile, which
+    every `validate` call paid for each of them)."""
+    if line[:1] != "#":
+        return False
+    count = len(line) - len(line.lstrip("#"))
+    return least <= count <= most and line[count : count + 1] in WS_SET
 
 
 def fence_mask(lines: list[str]) -> list[bool]:
@@ -87,13 +164,12 @@ def fence_mask(lines: list[str]) -> list[bool]:
     # only a line holding a backtick or a tilde can open or close a fence
     for i in [i for i, line in enumerate(lines) if "`" in line or "~" in line]:
         line = lines[i]
+        f = fence(line)
         if active is None:
-            m = _FENCE_OPEN.match(line)
-            if m:
-                active, since = (m.group(1)[0], len(m.group(1))), i
+            if f:
+                active, since = (f[0], f[1]), i
             continue
-        m = _FENCE_CLOSE.match(line)
-        if m and m.group(1)[0] == active[0] and len(m.group(1)) >= active[1]:
+        if f and f[0] == active[0] and f[1] >= active[1] and not f[2].strip(JS_WS_CHARS):
             mask[since : i + 1] = [True] * (i + 1 - since)
             active = None
     if active is not None:  # never closed: fenced to the end
@@ -109,11 +185,9 @@ def lines_and_mask(content: str) -> tuple[list[str], list[bool]]:
     return lines, fence_mask(lines)
 
 
-_SHALL = re.compile(r"\b(SHALL|MUST)\b", re.ASCII)
+_SHALL = LazyPattern(r"\b(SHALL|MUST)\b", re.ASCII)
 _METADATA_LINE = js_re(r"^\*\*[^*]+\*\*:")
-_HEADER_LINE = js_re(rf"^#{{1,6}}{S}")
-SCENARIO_HEADER = js_re(rf"^####{S}+")
-_SCENARIO_BODY_END = js_re(rf"^#{{1,4}}{S}")
+SCENARIO_HEADER = js_re(rf"^####{S}+")  # (a match is `hashes_then_space(line, 4, 4)`)
 
 
 def contains_shall_or_must(text: str) -> bool:
@@ -129,7 +203,7 @@ def requirement_body(body_lines: list[str]) -> str:
     for i, line in enumerate(body_lines):
         if mask is not None and mask[i]:
             continue
-        if line[:1] == "#" and _HEADER_LINE.match(line):
+        if hashes_then_space(line, 1, 6):
             break
         trimmed = line.strip(JS_WS_CHARS)
         if not trimmed:
@@ -149,12 +223,10 @@ def scenario_bodies(body_lines: list[str]) -> list[str]:
     mask = fence_mask(body_lines)
     bodies: list[str] = []
     for i, line in enumerate(body_lines):
-        if mask[i] or not SCENARIO_HEADER.match(line):
+        if mask[i] or not hashes_then_space(line, 4, 4):
             continue
         end = i + 1
-        while end < len(body_lines) and (
-            mask[end] or not _SCENARIO_BODY_END.match(body_lines[end])
-        ):
+        while end < len(body_lines) and (mask[end] or not hashes_then_space(body_lines[end], 1, 4)):
             end += 1
         bodies.append("\n".join(body_lines[i + 1 : end]))
     return bodies
