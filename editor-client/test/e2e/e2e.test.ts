@@ -108,10 +108,21 @@ describe("Ralph in a real VS Code", () => {
         const out = await wb.outputText();
         return out.includes("verify $ make test") && /succeeded: .*verification passed \(make test\)/.test(out) && out;
       });
-      await wb.scrollOutput(-1e6); // to the top
+      // From the top, a page at a time: the panel shows the lines in view only, and the first
+      // edit is a dozen lines down (more when the server logs a warning first). Each try starts
+      // at the top again: a wheel turned while the panel was still being filled was once lost.
       const head = await wb.until("the agent's lines in the Ralph output", async () => {
-        const out = await wb.outputText();
-        return out.includes("→ Edit") && out.includes("tasks.md") && out;
+        await wb.scrollOutput(-1e6);
+        let seen = "";
+        for (let page = 0; page < 4; page++) {
+          await new Promise((r) => setTimeout(r, 150));
+          seen += `\n${await wb.outputText()}`;
+          if (seen.includes("→ Edit") && seen.includes("tasks.md")) {
+            return seen;
+          }
+          await wb.scrollOutput(150);
+        }
+        return false;
       });
       fs.writeFileSync(path.join(results, "output-run.txt"), `${head}\n…\n${tail}`);
       await wb.scrollOutput(1e6);
