@@ -54,6 +54,8 @@ def requirement_header_name(line: str, *, spaced: bool = False) -> str | None:
     operations; `spaced`: `S+` after `###` (the structure check's variant). The patterns this
     module and `structure` try on every header line are string operations: compiling them cost
     about 2.5 ms of each `validate` call (`tests/openspec_validate/test_string_matchers.py`)."""
+    if line[:16] == "### Requirement:":  # the usual header: `S+` then the exact keyword
+        return dot_tail(line[16:])
     if line[:3] != "###":
         return None
     after = line[3:].lstrip(JS_WS_CHARS)
@@ -320,7 +322,9 @@ def extract_requirements_section(content: str) -> RequirementsSection:
         return RequirementsSection(False, [])
     # `###…` is no top-level header (`##` then whitespace), so only the other `##` lines
     tops = [
-        i for i in range(header + 1, len(lines)) if lines[i][:2] == "##" and lines[i][2:3] != "#"
+        i
+        for i, line in enumerate(lines[header + 1 :], header + 1)
+        if line[:1] == "#" and line[1:2] == "#" and line[2:3] != "#"
     ]
     end = next((i for i in tops if not mask[i] and hashes_then_space(lines[i], 2, 2)), len(lines))
     body = _Body(lines[header + 1 : end], mask[header + 1 : end], header + 2)

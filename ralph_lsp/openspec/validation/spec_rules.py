@@ -133,6 +133,8 @@ def _shall_issues(text: str, file: Path | None) -> list[Issue]:
     issues: list[Issue] = []
     for i, block in enumerate(extract_requirements_section(text).blocks):
         body = requirement_body(block.raw.split("\n")[1:])
+        if body and contains_shall_or_must(body):
+            continue  # (the usual block: no message to word)
         prefix, where, at = f'Requirement "{block.name}"', f"requirements[{i}]", block.line - 1
         if not body:
             message = msg.missing_shall(prefix, block.name, guidance=False)
