@@ -26,12 +26,18 @@ class Refusal(Exception):
 
 
 def archive_blockers(
-    change_dir: Path, main_specs: Path, reported: set[str], overrides: dict[Path, str]
+    change_dir: Path,
+    main_specs: Path,
+    reported: set[str],
+    overrides: dict[Path, str],
+    deltas: list[tuple[str, Path]] | None = None,
 ) -> list[Issue]:
     """Archive's refusals, as INFO. `overrides` holds the texts standing for files; the reads
-    here add to it (`read_once`)."""
+    here add to it (`read_once`). `deltas`: the change's delta specs, when the caller has them."""
     out: list[Issue] = []
-    for spec_id, file in discover_spec_files(change_dir / "specs"):
+    if deltas is None:
+        deltas = discover_spec_files(change_dir / "specs")
+    for spec_id, file in deltas:
         rel = f"{spec_id}/spec.md"
         if rel in reported:
             continue
