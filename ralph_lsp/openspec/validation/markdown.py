@@ -8,6 +8,7 @@ from ralph_lsp.openspec.validation.text import (
     WS_SET,
     S,
     fence_mask,
+    header_lines,
     js_re,
     lines_and_mask,
     requirement_text,
@@ -65,13 +66,18 @@ class SpecShapeError(Exception):
     """The spec has no Purpose or no Requirements section (the CLI throws, too)."""
 
 
-def parse_sections(lines: list[str], mask: list[bool] | None = None) -> list[Section]:
-    """The header tree: each header's content runs to the next header of its level or above."""
+def parse_sections(
+    lines: list[str], mask: list[bool] | None = None, hashed: list[int] | None = None
+) -> list[Section]:
+    """The header tree: each header's content runs to the next header of its level or above.
+    `hashed`: the indices of the lines starting `#`, when the caller has them (`header_lines`)."""
     mask = fence_mask(lines) if mask is None else mask
+    if hashed is None:
+        hashed = [i for i, line in enumerate(lines) if line[:1] == "#"]
     roots: list[Section] = []
     stack: list[Section] = []  # the titled headers' nesting (a section's parent)
     open_: list[Section] = []  # the sections not yet ended, by level: one pass finds their ends
-    for i in [i for i, line in enumerate(lines) if line[:1] == "#"]:
+    for i in hashed:
         line = lines[i]
         level = len(line) - len(line.lstrip("#"))  # `^(#{1,6})S+`, as string operations
         if mask[i] or level > 6 or line[level : level + 1] not in WS_SET:
@@ -118,7 +124,7 @@ def _body_lines(body: list[str]) -> list[str]:
 
 def parse_spec(content: str) -> SpecModel:
     lines, mask = lines_and_mask(content)
-    sections = parse_sections(lines, mask)
+    sections = parse_sections(lines, mask, header_lines(content))
     purpose = find_section(sections, "Purpose")
     requirements = find_section(sections, "Requirements")
     if purpose is None or not purpose.content:
