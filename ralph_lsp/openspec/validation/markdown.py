@@ -88,12 +88,12 @@ def parse_sections(
             done.body = lines[done.line + 1 : i]
         rest = line[level:].lstrip(JS_WS_CHARS)
         if rest and "\u2028" not in rest and "\u2029" not in rest and "\r" not in rest:
-            title = rest  # what `_HEADER` would capture (`\n` cannot be in a line)
+            title = rest.rstrip(JS_WS_CHARS)  # what `_HEADER` captures, trimmed (no `\n` here)
         elif m := _HEADER.match(line):
-            level, title = len(m.group(1)), m.group(2)
+            level, title = len(m.group(1)), trim(m.group(2))
         else:
             continue
-        section = Section(level, trim(title), i, lines)
+        section = Section(level, title, i, lines)
         while stack and stack[-1].level >= level:
             stack.pop()
         (stack[-1].children if stack else roots).append(section)

@@ -212,7 +212,7 @@ def requirement_body(body_lines: list[str]) -> str:
     for i, line in enumerate(body_lines):
         if mask is not None and mask[i]:
             continue
-        if hashes_then_space(line, 1, 6):
+        if line[:1] == "#" and hashes_then_space(line, 1, 6):
             break
         trimmed = line.strip(JS_WS_CHARS)
         if not trimmed:
