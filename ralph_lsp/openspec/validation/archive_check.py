@@ -7,9 +7,9 @@ from pathlib import Path
 from ralph_lsp.openspec.validation.blocks import (
     Block,
     DeltaPlan,
+    blocks_by_name,
     describe_balance,
     diff_scenarios,
-    extract_requirements_section,
     fold_name,
     normalize_name,
     parse_delta_spec,
@@ -164,9 +164,7 @@ def check_update(name: str, plan: DeltaPlan, current: str | None) -> None:
             f"{name}: target spec is structurally invalid and cannot be updated until "
             f"fixed:\n{details}"
         )
-    blocks: dict[str, Block] = {}
-    for b in extract_requirements_section(current).blocks:
-        blocks[normalize_name(b.name)] = b
+    blocks = dict(blocks_by_name(current))  # (a copy: the operations below change it)
     _apply_renames(name, plan, blocks)
     _apply_removals(name, plan, blocks)
     _apply_modifications(name, plan, blocks)

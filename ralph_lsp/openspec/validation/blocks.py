@@ -337,6 +337,14 @@ def extract_requirements_section(content: str) -> RequirementsSection:
     return RequirementsSection(True, _read_blocks(body, None, None, inside), header, end)
 
 
+@functools.lru_cache(maxsize=256)
+def blocks_by_name(content: str) -> dict[str, Block]:
+    """A main spec's requirement blocks by normalised name (a later duplicate wins), cached by
+    text: each edit of a change compares its deltas with the same main specs again (callers
+    must not modify the dict)."""
+    return {normalize_name(b.name): b for b in extract_requirements_section(content).blocks}
+
+
 def _scenario_name(line: str) -> str:
     """The name of a scenario header (`line` is one: `hashes_then_space(line, 4, 4)`): the
     header's `^####S+`, closing run and `^Scenario:S*` (any ASCII case) dropped, trimmed."""
