@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol import types
 
 from ralph_lsp.openspec.validation.change_rules import validate_change
+from ralph_lsp.openspec.validation.discovery import discover_spec_files
 from ralph_lsp.openspec.validation.issues import Issue
 from ralph_lsp.openspec.validation.items import list_change_ids, list_spec_ids
 from ralph_lsp.openspec.validation.proposal import proposal_issues
@@ -151,13 +152,15 @@ class Validation:
 
     def _change(self, change: Path, overrides: dict[Path, str], strict: bool) -> None:
         issues: list[Issue] = []
+        texts = dict(overrides)  # and each file read from disk, once for all three readers
         if change.is_dir():
-            issues = validate_change(change, strict=strict, overrides=overrides).issues
-            issues += proposal_issues(change, overrides)
+            deltas = discover_spec_files(change / "specs")
+            issues = validate_change(change, strict=strict, texts=texts, deltas=deltas).issues
+            issues += proposal_issues(change, texts, deltas)
         by_file: dict[Path, list[Issue]] = {}
         for issue in issues:
             by_file.setdefault(issue.file or change / "proposal.md", []).append(issue)
-        self._publish_item(change, by_file, overrides, strict)
+        self._publish_item(change, by_file, texts, strict)
 
     def _file(self, file: Path, check: Any, overrides: dict[Path, str], strict: bool) -> None:
         try:

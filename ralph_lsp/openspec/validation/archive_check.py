@@ -7,9 +7,9 @@ from pathlib import Path
 from ralph_lsp.openspec.validation.blocks import (
     Block,
     DeltaPlan,
+    blocks_by_name,
     describe_balance,
     diff_scenarios,
-    extract_requirements_section,
     fold_name,
     normalize_name,
     parse_delta_spec,
@@ -26,12 +26,18 @@ class Refusal(Exception):
 
 
 def archive_blockers(
-    change_dir: Path, main_specs: Path, reported: set[str], overrides: dict[Path, str]
+    change_dir: Path,
+    main_specs: Path,
+    reported: set[str],
+    overrides: dict[Path, str],
+    deltas: list[tuple[str, Path]] | None = None,
 ) -> list[Issue]:
     """Archive's refusals, as INFO. `overrides` holds the texts standing for files; the reads
-    here add to it (`read_once`)."""
+    here add to it (`read_once`). `deltas`: the change's delta specs, when the caller has them."""
     out: list[Issue] = []
-    for spec_id, file in discover_spec_files(change_dir / "specs"):
+    if deltas is None:
+        deltas = discover_spec_files(change_dir / "specs")
+    for spec_id, file in deltas:
         rel = f"{spec_id}/spec.md"
         if rel in reported:
             continue
@@ -158,9 +164,7 @@ def check_update(name: str, plan: DeltaPlan, current: str | None) -> None:
             f"{name}: target spec is structurally invalid and cannot be updated until "
             f"fixed:\n{details}"
         )
-    blocks: dict[str, Block] = {}
-    for b in extract_requirements_section(current).blocks:
-        blocks[normalize_name(b.name)] = b
+    blocks = dict(blocks_by_name(current))  # (a copy: the operations below change it)
     _apply_renames(name, plan, blocks)
     _apply_removals(name, plan, blocks)
     _apply_modifications(name, plan, blocks)

@@ -6,6 +6,7 @@ server can place a diagnostic where the CLI names none.
 
 from __future__ import annotations
 
+import bisect
 import functools
 
 from ralph_lsp.openspec.validation.record import Record
@@ -19,6 +20,7 @@ from ralph_lsp.openspec.validation.text import (
     dot_tail,
     fence_mask,
     hashes_then_space,
+    header_lines,
     js_re,
     lines_and_mask,
     normalize_newlines,
@@ -54,6 +56,8 @@ def requirement_header_name(line: str, *, spaced: bool = False) -> str | None:
     operations; `spaced`: `S+` after `###` (the structure check's variant). The patterns this
     module and `structure` try on every header line are string operations: compiling them cost
     about 2.5 ms of each `validate` call (`tests/openspec_validate/test_string_matchers.py`)."""
+    if line[:16] == "### Requirement:":  # the usual header: `S+` then the exact keyword
+        return dot_tail(line[16:])
     if line[:3] != "###":
         return None
     after = line[3:].lstrip(JS_WS_CHARS)
@@ -182,15 +186,20 @@ def _sections(lines: list[str], mask: list[bool]) -> list[tuple[str, _Body, int]
     return out
 
 
-def _read_blocks(body: _Body, section: str | None, sink: list[Located] | None) -> list[Block]:
+def _read_blocks(
+    body: _Body, section: str | None, sink: list[Located] | None, hashed: list[int] | None = None
+) -> list[Block]:
     """The `### Requirement:` blocks of a section body; each runs to the next requirement or
-    `## ` header. Every other unfenced `###` header goes to `sink` (the CLI's skipped headers)."""
+    `## ` header. Every other unfenced `###` header goes to `sink` (the CLI's skipped headers).
+    `hashed`: the indices of the body's lines starting `#`, when the caller has them."""
     lines, mask = body.lines, body.mask
+    if hashed is None:
+        hashed = [i for i, line in enumerate(lines) if line[:1] == "#"]
     reqs: list[tuple[int, str]] = []
     ends: list[int] = []  # requirement headers and `## ` headers: where a block ends
     # `####…` (a scenario) can match none of the patterns below: each needs whitespace at the
     # third or fourth character, or `Requirement:` at the fourth
-    for i in [i for i, line in enumerate(lines) if line[:2] == "##" and line[3:4] != "#"]:
+    for i in [i for i in hashed if lines[i][1:2] == "#" and lines[i][3:4] != "#"]:
         line = lines[i]
         if mask[i]:
             continue
@@ -308,23 +317,32 @@ class RequirementsSection:
 def extract_requirements_section(content: str) -> RequirementsSection:
     """A main spec's requirement blocks, cached by text (callers must not modify them)."""
     lines, mask = lines_and_mask(content)
+    hashed = header_lines(content)
     header = next(
         (
             i
-            for i, line in enumerate(lines)
-            if line[:2] == "##" and not mask[i] and is_requirements_header(line)
+            for i in hashed
+            if lines[i][1:2] == "#" and not mask[i] and is_requirements_header(lines[i])
         ),
         -1,
     )
     if header == -1:
         return RequirementsSection(False, [])
     # `###…` is no top-level header (`##` then whitespace), so only the other `##` lines
-    tops = [
-        i for i in range(header + 1, len(lines)) if lines[i][:2] == "##" and lines[i][2:3] != "#"
-    ]
+    after = hashed[bisect.bisect_right(hashed, header) :]
+    tops = [i for i in after if lines[i][1:2] == "#" and lines[i][2:3] != "#"]
     end = next((i for i in tops if not mask[i] and hashes_then_space(lines[i], 2, 2)), len(lines))
     body = _Body(lines[header + 1 : end], mask[header + 1 : end], header + 2)
-    return RequirementsSection(True, _read_blocks(body, None, None), header, end)
+    inside = [i - header - 1 for i in after if i < end]
+    return RequirementsSection(True, _read_blocks(body, None, None, inside), header, end)
+
+
+@functools.lru_cache(maxsize=256)
+def blocks_by_name(content: str) -> dict[str, Block]:
+    """A main spec's requirement blocks by normalised name (a later duplicate wins), cached by
+    text: each edit of a change compares its deltas with the same main specs again (callers
+    must not modify the dict)."""
+    return {normalize_name(b.name): b for b in extract_requirements_section(content).blocks}
 
 
 def _scenario_name(line: str) -> str:

@@ -55,11 +55,17 @@ def validate_change(
     strict: bool = False,
     overrides: Overrides | None = None,
     project_root: Path | None = None,
+    texts: Overrides | None = None,
+    deltas: list[tuple[str, Path]] | None = None,
 ) -> Report:
     """Validate a change as `openspec validate <change> --type change` does.
 
-    `overrides` maps a file to the text that stands for it (an editor's open document)."""
-    overrides = dict(overrides or {})  # and the texts read from disk, once each (read_once)
+    `overrides` maps a file to the text that stands for it (an editor's open document).
+    `texts`, when given, stands for `overrides` and is not copied: the texts read from disk
+    join it, for the caller to reuse (the server's edit path reads no file twice). `deltas`:
+    `discover_spec_files(change_dir / "specs")` when the caller has it."""
+    # the texts read from disk join a copy of `overrides`, once each (read_once)
+    overrides = texts if texts is not None else dict(overrides or {})
     root = project_root or change_dir.parent.parent.parent
     main_specs = root / "openspec" / "specs"
     specs_dir = change_dir / "specs"
@@ -71,7 +77,8 @@ def validate_change(
     if has_root_spec:
         code = "openspec.delta.root-spec"
         issues.append(Issue("ERROR", "spec.md", _ROOT_SPEC, code, file=root_spec))
-    for spec_id, file in discover_spec_files(specs_dir):
+    deltas = discover_spec_files(specs_dir) if deltas is None else deltas
+    for spec_id, file in deltas:
         try:
             content = read_once(file, overrides)
         except OSError:
@@ -79,7 +86,7 @@ def validate_change(
         issues += _delta_file_issues(spec_id, file, content, main_specs, overrides, tally)
     already = [i.path for i in issues if i.level == "ERROR"]
     already += [p for p, _ in tally.missing_header] + [e[0] for e in tally.empty_sections]
-    issues += archive_blockers(change_dir, main_specs, set(already), overrides)
+    issues += archive_blockers(change_dir, main_specs, set(already), overrides, deltas)
     unread = _unread_delta_files(specs_dir, overrides)
     issues += _layout_issues(unread, tally)
     no_deltas = tally.deltas == 0 and not has_root_spec and not unread

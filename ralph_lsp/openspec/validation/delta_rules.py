@@ -10,9 +10,9 @@ from ralph_lsp.openspec.validation import messages as msg
 from ralph_lsp.openspec.validation.blocks import (
     Block,
     DeltaPlan,
+    blocks_by_name,
     describe_balance,
     diff_scenarios,
-    extract_requirements_section,
     fold_name,
     normalize_name,
 )
@@ -204,7 +204,7 @@ def scenario_loss(
         return []
     except OSError:
         return []
-    current = {normalize_name(b.name): b for b in extract_requirements_section(main).blocks}
+    current = blocks_by_name(main)
     renamed_from = {normalize_name(t.name): normalize_name(f.name) for f, t in plan.renamed}
     renamed_away = {normalize_name(f.name) for f, _ in plan.renamed}
     out: list[Issue] = []

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import bisect
-
 from ralph_lsp.openspec.validation.text import (
     DOT,
     JS_WS_CHARS,
     WS_SET,
     S,
     fence_mask,
+    header_lines,
     js_re,
     lines_and_mask,
     requirement_text,
@@ -67,38 +66,41 @@ class SpecShapeError(Exception):
     """The spec has no Purpose or no Requirements section (the CLI throws, too)."""
 
 
-def parse_sections(lines: list[str], mask: list[bool] | None = None) -> list[Section]:
-    """The header tree: each header's content runs to the next header of its level or above."""
+def parse_sections(
+    lines: list[str], mask: list[bool] | None = None, hashed: list[int] | None = None
+) -> list[Section]:
+    """The header tree: each header's content runs to the next header of its level or above.
+    `hashed`: the indices of the lines starting `#`, when the caller has them (`header_lines`)."""
     mask = fence_mask(lines) if mask is None else mask
-    heads: list[tuple[int, int, str]] = []  # (line, level, title) of every unfenced header
-    at: list[int] = []  # the line of every unfenced `#…` line, titled or not,
-    levels: list[int] = []  # and its level (parallel lists: no tuple per header)
-    for i in [i for i, line in enumerate(lines) if line.startswith("#")]:
+    if hashed is None:
+        hashed = [i for i, line in enumerate(lines) if line[:1] == "#"]
+    roots: list[Section] = []
+    stack: list[Section] = []  # the titled headers' nesting (a section's parent)
+    open_: list[Section] = []  # the sections not yet ended, by level: one pass finds their ends
+    for i in hashed:
         line = lines[i]
         level = len(line) - len(line.lstrip("#"))  # `^(#{1,6})S+`, as string operations
         if mask[i] or level > 6 or line[level : level + 1] not in WS_SET:
             continue
-        at.append(i)
-        levels.append(level)
+        # every unfenced header, titled or not, ends the open sections of its level or below
+        while open_ and open_[-1].level >= level:
+            done = open_.pop()
+            done.body = lines[done.line + 1 : i]
         rest = line[level:].lstrip(JS_WS_CHARS)
         if rest and "\u2028" not in rest and "\u2029" not in rest and "\r" not in rest:
-            # what `_HEADER` would capture (`\n` cannot be in a line)
-            heads.append((i, level, rest))
-        elif m := _HEADER.match(lines[i]):
-            heads.append((i, len(m.group(1)), m.group(2)))
-    roots: list[Section] = []
-    stack: list[Section] = []
-    count = len(at)
-    for i, level, title in heads:
-        first = bisect.bisect_right(at, i)
-        while first < count and levels[first] > level:
-            first += 1
-        end = at[first] if first < count else len(lines)
-        section = Section(level, trim(title), i, lines[i + 1 : end])
+            title = rest.rstrip(JS_WS_CHARS)  # what `_HEADER` captures, trimmed (no `\n` here)
+        elif m := _HEADER.match(line):
+            level, title = len(m.group(1)), trim(m.group(2))
+        else:
+            continue
+        section = Section(level, title, i, lines)
         while stack and stack[-1].level >= level:
             stack.pop()
         (stack[-1].children if stack else roots).append(section)
         stack.append(section)
+        open_.append(section)
+    for done in open_:
+        done.body = lines[done.line + 1 :]
     return roots
 
 
@@ -122,7 +124,7 @@ def _body_lines(body: list[str]) -> list[str]:
 
 def parse_spec(content: str) -> SpecModel:
     lines, mask = lines_and_mask(content)
-    sections = parse_sections(lines, mask)
+    sections = parse_sections(lines, mask, header_lines(content))
     purpose = find_section(sections, "Purpose")
     requirements = find_section(sections, "Requirements")
     if purpose is None or not purpose.content:

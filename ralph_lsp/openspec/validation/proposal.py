@@ -26,9 +26,13 @@ _OPS = [
 ]
 
 
-def _count_spec_deltas(change_dir: Path, overrides: Overrides) -> tuple[int, bool]:
+def _count_spec_deltas(
+    change_dir: Path, overrides: Overrides, deltas: list[tuple[str, Path]] | None
+) -> tuple[int, bool]:
     total, has_sections = 0, False
-    for _, file in discover_spec_files(change_dir / "specs"):
+    if deltas is None:
+        deltas = discover_spec_files(change_dir / "specs")
+    for _, file in deltas:
         try:
             plan = parse_delta_spec(_read(file, overrides))
         except OSError:
@@ -50,8 +54,13 @@ def _bullet_deltas(what: str) -> list[tuple[str, str]]:
     return out
 
 
-def proposal_issues(change_dir: Path, overrides: Overrides | None = None) -> list[Issue]:
-    """The archive-time findings of `change_dir/proposal.md`, all at WARNING level."""
+def proposal_issues(
+    change_dir: Path,
+    overrides: Overrides | None = None,
+    deltas: list[tuple[str, Path]] | None = None,
+) -> list[Issue]:
+    """The archive-time findings of `change_dir/proposal.md`, all at WARNING level. `deltas`:
+    `discover_spec_files(change_dir / "specs")` when the caller has it."""
     overrides = overrides or {}
     file = change_dir / "proposal.md"
     try:
@@ -76,7 +85,7 @@ def proposal_issues(change_dir: Path, overrides: Overrides | None = None) -> lis
         )
     if js_len(why.content) > msg.MAX_WHY_SECTION_LENGTH:
         issues.append(warn("why", msg.CHANGE_WHY_TOO_LONG, "openspec.proposal.why-long", why.line))
-    count, has_sections = _count_spec_deltas(change_dir, overrides)
+    count, has_sections = _count_spec_deltas(change_dir, overrides, deltas)
     bullets = [] if has_sections else _bullet_deltas(what.content)
     count = count if has_sections else len(bullets)
     root = change_dir.parent.parent.parent

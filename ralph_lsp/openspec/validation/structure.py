@@ -17,6 +17,7 @@ from ralph_lsp.openspec.validation.text import (
     LazyPattern,
     fence_mask,
     hashes_then_space,
+    header_lines,
     lines_and_mask,
     normalize_newlines,
     trim,
@@ -59,13 +60,17 @@ def _requirements_span(lines: list[str], hashes: list[int]) -> tuple[int, int]:
 @functools.lru_cache(maxsize=256)
 def structure_issues(content: str) -> tuple[StructureIssue, ...]:
     """Delta headers, requirements outside `## Requirements`, duplicate requirement names."""
-    if content.startswith("\ufeff"):  # kept here, unlike the other readers
+    bom = content.startswith("\ufeff")
+    if bom:  # kept here, unlike the other readers
         raw = normalize_newlines(content).split("\n")
         mask = fence_mask(raw)
     else:
         raw, mask = lines_and_mask(content)
     lines = ["" if mask[i] else line for i, line in enumerate(raw)] if True in mask else raw
-    hashes = [i for i, line in enumerate(lines) if line.startswith("##")]
+    if bom:
+        hashes = [i for i, line in enumerate(lines) if line.startswith("##")]
+    else:  # (a fenced line is blank in `lines`)
+        hashes = [i for i in header_lines(content) if lines[i][1:2] == "#"]
     head, end = _requirements_span(lines, hashes)
     seen: dict[str, int] = {}
     out: list[StructureIssue] = []
