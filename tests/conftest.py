@@ -8,6 +8,13 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
+
+# Property tests check answers, not speed (bench/ measures speed): on a loaded machine one
+# example can take longer than hypothesis' default 200 ms deadline, which failed a test once
+# and passed on its replay. No deadline, and no "too slow" health check, for the whole suite.
+settings.register_profile("suite", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("suite")
 
 # The suite's fake agents are mechanics probes: they log their spawns and pids outside the work
 # tree and the tests follow those pids, which a sandbox (its own PID namespace, a read-only
