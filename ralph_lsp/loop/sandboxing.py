@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import shutil
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 
@@ -23,7 +23,7 @@ from ralph_lsp.sandbox import Sandbox, SandboxUnavailable
 from ralph_lsp.sandbox import proxy as egress
 from ralph_lsp.sandbox.bridge import proxy_env
 from ralph_lsp.sandbox.domains import allowed_domains, base_url_entry, no_proxy_for
-from ralph_lsp.sandbox.refusals import refused
+from ralph_lsp.sandbox.refusals import may_say_refused, refused
 from ralph_lsp.settings import Settings
 
 OFF_LINE = (
@@ -146,8 +146,10 @@ def _extra_domains(settings: Settings, env: Mapping[str, str]) -> list[str]:
     return [*extra, entry] if entry else extra
 
 
-def refusals_in(lines: Iterable[str]) -> list[Refusal]:
+def refusals_in(lines: Sequence[str]) -> list[Refusal]:
     """What the sandbox refused, as the output of a process inside it says."""
+    if not may_say_refused("\n".join(lines)):
+        return []  # the usual batch: one pass over its text, no pattern per line
     found: list[Refusal] = []
     for line in lines:
         seen = refused(line)

@@ -8,10 +8,12 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from ralph_lsp.sandbox import bwrap, seatbelt, session
 from ralph_lsp.sandbox.policy import build_policy, git_paths
-from ralph_lsp.sandbox.refusals import refused
+from ralph_lsp.sandbox.refusals import may_say_refused, refused
 from ralph_lsp.settings import Settings, settings_from_dict, settings_to_dict
 from tests.sandbox.conftest import User
 
@@ -194,3 +196,22 @@ def test_a_work_tree_in_another_users_home_stays_visible_but_not_that_homes_secr
     assert sandbox_user.home not in policy.hidden
     assert sandbox_user.home / ".ssh" in policy.hidden
     assert root in policy.writable
+
+
+REFUSAL_WORDS = st.lists(
+    st.sampled_from(
+        ["Read-only", "read-only", " file ", "system", "SYSTEM", "Device or resource busy",
+         "network is", " unreachable", "ENETUNREACH", "xENETUNREACH", "EAI_AGAIN", "eai_again",
+         "Temporary failure in name resolution", "\u017f", "ystem", "\u212a", "\u0130", ": ", "\n", "x"]
+    ),
+    max_size=8,
+).map("".join)  # fmt: skip
+
+
+@given(st.lists(REFUSAL_WORDS, max_size=5))
+def test_a_batch_passed_over_at_once_holds_no_refusal(lines: list[str]) -> None:
+    """The one-pass check of a batch of output lines never hides a line the patterns read as
+    a refusal (an agent's flood of output is checked per batch, not per line)."""
+    if not may_say_refused("\n".join(lines)):
+        assert [refused(line) for line in lines] == [None] * len(lines)
+    assert may_say_refused("w: Read-only file system") and not may_say_refused("all passed")
