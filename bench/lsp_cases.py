@@ -475,7 +475,7 @@ ignore = "signal.signal(signal.SIGTERM, signal.SIG_IGN)\n" if kind == "stubborn"
 exec(ignore)
 child = subprocess.Popen(
     [sys.executable, "-c", "import signal, time\n" + ignore + "print('up', flush=True)\n"
-     "time.sleep(600)\n"],
+     "time.sleep(600)\n", pid_file],
     stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
 )
 child.stdout.readline()
@@ -485,6 +485,23 @@ os.replace(pid_file + ".tmp", pid_file)
 print("the agent and its child are up; waiting to be stopped", flush=True)
 time.sleep(600)
 """
+
+
+def _marked(marker: str) -> list[int]:
+    """The live processes whose command line holds ``marker`` (zombies excluded)."""
+    found = []
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/cmdline", "rb") as f:
+                if marker.encode() not in f.read():
+                    continue
+        except OSError:
+            continue
+        if alive(int(entry.name)):
+            found.append(int(entry.name))
+    return found
 
 
 async def stop(results: Results, cooperative_reps: int, stubborn_reps: int) -> None:
@@ -532,12 +549,16 @@ async def _stop_kind(kind: str, reps: int) -> dict[str, Any]:
                     if time.monotonic() > deadline:
                         raise RuntimeError("stop: the agent never started\n" + c.describe_failure())
                     await asyncio.sleep(0.005)
-                pids = [int(p) for p in pid_file.read_text().split()]
+                # The run's processes as this host sees them: every one whose command line
+                # names the pid file (the agent, its child, and the sandbox's own around them).
+                # The pids the agent writes are its PID namespace's when it runs sandboxed.
                 await asyncio.sleep(0.2)
+                if not _marked(str(pid_file)):
+                    raise RuntimeError("stop: no process of the run found\n" + c.describe_failure())
                 t0 = time.perf_counter()
                 await c.command("ralph.stop", {"change": "stop-me", "root": root.as_uri()})
                 t_answer = time.perf_counter()
-                while any(alive(p) for p in pids) and time.perf_counter() - t0 < 15:
+                while _marked(str(pid_file)) and time.perf_counter() - t0 < 15:
                     await asyncio.sleep(0.002)
                 t_gone = time.perf_counter()
                 answered.append((t_answer - t0) * 1000)

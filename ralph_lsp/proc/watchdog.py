@@ -91,15 +91,20 @@ def is_alive(pid: int) -> bool:
 
 
 def signal_tree(
-    root: int, sig: int, fallback_groups: tuple[int, ...] = (), tag: str | None = None
+    root: int,
+    sig: int,
+    fallback_groups: tuple[int, ...] = (),
+    tag: str | None = None,
+    spare: int | None = None,
 ) -> int:
     """Send ``sig`` to every descendant of ``root``, every process carrying the tree ``tag``
     (see :mod:`ralph_lsp.proc.inspection`), and to their process groups.
 
     Groups are signalled first: a group kill reaches every member at once, so a process forking
-    in the meantime cannot slip through. The caller's own group is never signalled. When no
-    process can be listed, only ``fallback_groups`` are signalled. Returns the number of
-    processes found.
+    in the meantime cannot slip through. The caller's own group is never signalled, nor
+    ``spare`` and its group (the sandbox around the agent, which must outlive its SIGTERM: see
+    :meth:`Watchdog.request_stop`). When no process can be listed, only ``fallback_groups`` are
+    signalled. Returns the number of processes found.
     """
     proc = inspection.current()
     table = proc.table()
@@ -112,6 +117,9 @@ def signal_tree(
         stat = table.get(pid) or proc.stat(pid)
         if stat is not None:
             groups.add(stat.pgid)
+    if spare is not None:
+        pids = [pid for pid in pids if pid != spare]
+        groups.discard(spare)  # the sandbox's group: it and the namespace's init
     for group in groups:
         if group > 1 and group != own_group:
             try:
@@ -219,7 +227,13 @@ class Watchdog:
             self.deadline = deadline
         if not self.term_sent:
             self.term_sent = True
-            signal_tree(os.getpid(), signal.SIGTERM, self.agent_groups(), self.tag)
+            # A sandboxed agent is bubblewrap's child, in a PID namespace of its own: bubblewrap
+            # killed by this SIGTERM would take the namespace down with SIGKILL at once, and the
+            # agent would never have its grace. So the agent (and what it started) gets the
+            # SIGTERM; bubblewrap ends when the agent does, or with the SIGKILL after the grace.
+            spare = self.agent_pid if os.path.basename(self.exe) == "bwrap" else None
+            groups = () if spare is not None else self.agent_groups()
+            signal_tree(os.getpid(), signal.SIGTERM, groups, self.tag, spare=spare)
             if self.deadline <= time.monotonic():
                 self.kill_pass()
 
