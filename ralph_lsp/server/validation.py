@@ -73,7 +73,9 @@ class Validation:
     def __init__(self, ls: Host) -> None:
         self.ls = ls
         self._owned: dict[Path, set[Path]] = {}  # item (change folder or file) → files published
-        self._published: dict[Path, list[Any]] = {}
+        # What each file was last sent, as a hash: thousands of changes' diagnostics are not
+        # kept alive for the comparison (a collision would only spare one identical publish).
+        self._published: dict[Path, int] = {}
         self._tasks: dict[Path, list[types.Diagnostic]] = {}  # tasks.md → its openspec findings
         self._watches: dict[Path, SpecTreeWatcher] = {}
         self._sweep: asyncio.Task[None] | None = None
@@ -195,7 +197,20 @@ class Validation:
                 self._tasks[file] = diagnostics
                 self.ls.publisher.publish(file)
             return
-        key = [(d.range, d.severity, d.message, d.code) for d in diagnostics]
+        key = hash(
+            tuple(
+                (
+                    d.range.start.line,
+                    d.range.start.character,
+                    d.range.end.line,
+                    d.range.end.character,
+                    d.severity,
+                    d.message,
+                    d.code,
+                )
+                for d in diagnostics
+            )
+        )
         if self._published.get(file) == key:
             return
         self._published[file] = key
