@@ -202,7 +202,8 @@ REFUSAL_WORDS = st.lists(
     st.sampled_from(
         ["Read-only", "read-only", " file ", "system", "SYSTEM", "Device or resource busy",
          "network is", " unreachable", "ENETUNREACH", "xENETUNREACH", "EAI_AGAIN", "eai_again",
-         "Temporary failure in name resolution", "\u017f", "ystem", "\u212a", "\u0130", ": ", "\n", "x"]
+         "Temporary failure in name resolution", "\u017f", "ystem", "\u212a", "\u0130", ": ",
+         "\n", "x"]
     ),
     max_size=8,
 ).map("".join)  # fmt: skip
