@@ -6,7 +6,9 @@ port. It speaks two things:
 
 - ``CONNECT host:port HTTP/1.1`` (HTTPS and any tunnel): ``200`` then raw bytes both ways;
 - absolute-URI plain HTTP (``GET http://host:port/path HTTP/1.1``): the request goes upstream in
-  origin form with ``Connection: close``, and the reply streams back.
+  origin form with ``Connection: close`` and a ``Host:`` naming the host that was checked (the
+  client's own is dropped: no fronting another site through an allowed one), and the reply
+  streams back.
 
 A target is reached only when :class:`~ralph_lsp.sandbox.allowlist.Allowlist` allows it; else the
 client gets ``403`` with a one-line body naming the host and the reason, and ``on_refusal`` is
@@ -326,10 +328,20 @@ def _parse_head(head: bytes) -> tuple[str, int, bytes | None]:
     path = url.path or "/"
     if url.query:
         path += "?" + url.query
-    kept = [line for line in lines[1:] if line and not _is_hop_header(line)]
+    kept = [line for line in lines[1:] if line and not _is_dropped(line)]
     first = f"{method} {path} {version}".encode("latin-1")
-    return host, port, b"\r\n".join([first, *kept, b"Connection: close", b"", b""])
+    checked = _host_header(url.hostname, url.port)
+    return host, port, b"\r\n".join([first, checked, *kept, b"Connection: close", b"", b""])
 
 
-def _is_hop_header(line: bytes) -> bool:
-    return line.split(b":", 1)[0].strip().lower() in _HOP_HEADERS
+def _host_header(host: str, port: int | None) -> bytes:
+    """The ``Host:`` sent upstream: the host the allowlist checked, never the client's own (a
+    ``Host:`` naming another site would reach it through an allowed front: domain fronting)."""
+    shown = f"[{host}]" if ":" in host else host
+    return f"Host: {shown}{'' if port is None else ':' + str(port)}".encode("latin-1")
+
+
+def _is_dropped(line: bytes) -> bool:
+    """A hop-by-hop header, or the client's ``Host:`` (replaced by the checked one)."""
+    name = line.split(b":", 1)[0].strip().lower()
+    return name in _HOP_HEADERS or name == b"host"
