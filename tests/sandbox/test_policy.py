@@ -53,6 +53,37 @@ def test_the_policy_writes_the_work_tree_hides_secrets_and_puts_git_and_ralph_ba
     assert policy.env["PIP_CACHE_DIR"].startswith(str(tmp_path / "private"))
 
 
+def test_only_the_running_presets_state_stays_in_view_and_histories_and_editors_do_not(
+    tmp_path: Path,
+) -> None:
+    home = tmp_path / "home"
+    files = [".claude/.credentials.json", ".claude.json", ".gemini/oauth_creds.json"]
+    files += [".codex/auth.json", ".bash_history", ".local/share/fish/fish_history"]
+    files += [".config/Code/User/settings.json", ".vscode-server/data/User/state.vscdb"]
+    files += [".vscode-server/extensions/ralph/bundled/tool/ralph_server.py"]
+    for rel in files:
+        (home / rel).parent.mkdir(parents=True, exist_ok=True)
+        (home / rel).write_text("x\n")
+    moved = tmp_path / "gemini-home"
+    moved.mkdir()
+    env = {"HOME": str(home), "GEMINI_CLI_HOME": str(moved)}
+    policy = build_policy(repo(tmp_path), tmp_path / "t", home=home, preset="codex", env=env)
+    hidden = set(policy.hidden)
+    assert home / ".codex" in policy.writable and home / ".codex" not in hidden
+    assert {home / ".claude", home / ".claude.json", home / ".gemini", moved} <= hidden
+    assert {home / ".bash_history", home / ".local/share/fish"} <= hidden
+    assert {home / ".config/Code", home / ".vscode-server/data"} <= hidden
+    assert not any(_inside(home / ".vscode-server/extensions", h) for h in hidden)
+    (tmp_path / "c").mkdir()
+    claude = build_policy(repo(tmp_path / "c"), tmp_path / "t", home=home, preset="claude", env=env)
+    assert home / ".claude" in claude.writable and home / ".claude" not in claude.hidden
+    assert home / ".claude.json" not in claude.hidden and home / ".codex" in claude.hidden
+
+
+def _inside(path: Path, folder: Path) -> bool:
+    return path == folder or path.is_relative_to(folder)
+
+
 def test_a_linked_worktree_may_commit_but_not_touch_hooks_or_config(tmp_path: Path) -> None:
     root = repo(tmp_path)
     subprocess.run(
