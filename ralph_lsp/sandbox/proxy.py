@@ -28,7 +28,6 @@ import contextlib
 import logging
 import os
 import stat
-import tempfile
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -38,6 +37,7 @@ from urllib.parse import urlsplit
 
 from ralph_lsp.sandbox.allowlist import DEFAULT_PORTS, Allowlist, split_host_port
 from ralph_lsp.sandbox.relay import Relay
+from ralph_lsp.sandbox.sockets import proxy_folder
 
 log = logging.getLogger(__name__)
 
@@ -78,10 +78,12 @@ class _Reject(Exception):
         self.message = message
 
 
-def private_socket_path(prefix: str = "ralph-proxy-") -> Path:
-    """A fresh path for the proxy's socket, in a new folder only this user can enter (0700),
-    short enough for a Unix socket address."""
-    return Path(tempfile.mkdtemp(prefix=prefix)) / "proxy.sock"
+def private_socket_path() -> Path:
+    """A fresh path for the proxy's socket, in a new folder of its own only this user can enter
+    (0700, a random name) inside the user's private folder, which no sandbox sees
+    (:func:`~ralph_lsp.sandbox.sockets.proxy_folder`; the run's agent gets only its own bound
+    in), short enough for a Unix socket address."""
+    return proxy_folder() / "proxy.sock"
 
 
 def _response(status: str, body: str) -> bytes:

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ralph_lsp.sandbox import bwrap, seatbelt, session
+from ralph_lsp.sandbox import bwrap, seatbelt, session, sockets
 from ralph_lsp.sandbox.policy import build_policy, git_paths
 from ralph_lsp.sandbox.refusals import may_say_refused, refused
 from ralph_lsp.settings import Settings, settings_from_dict, settings_to_dict
@@ -118,6 +118,27 @@ def test_the_bwrap_argv_binds_then_hides_then_puts_back(tmp_path: Path) -> None:
     back = argv.index(str(root / ".git" / "hooks"))
     assert argv[bind - 1] == "--bind" and argv[hide - 1] == "--tmpfs"
     assert argv[back - 1] == "--ro-bind" and bind < hide < back
+
+
+def test_the_hosts_socket_places_are_covered_before_the_run_binds_its_own(tmp_path: Path) -> None:
+    """A fresh /tmp and /run/user first, then the run's folders (its own temporary folder may
+    be in /tmp): binding them after the tmpfs keeps them, and nothing else of the host's."""
+    root = repo(tmp_path)
+    (tmp_path / "private").mkdir()
+    policy = build_policy(root, tmp_path / "private", home=None, preset="demo", env={})
+    venv = tmp_path / "venv"  # the interpreter running the bridge, under the covered /tmp
+    venv.mkdir()
+    cover = sockets.cover_argv(keep=[str(venv), "/usr"])
+    assert cover[-3:] == ["--ro-bind", str(venv), str(venv)] and "/usr" not in cover
+    argv = bwrap.argv(policy, "/bin/bwrap", root, cover=cover)
+    tmpfs = [argv[i + 1] for i, a in enumerate(argv) if a == "--tmpfs"]
+    assert "/tmp" in tmpfs and ("/run/user" in tmpfs or not Path("/run/user").is_dir())
+    assert argv.index("/tmp") < argv.index(str(root)) and argv[argv.index("/tmp") - 1] == "--tmpfs"
+    remount = len(argv) - 1 - argv[::-1].index("--remount-ro")
+    assert "/tmp" in argv[remount - 2 : remount + 2] and remount > argv.index(str(root))
+    box = session.Sandbox("bwrap", "", "/bin/bwrap", policy)
+    env = box.environment({"SSH_AUTH_SOCK": "/tmp/ssh-x/agent.1", "DISPLAY": ":0", "A": "b"})
+    assert env["A"] == "b" and not {"SSH_AUTH_SOCK", "DISPLAY"} & set(env)
 
 
 def test_the_seatbelt_profile_denies_by_default_and_denials_come_last(tmp_path: Path) -> None:
