@@ -44,6 +44,10 @@ def mode(settings: Settings) -> tuple[str, str]:
 
 
 REFUSAL_TOOL = "Sandbox"
+# The proxy variables (any case), which a verification command never gets: it has no proxy.
+CHECK_UNSET = frozenset(
+    {"http_proxy", "https_proxy", "all_proxy", "no_proxy", "node_use_env_proxy"}
+)
 Log = Callable[[str, Level], None]
 
 
@@ -116,9 +120,12 @@ class RunSandbox:
         return replace(spec, env=env, wrapper=tuple(prefix))
 
     def check(self, spec: SpawnSpec) -> SpawnSpec:
-        """A verification command's ``spec`` inside the sandbox: no network but its loopback."""
+        """A verification command's ``spec`` inside the sandbox: no network but its loopback,
+        no proxy socket in view and no proxy variable (not even one of the user's own)."""
         prefix = self.box.prefix(spec.cwd)
-        return replace(spec, env=self.box.environment(spec.env), wrapper=tuple(prefix))
+        env = self.box.environment(spec.env)
+        env = {k: v for k, v in env.items() if k.lower() not in CHECK_UNSET}
+        return replace(spec, env=env, wrapper=tuple(prefix))
 
     def take_refusals(self) -> list[Refusal]:
         taken, self.refused = self.refused, []

@@ -1,7 +1,9 @@
 """A run's control endpoint: a Unix domain socket only the same user can open (SPEC §9).
 
 Where: a private folder, ``$XDG_RUNTIME_DIR/ralph`` when that is set, else ``<tmp>/ralph-<uid>``,
-made with mode 0700 and refused when it is anybody else's or open to others. The socket's name is
+made with mode 0700 and refused when it is anybody else's or open to others
+(:mod:`ralph_lsp.sandbox.sockets`: the egress proxies' folders are in it too, and no sandbox
+sees it). The socket's name is
 a short hash of the run (a socket path must fit in 108 bytes). Every peer is checked with
 ``SO_PEERCRED``: a process of another uid is closed on at once, whatever the folder's mode.
 
@@ -30,9 +32,10 @@ import socket
 import stat
 import struct
 import sys
-import tempfile
 from collections.abc import Awaitable, Callable
 from pathlib import Path
+
+from ralph_lsp.sandbox.sockets import private_folder
 
 TAIL_LINES = 500
 HIGH_WATER = 1024 * 1024
@@ -56,22 +59,14 @@ class ControlError(Exception):
 
 
 def control_dir() -> Path:
-    """The private folder for control sockets, made if needed (mode 0700, ours)."""
-    runtime = os.environ.get("XDG_RUNTIME_DIR")
-    base = Path(runtime) / "ralph" if runtime and Path(runtime).is_dir() else None
-    if base is None:
-        base = Path(tempfile.gettempdir()) / f"ralph-{os.getuid()}"
+    """The private folder for control sockets, made if needed (mode 0700, ours): the sandbox's
+    :func:`~ralph_lsp.sandbox.sockets.private_folder`, which every sandbox hides."""
     try:
-        base.mkdir(mode=0o700, exist_ok=True)
-        st = os.lstat(base)
+        return private_folder()
+    except PermissionError as exc:
+        raise ControlError(str(exc)) from None
     except OSError as exc:
-        raise ControlError(f"cannot make the control folder {base}: {exc}") from None
-    if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid() or st.st_mode & 0o077:
-        raise ControlError(
-            f"the control folder {base} is not a private folder of this user"
-            " (it must be a directory, owned by you, mode 0700)"
-        )
-    return base
+        raise ControlError(f"cannot make the control folder: {exc}") from None
 
 
 def socket_path(root: Path, change: str, run_id: str) -> Path:

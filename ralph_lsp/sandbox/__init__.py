@@ -10,6 +10,9 @@ subreaper still catches everything.
 - ``seatbelt.py``: the macOS ``sandbox-exec`` profile of the same policy (built, untested).
 - ``session.py``: one run's :class:`Sandbox` and the fail-closed check (:func:`refusal`).
 - ``refusals.py``: what a sandboxed process's output says was refused.
+- ``sockets.py``: no host socket in view inside: where this user's run sockets live (hidden
+  from every sandbox), a fresh ``/tmp`` and ``/run/user``, ``/dev/null`` over the sockets of
+  ``/run``, and the variables naming a host socket removed.
 
 The network part (the agent's only way out):
 
@@ -24,7 +27,9 @@ The network part (the agent's only way out):
 - ``domains.py``: the allowlist of a run: per preset, the host of a configured base URL, and
   ``ralph.sandbox.allowedDomains``.
 
-Invariant: nothing here imports pygls or lsprotocol, nor ``proc/``, ``git/`` or ``agents/``;
+Invariant: no sandbox sees a host socket but its own run's proxy, and only an agent's sandbox
+that one (a verification command gets no proxy at all); nothing here imports pygls or
+lsprotocol, nor ``proc/``, ``git/`` or ``agents/``;
 ``bridge.py`` and ``relay.py`` import only the standard library (they run inside the sandbox with
 ``python -I -S``).
 """

@@ -14,6 +14,7 @@ import shutil
 import subprocess
 import sys
 import sysconfig
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -131,13 +132,21 @@ def _namespaces() -> list[str]:
 
 
 def argv(
-    policy: SandboxPolicy, program: str, cwd: Path, *, extra: list[str] | None = None
+    policy: SandboxPolicy,
+    program: str,
+    cwd: Path,
+    *,
+    cover: Sequence[str] = (),
+    extra: list[str] | None = None,
 ) -> list[str]:
     """The ``bwrap`` command line that runs a command (appended after it) under ``policy``:
-    the whole system read-only, a fresh ``/dev`` and ``/proc``, the writable folders bound,
-    the hidden ones covered, the read-only ones bound back, and every namespace of its own
-    (the network too: a loopback of its own; the agent's way out is ``extra``'s proxy)."""
+    the whole system read-only, a fresh ``/dev`` and ``/proc``, the host's socket places laid
+    over (``cover``: :func:`~ralph_lsp.sandbox.sockets.cover_argv`, a fresh ``/tmp`` among
+    them), then the writable folders bound, the hidden ones covered, the read-only ones bound
+    back, and every namespace of its own (the network too: a loopback of its own; the agent's
+    way out is ``extra``'s proxy, bound last); the fresh folders are made read-only last."""
     out = [program, *_namespaces(), "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
+    out += cover
     for path in policy.writable:
         if path.exists():
             out += ["--bind", str(path), str(path)]
@@ -150,5 +159,10 @@ def argv(
         if os.path.lexists(path):
             out += ["--ro-bind", str(path), str(path)]
     out += extra or []
+    # the fresh /tmp and /run/user read-only once everything is bound in them: a write there
+    # fails as a write anywhere outside the run's folders does (and is recorded as refused)
+    out += [
+        x for i, a in enumerate(cover) if a == "--tmpfs" for x in ("--remount-ro", cover[i + 1])
+    ]
     out += ["--chdir", str(cwd), "--"]
     return out

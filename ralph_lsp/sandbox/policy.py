@@ -3,10 +3,11 @@
 :func:`build_policy` gives a :class:`SandboxPolicy`: the folders a run may write (its work
 tree, a private temporary folder, per-run package caches, the agent CLI's own state folder,
 ``ralph.sandbox.allowWrite``, and what ``git commit`` needs of a git directory outside the work
-tree), the paths it may not even read (secrets in the home, other users' homes,
-``ralph.sandbox.denyRead``), and the paths inside a writable folder that are put back read-only
-(``.git/hooks``, ``.git/config``, every ``config.worktree``, ``.git/info``, ``.ralph/``). The
-mechanisms (``bwrap.py``, ``seatbelt.py``) only translate it. Reads files, never writes any.
+tree), the paths it may not even read (secrets in the home: credentials, shell histories, editor
+state, the other agent CLIs' state; other users' homes, ``ralph.sandbox.denyRead``), and the
+paths inside a writable folder that are put back read-only (``.git/hooks``, ``.git/config``,
+every ``config.worktree``, ``.git/info``, ``.ralph/``). The mechanisms (``bwrap.py``,
+``seatbelt.py``) only translate it. Reads files, never writes any.
 """
 
 from __future__ import annotations
@@ -41,6 +42,50 @@ SECRET_PATHS = (
     ".local/share/keyrings",
     ".password-store",
     ".pki",
+    # X11 and ICE session cookies
+    ".Xauthority",
+    ".ICEauthority",
+    # other coding tools' logins (the agent CLIs' state folders: OTHER_AGENT_STATE)
+    ".config/github-copilot",
+    ".cursor",
+    # shell and REPL histories: every command typed, passwords and tokens among them
+    ".bash_history",
+    ".zsh_history",
+    ".zhistory",
+    ".histfile",
+    ".sh_history",
+    ".local/share/fish",
+    ".python_history",
+    ".ipython",
+    ".node_repl_history",
+    ".psql_history",
+    ".mysql_history",
+    ".sqlite_history",
+    ".rediscli_history",
+    ".irb_history",
+    ".lesshst",
+    ".viminfo",
+    ".local/state/nvim",
+    # editors' state (settings, secrets storage, history), never their extensions: a server
+    # bundled with an extension runs from ~/.vscode(-server)/extensions and must stay readable
+    ".config/Code",
+    ".config/Code - OSS",
+    ".config/Code - Insiders",
+    ".config/VSCodium",
+    ".config/Cursor",
+    ".config/Windsurf",
+    ".config/code-server",
+    ".local/share/code-server/User",
+    ".local/share/code-server/Machine",
+    ".local/share/code-server/coder.json",
+    ".vscode-server/data",
+    ".vscode-server-insiders/data",
+    ".cursor-server/data",
+    ".config/JetBrains",
+    ".local/share/JetBrains",
+    ".config/zed",
+    ".local/share/zed",
+    ".config/sublime-text",
 )
 
 # The one agent CLI state folder a preset may write (the environment variable that moves it).
@@ -95,7 +140,7 @@ def build_policy(
     writable = [work_root, tmp_dir, *git_write]
     writable += agent_state(preset, env, home)
     writable += [_expand(p, home) for p in allow_write]
-    hidden = secrets_of(home) + other_homes(home)
+    hidden = secrets_of(home) + other_homes(home) + other_agents_state(preset, env, home)
     # a home kept visible because the work tree is in it keeps its secrets hidden
     hidden += [s for h in other_homes(home) if _inside(work_root, h) for s in secrets_of(h)]
     hidden += [_expand(p, home) for p in deny_read]
@@ -151,6 +196,23 @@ def agent_state(preset: str, env: Mapping[str, str], home: Path | None) -> list[
     if preset == "claude" and home is not None and not env.get(variable):
         out.append(home / ".claude.json")
     return out
+
+
+def other_agents_state(preset: str, env: Mapping[str, str], home: Path | None) -> list[Path]:
+    """Every other preset's state folder, where its variable puts it and where it is by
+    default (and Claude's ``~/.claude.json``): their logins (``~/.codex/auth.json``,
+    ``~/.gemini/oauth_creds.json``, ``~/.claude/.credentials.json``) and transcripts. The
+    run's own preset keeps its folder (:func:`agent_state`), which it must write."""
+    own = agent_state(preset, env, home)
+    out: list[Path] = []
+    for name, (variable, default) in AGENT_STATE.items():
+        if name == preset:
+            continue
+        if env.get(variable):
+            out.append(Path(env[variable]).expanduser())
+        if home is not None:
+            out += [home / default] + ([home / ".claude.json"] if name == "claude" else [])
+    return [p for p in out if p not in own]
 
 
 def git_dirs(work_root: Path) -> tuple[Path, Path] | None:

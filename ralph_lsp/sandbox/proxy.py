@@ -6,7 +6,9 @@ port. It speaks two things:
 
 - ``CONNECT host:port HTTP/1.1`` (HTTPS and any tunnel): ``200`` then raw bytes both ways;
 - absolute-URI plain HTTP (``GET http://host:port/path HTTP/1.1``): the request goes upstream in
-  origin form with ``Connection: close``, and the reply streams back.
+  origin form with ``Connection: close`` and a ``Host:`` naming the host that was checked (the
+  client's own is dropped: no fronting another site through an allowed one), and the reply
+  streams back.
 
 A target is reached only when :class:`~ralph_lsp.sandbox.allowlist.Allowlist` allows it; else the
 client gets ``403`` with a one-line body naming the host and the reason, and ``on_refusal`` is
@@ -26,7 +28,6 @@ import contextlib
 import logging
 import os
 import stat
-import tempfile
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -36,6 +37,7 @@ from urllib.parse import urlsplit
 
 from ralph_lsp.sandbox.allowlist import DEFAULT_PORTS, Allowlist, split_host_port
 from ralph_lsp.sandbox.relay import Relay
+from ralph_lsp.sandbox.sockets import proxy_folder
 
 log = logging.getLogger(__name__)
 
@@ -76,10 +78,12 @@ class _Reject(Exception):
         self.message = message
 
 
-def private_socket_path(prefix: str = "ralph-proxy-") -> Path:
-    """A fresh path for the proxy's socket, in a new folder only this user can enter (0700),
-    short enough for a Unix socket address."""
-    return Path(tempfile.mkdtemp(prefix=prefix)) / "proxy.sock"
+def private_socket_path() -> Path:
+    """A fresh path for the proxy's socket, in a new folder of its own only this user can enter
+    (0700, a random name) inside the user's private folder, which no sandbox sees
+    (:func:`~ralph_lsp.sandbox.sockets.proxy_folder`; the run's agent gets only its own bound
+    in), short enough for a Unix socket address."""
+    return proxy_folder() / "proxy.sock"
 
 
 def _response(status: str, body: str) -> bytes:
@@ -326,10 +330,20 @@ def _parse_head(head: bytes) -> tuple[str, int, bytes | None]:
     path = url.path or "/"
     if url.query:
         path += "?" + url.query
-    kept = [line for line in lines[1:] if line and not _is_hop_header(line)]
+    kept = [line for line in lines[1:] if line and not _is_dropped(line)]
     first = f"{method} {path} {version}".encode("latin-1")
-    return host, port, b"\r\n".join([first, *kept, b"Connection: close", b"", b""])
+    checked = _host_header(url.hostname, url.port)
+    return host, port, b"\r\n".join([first, checked, *kept, b"Connection: close", b"", b""])
 
 
-def _is_hop_header(line: bytes) -> bool:
-    return line.split(b":", 1)[0].strip().lower() in _HOP_HEADERS
+def _host_header(host: str, port: int | None) -> bytes:
+    """The ``Host:`` sent upstream: the host the allowlist checked, never the client's own (a
+    ``Host:`` naming another site would reach it through an allowed front: domain fronting)."""
+    shown = f"[{host}]" if ":" in host else host
+    return f"Host: {shown}{'' if port is None else ':' + str(port)}".encode("latin-1")
+
+
+def _is_dropped(line: bytes) -> bool:
+    """A hop-by-hop header, or the client's ``Host:`` (replaced by the checked one)."""
+    name = line.split(b":", 1)[0].strip().lower()
+    return name in _HOP_HEADERS or name == b"host"

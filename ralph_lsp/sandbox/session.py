@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ralph_lsp.sandbox import bwrap, seatbelt
+from ralph_lsp.sandbox import bwrap, seatbelt, sockets
 from ralph_lsp.sandbox.bridge import bridge_argv
 from ralph_lsp.sandbox.domains import no_proxy_for
 from ralph_lsp.sandbox.policy import MADE_READ_ONLY, SandboxPolicy, agent_state, build_policy
@@ -58,6 +58,7 @@ class Sandbox:
     program: str
     policy: SandboxPolicy
     python: str = sys.executable  # runs the bridge inside (the standard library only)
+    cover: tuple[str, ...] = ()  # bwrap's arguments laying the host's sockets over (once)
 
     @classmethod
     def open(
@@ -77,6 +78,8 @@ class Sandbox:
             raise SandboxUnavailable(problem)
         tmp_dir = Path(tempfile.mkdtemp(prefix="ralph-sandbox-"))
         home = Path(env["HOME"]) if env.get("HOME") else None
+        sockets.private_folder()  # made now, so that it is hidden from this run too
+        hide = [*deny_read, *map(str, sockets.private_folders())]
         policy = build_policy(
             work_root,
             tmp_dir,
@@ -84,7 +87,7 @@ class Sandbox:
             preset=preset,
             env=env,
             allow_write=allow_write,
-            deny_read=deny_read,
+            deny_read=hide,
             allowed_domains=allowed_domains,
             history_root=history_root,
         )
@@ -94,23 +97,29 @@ class Sandbox:
             return cls("seatbelt", "", program, policy)
         found = bwrap.probe()
         assert found.program is not None
-        return cls("bwrap", found.version, found.program, policy)
+        cover = tuple(sockets.cover_argv())
+        return cls("bwrap", found.version, found.program, policy, cover=cover)
 
     def prefix(self, cwd: Path, *, proxy_socket: Path | None = None) -> list[str]:
         """The argv a command (its program resolved) is appended to. With ``proxy_socket``
         (the agent's), the command runs behind the bridge to that egress proxy: its only way
-        out of a network namespace that has nothing but a loopback of its own."""
+        out of a network namespace that has nothing but a loopback of its own. Without it (a
+        verification command) no proxy is in view at all: every run's proxy folder is hidden."""
         if self.kind == "seatbelt":
             return seatbelt.argv(self.policy, self.program)
         if proxy_socket is None:
-            return bwrap.argv(self.policy, self.program, cwd)
-        folder = str(proxy_socket.parent)
-        out = bwrap.argv(self.policy, self.program, cwd, extra=["--ro-bind", folder, folder])
+            return bwrap.argv(self.policy, self.program, cwd, cover=self.cover)
+        folder = str(proxy_socket.parent)  # this run's own, bound over the hidden private one
+        extra = ["--ro-bind", folder, folder]
+        out = bwrap.argv(self.policy, self.program, cwd, cover=self.cover, extra=extra)
         no_proxy = no_proxy_for(self.policy.allowed_domains)
         return [*out, *bridge_argv(self.python, proxy_socket, [], no_proxy=no_proxy)]
 
     def environment(self, env: Mapping[str, str]) -> dict[str, str]:
-        return {**env, **self.policy.env}
+        """``env`` inside: less every variable that names a host socket or display (none of
+        them is in view), with the run's own folders on top."""
+        kept = {k: v for k, v in env.items() if k not in sockets.UNSET_VARIABLES}
+        return {**kept, **self.policy.env}
 
     def describe(self) -> str:
         """``sandbox: bwrap 0.11.0 — writable: …; hidden: …; domains: …``."""

@@ -25,7 +25,8 @@ from tests.conftest import REPO
 
 USER = "ralphsbx"
 SCRIPTS = Path(__file__).resolve().parent / "scripts"
-TOOLS = Path("/var/tmp/ralph-sandbox-tests")
+# A folder the user can read (RALPH_SANDBOX_TEST_TOOLS: one per checkout tested at once).
+TOOLS = Path(os.environ.get("RALPH_SANDBOX_TEST_TOOLS", "/var/tmp/ralph-sandbox-tests"))
 SYSTEM_PYTHON = Path("/usr/bin/python3")
 
 

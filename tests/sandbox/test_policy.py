@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ralph_lsp.sandbox import bwrap, seatbelt, session
+from ralph_lsp.sandbox import bwrap, seatbelt, session, sockets
 from ralph_lsp.sandbox.policy import build_policy, git_paths
 from ralph_lsp.sandbox.refusals import may_say_refused, refused
 from ralph_lsp.settings import Settings, settings_from_dict, settings_to_dict
@@ -53,6 +53,37 @@ def test_the_policy_writes_the_work_tree_hides_secrets_and_puts_git_and_ralph_ba
     assert policy.env["PIP_CACHE_DIR"].startswith(str(tmp_path / "private"))
 
 
+def test_only_the_running_presets_state_stays_in_view_and_histories_and_editors_do_not(
+    tmp_path: Path,
+) -> None:
+    home = tmp_path / "home"
+    files = [".claude/.credentials.json", ".claude.json", ".gemini/oauth_creds.json"]
+    files += [".codex/auth.json", ".bash_history", ".local/share/fish/fish_history"]
+    files += [".config/Code/User/settings.json", ".vscode-server/data/User/state.vscdb"]
+    files += [".vscode-server/extensions/ralph/bundled/tool/ralph_server.py"]
+    for rel in files:
+        (home / rel).parent.mkdir(parents=True, exist_ok=True)
+        (home / rel).write_text("x\n")
+    moved = tmp_path / "gemini-home"
+    moved.mkdir()
+    env = {"HOME": str(home), "GEMINI_CLI_HOME": str(moved)}
+    policy = build_policy(repo(tmp_path), tmp_path / "t", home=home, preset="codex", env=env)
+    hidden = set(policy.hidden)
+    assert home / ".codex" in policy.writable and home / ".codex" not in hidden
+    assert {home / ".claude", home / ".claude.json", home / ".gemini", moved} <= hidden
+    assert {home / ".bash_history", home / ".local/share/fish"} <= hidden
+    assert {home / ".config/Code", home / ".vscode-server/data"} <= hidden
+    assert not any(_inside(home / ".vscode-server/extensions", h) for h in hidden)
+    (tmp_path / "c").mkdir()
+    claude = build_policy(repo(tmp_path / "c"), tmp_path / "t", home=home, preset="claude", env=env)
+    assert home / ".claude" in claude.writable and home / ".claude" not in claude.hidden
+    assert home / ".claude.json" not in claude.hidden and home / ".codex" in claude.hidden
+
+
+def _inside(path: Path, folder: Path) -> bool:
+    return path == folder or path.is_relative_to(folder)
+
+
 def test_a_linked_worktree_may_commit_but_not_touch_hooks_or_config(tmp_path: Path) -> None:
     root = repo(tmp_path)
     subprocess.run(
@@ -87,6 +118,27 @@ def test_the_bwrap_argv_binds_then_hides_then_puts_back(tmp_path: Path) -> None:
     back = argv.index(str(root / ".git" / "hooks"))
     assert argv[bind - 1] == "--bind" and argv[hide - 1] == "--tmpfs"
     assert argv[back - 1] == "--ro-bind" and bind < hide < back
+
+
+def test_the_hosts_socket_places_are_covered_before_the_run_binds_its_own(tmp_path: Path) -> None:
+    """A fresh /tmp and /run/user first, then the run's folders (its own temporary folder may
+    be in /tmp): binding them after the tmpfs keeps them, and nothing else of the host's."""
+    root = repo(tmp_path)
+    (tmp_path / "private").mkdir()
+    policy = build_policy(root, tmp_path / "private", home=None, preset="demo", env={})
+    venv = tmp_path / "venv"  # the interpreter running the bridge, under the covered /tmp
+    venv.mkdir()
+    cover = sockets.cover_argv(keep=[str(venv), "/usr"])
+    assert cover[-3:] == ["--ro-bind", str(venv), str(venv)] and "/usr" not in cover
+    argv = bwrap.argv(policy, "/bin/bwrap", root, cover=cover)
+    tmpfs = [argv[i + 1] for i, a in enumerate(argv) if a == "--tmpfs"]
+    assert "/tmp" in tmpfs and ("/run/user" in tmpfs or not Path("/run/user").is_dir())
+    assert argv.index("/tmp") < argv.index(str(root)) and argv[argv.index("/tmp") - 1] == "--tmpfs"
+    remount = len(argv) - 1 - argv[::-1].index("--remount-ro")
+    assert "/tmp" in argv[remount - 2 : remount + 2] and remount > argv.index(str(root))
+    box = session.Sandbox("bwrap", "", "/bin/bwrap", policy)
+    env = box.environment({"SSH_AUTH_SOCK": "/tmp/ssh-x/agent.1", "DISPLAY": ":0", "A": "b"})
+    assert env["A"] == "b" and not {"SSH_AUTH_SOCK", "DISPLAY"} & set(env)
 
 
 def test_the_seatbelt_profile_denies_by_default_and_denials_come_last(tmp_path: Path) -> None:

@@ -89,6 +89,26 @@ async def test_plain_http_is_forwarded_in_origin_form_without_proxy_headers(make
     assert "Connection: close" in sent
 
 
+async def test_plain_http_sends_the_host_it_checked_not_the_clients_own(make_proxy) -> None:
+    """Domain fronting: a request line naming an allowed host and a ``Host:`` naming another
+    site reaches the allowed origin asking for the allowed host, never for the other site."""
+    async with Origin() as origin:
+        p = await make_proxy([f"127.0.0.1:{origin.port}"])
+        reader, writer = await p.open()
+        writer.write(
+            f"GET http://127.0.0.1:{origin.port}/hello HTTP/1.1\r\n"
+            "Host: evil.example\r\nhost: other.example\r\nAccept: */*\r\n\r\n".encode()
+        )
+        head, body = await asyncio.wait_for(read_response(reader), 10)
+        writer.close()
+    assert head.startswith(b"HTTP/1.1 200") and body == b"hello"
+    sent = origin.heads[0].decode().lower()
+    hosts = [line for line in sent.split("\r\n") if line.startswith("host:")]
+    assert hosts == [f"host: 127.0.0.1:{origin.port}"], sent
+    assert "evil.example" not in sent and "other.example" not in sent
+    assert "accept: */*" in sent
+
+
 @pytest.mark.parametrize("how", ["CONNECT", "GET"])
 async def test_a_host_not_allowed_gets_403_and_is_reported(make_proxy, how: str) -> None:
     async with Origin() as origin:
