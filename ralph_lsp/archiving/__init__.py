@@ -9,6 +9,7 @@
   each write, rename and unlink done relative to it: a link on the way is refused, even one
   swapped in after the plan's checks.
 
-Invariant: the one place an archive writes, never through a link nor outside the root. It reads and decides nothing itself (that is
-``openspec/``, which never writes), and knows nothing of runs, git, agents or LSP.
+Invariant: the one place an archive writes, never through a link nor outside the root. It
+reads and decides nothing itself (that is ``openspec/``, which never writes), and knows nothing
+of runs, git, agents or LSP.
 """
