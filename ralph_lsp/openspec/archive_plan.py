@@ -169,6 +169,8 @@ def _has_delta_specs(change_dir: Path) -> bool:
         try:
             if _ANY_DELTA.search(read_spec_text(path)):
                 return True
+        except NotARegularFile:
+            raise  # refused, not taken for a change without deltas
         except OSError:
             continue
     return False
@@ -194,7 +196,23 @@ def plan_archive(
     skip_specs: bool = False,
     incomplete_tasks: int = 0,
 ) -> ArchivePlan:
-    """Decide an archive as the CLI does (``--json`` mode); raises :class:`ArchiveBlocked`."""
+    """Decide an archive as the CLI does (``--json`` mode); raises :class:`ArchiveBlocked`.
+
+    Every spec is read by the regular-file rule: a delta or main spec that is a FIFO, a device
+    or over ``MAX_SPEC_BYTES`` is refused as ``archive_spec_unreadable``, never read whole."""
+    try:
+        return _plan(root, change, today, yes, skip_specs, incomplete_tasks)
+    except NotARegularFile as exc:
+        raise ArchiveBlocked(
+            "archive_spec_unreadable",
+            f"{exc}. No files were changed.",
+            "Make the spec a regular file under the size cap, then archive again.",
+        ) from None
+
+
+def _plan(
+    root: Path, change: str, today: str, yes: bool, skip_specs: bool, incomplete_tasks: int
+) -> ArchivePlan:
     changes_dir = root.joinpath(*CHANGES_PARTS)
     _check_name(change)
     refuse_links(root, CHANGES_PARTS)
@@ -233,7 +251,7 @@ def _plan_specs(root: Path, plan: ArchivePlan, yes: bool) -> None:
             target = specs_dir.joinpath(*spec_id.split("/"), "spec.md")
             old = _old_spec(root, spec_id, target)
             old_text = None if old is None else old.decode("utf-8", errors="replace")
-            delta = source.read_text("utf-8", errors="replace")
+            delta = read_spec_text(source)
             shown = _real(specs_dir).joinpath(*spec_id.split("/"), "spec.md")  # as the CLI names it
             spec = build_updated_spec(spec_id, delta, old_text, plan.change, str(shown))
             built.append((spec_id, target, old, old_text, spec))
@@ -269,18 +287,13 @@ def _plan_specs(root: Path, plan: ArchivePlan, yes: bool) -> None:
 
 def _old_spec(root: Path, spec_id: str, target: Path) -> bytes | None:
     """The main spec's bytes before the archive (None: it is new), read by the regular-file
-    rule: no link on its way, a regular file only, at most ``MAX_SPEC_BYTES``."""
+    rule: no link on its way, a regular file only, at most ``MAX_SPEC_BYTES`` (else
+    NotARegularFile, which :func:`plan_archive` turns into its refusal)."""
     refuse_links(root, (*spec_parts(spec_id), "spec.md"), last_is_file=True)
     try:
         return read_regular(target, MAX_SPEC_BYTES, follow=False)
     except FileNotFoundError:
         return None
-    except NotARegularFile as exc:
-        raise ArchiveBlocked(
-            "archive_spec_unreadable",
-            f"{exc}. No files were changed.",
-            "Make the main spec a regular file under the size cap, then archive again.",
-        ) from None
 
 
 def _real(folder: Path) -> Path:

@@ -171,3 +171,17 @@ def test_a_link_swapped_in_after_the_checks_loses(tmp_path: Path, link: str, tar
         k: v for k, v in before.items() if not k.startswith(f"{link}/")
     }
     assert (root / "openspec/changes" / CHANGE / "tasks.md").is_file()
+
+
+def test_an_oversized_delta_spec_is_refused_not_read(tmp_path: Path) -> None:
+    root, _other = setup(tmp_path)
+    delta = root / "openspec/changes" / CHANGE / "specs/audit/spec.md"
+    with delta.open("r+b") as handle:
+        handle.truncate((64 << 20) + 1)
+    before = snapshot(root)
+    done = run(root, CHANGE, "--yes", "--json")
+    assert done.returncode == 1
+    [status] = json.loads(done.stdout)["status"]
+    assert status["code"] == "archive_spec_unreadable"
+    assert "over the 64 MiB read: not read" in status["message"]
+    assert snapshot(root) == before
