@@ -21,7 +21,9 @@ Nothing is ever merged, rebased or pushed.
 from __future__ import annotations
 
 import filecmp
+import os
 import shutil
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -93,6 +95,8 @@ def open_worktree(root: Path, change: str) -> Worktree:
                 " there (or remove that worktree) and run again"
             )
         if holder is None:
+            if created:
+                _refuse_linked_copy(repo, head, root, change)
             if path.exists():
                 raise IsolationError(
                     f"{path} exists but is not a worktree of this repository; move it away"
@@ -136,6 +140,30 @@ def _forget_stale(repo: Repo, path: Path) -> str:
 def _git_dir(path: Path) -> Path:
     text = (path / ".git").read_text(encoding="utf-8").strip()
     return (path / text.removeprefix("gitdir:").strip()).resolve()
+
+
+def _refuse_linked_copy(repo: Repo, head: str, root: Path, change: str) -> None:
+    """Refuse when HEAD has a symbolic link on the way to (or inside) the change's folder where
+    the main work tree has a real folder or file: the new worktree is checked out from HEAD, so
+    copying the change's folder into it (:func:`_copy_change`) would write through that link,
+    anywhere it points. Checked before the worktree is made, so nothing is left behind."""
+    rel = root.resolve().relative_to(repo.top.resolve()) / "openspec" / "changes" / change
+    listing = repo.run("ls-tree", "-r", "-t", "-z", head, "--", rel.as_posix()).stdout
+    for entry in listing.split(b"\0"):
+        meta, _, raw = entry.partition(b"\t")
+        if not meta.startswith(b"120000 "):
+            continue
+        name = raw.decode("utf-8", "surrogateescape")
+        try:
+            mode = os.lstat(repo.top / name).st_mode
+        except OSError:
+            continue
+        if not stat.S_ISLNK(mode):
+            raise IsolationError(
+                f"{name} is a symbolic link in the last commit but not in the work tree; the"
+                f" change's folder is not copied into the worktree through it: commit {name}"
+                " as it is in the work tree (or run with isolation 'none')"
+            )
 
 
 def _copy_change(root: Path, wt_root: Path, change: str) -> bool:
