@@ -34,7 +34,7 @@ def today() -> str:
 @dataclass
 class _Done:
     write: SpecWrite
-    folder: int  # the spec's folder, opened without following a link
+    parts: tuple[str, ...]  # the spec's folder below the root
     mode: int | None  # the old file's permission bits (None: it was new)
     created: list[tuple[str, ...]]
 
@@ -48,22 +48,25 @@ def _write_one(root: Path, write: SpecWrite) -> _Done:
         mode = regular_mode(folder, SPEC_FILE, "/".join((*parts, SPEC_FILE)))
         replace_file(folder, SPEC_FILE, write.new, mode)
     except BaseException:
-        os.close(folder)
         remove_folders(root, created)
         raise
-    return _Done(write, folder, mode, created)
+    finally:
+        os.close(folder)  # not held: an archive of a thousand specs needs no thousand fds
+    return _Done(write, parts, mode, created)
 
 
 def _undo(root: Path, done: _Done) -> None:
-    """Put one spec back as it was (its old bytes, or no file and no folders it made)."""
+    """Put one spec back as it was (its old bytes, or no file and no folders it made), its
+    folder opened again without following a link."""
+    folder = open_folder(root, done.parts)
     try:
         if done.write.old is not None:
-            replace_file(done.folder, SPEC_FILE, done.write.old, done.mode)
+            replace_file(folder, SPEC_FILE, done.write.old, done.mode)
             return
         with contextlib.suppress(FileNotFoundError):
-            os.unlink(SPEC_FILE, dir_fd=done.folder)
+            os.unlink(SPEC_FILE, dir_fd=folder)
     finally:
-        os.close(done.folder)
+        os.close(folder)
     remove_folders(root, done.created)
 
 
@@ -118,8 +121,6 @@ def carry_out(plan: ArchivePlan) -> None:
             _undo(plan.root, step)
         remove_folders(plan.root, made_archive)
         raise
-    for step in done:
-        os.close(step.folder)
 
 
 def archive_change(
