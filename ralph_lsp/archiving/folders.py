@@ -7,7 +7,8 @@ and each file operation (create, replace, unlink, rename) is done relative to th
 descriptor (``dir_fd=``): no path below the root is resolved again, so nothing is reached
 through a link and everything stays inside the root. The root itself is the user's choice and
 may be a link. A refusal is :class:`~ralph_lsp.openspec.archive_plan.ArchiveBlocked` with the
-code ``archive_path_symlink``, naming the component.
+code ``archive_path_symlink`` (``archive_path_not_a_folder`` for a file in a folder's way),
+naming the component.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ import stat
 from collections.abc import Sequence
 from pathlib import Path
 
-from ralph_lsp.openspec.archive_paths import link_message, not_a_folder_message
+from ralph_lsp.openspec.archive_paths import link_message, not_a_folder_message, refusal_code
 from ralph_lsp.openspec.archive_plan import ArchiveBlocked
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
@@ -35,7 +36,7 @@ def refusal(dfd: int, name: str, shown: str) -> ArchiveBlocked:
     except OSError:
         is_link = False
     problem = link_message(shown) if is_link else not_a_folder_message(shown)
-    return ArchiveBlocked("archive_path_symlink", f"{problem}. No files were changed.")
+    return ArchiveBlocked(refusal_code(problem), f"{problem}. No files were changed.")
 
 
 def _open_child(dfd: int, name: str, shown: str, created: list[tuple[str, ...]]) -> int:

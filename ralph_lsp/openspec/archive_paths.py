@@ -43,6 +43,12 @@ def not_a_folder_message(shown: str) -> str:
     return f"{shown} is not a folder: archive writes nothing there"
 
 
+def refusal_code(problem: str) -> str:
+    """The ``--json`` blocker code of a refusal of :func:`path_refusal`: a link (or a name no
+    plain name), else something that is no folder in the way."""
+    return "archive_path_symlink" if problem.endswith(NO_LINKS) else "archive_path_not_a_folder"
+
+
 def path_refusal(root: Path, parts: Sequence[str], *, last_is_file: bool = False) -> str | None:
     """Why archive may not write at ``root/parts``, or None: the first component that is a
     symbolic link, a name that is no plain name, or (but for a last file) not a folder. A

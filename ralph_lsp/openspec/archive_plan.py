@@ -31,6 +31,7 @@ from ralph_lsp.openspec.archive_paths import (
     CHANGES_PARTS,
     SPECS_PARTS,
     path_refusal,
+    refusal_code,
     spec_parts,
 )
 from ralph_lsp.openspec.regular_files import NotARegularFile, read_regular
@@ -122,13 +123,13 @@ def _check_name(change: str) -> None:
 
 
 def refuse_links(root: Path, parts: tuple[str, ...], *, last_is_file: bool = False) -> None:
-    """Raise ``archive_path_symlink`` when a component of ``root/parts`` is a link (or no
-    folder where one must be): archive writes nothing through links, and refuses before its
-    first write (``openspec/archive_paths.py``)."""
+    """Raise ``archive_path_symlink`` when a component of ``root/parts`` is a link
+    (``archive_path_not_a_folder`` when a file is where a folder must be): archive writes
+    nothing through links, and refuses before its first write (``openspec/archive_paths.py``)."""
     problem = path_refusal(root, parts, last_is_file=last_is_file)
     if problem:
         raise ArchiveBlocked(
-            "archive_path_symlink",
+            refusal_code(problem),
             f"{problem}. No files were changed.",
             "Replace the link with a real folder or file inside the project, then archive again.",
         )

@@ -185,3 +185,15 @@ def test_an_oversized_delta_spec_is_refused_not_read(tmp_path: Path) -> None:
     assert status["code"] == "archive_spec_unreadable"
     assert "over the 64 MiB read: not read" in status["message"]
     assert snapshot(root) == before
+
+
+def test_a_file_where_the_archive_folder_goes_is_refused_before_any_write(tmp_path: Path) -> None:
+    root, _other = setup(tmp_path)
+    (root / "openspec/changes/archive").write_text("not a folder\n")
+    before = snapshot(root)
+    done = run(root, CHANGE, "--yes", "--json")
+    assert done.returncode == 1
+    [status] = json.loads(done.stdout)["status"]
+    assert status["code"] == "archive_path_not_a_folder"
+    assert status["message"].startswith("openspec/changes/archive is not a folder")
+    assert snapshot(root) == before
