@@ -6,7 +6,9 @@ A run of change ``c`` works in its own ``git worktree`` on the branch ``ralph/c`
   folder, so it is outside the user's files, no editor, indexer or test runner of the project
   walks into it, and it goes wherever the repository goes;
 - **from**: ``HEAD`` when the branch does not exist yet; the change's folder is then copied from
-  the main work tree when it differs (a change being written is often not committed yet);
+  the main work tree when it differs (a change being written is often not committed yet), never
+  through a link: a run is refused when HEAD has one on the change's way where the work tree
+  has a real folder or file;
 - **a second run** of the same change **continues on the existing branch** (its tasks.md holds
   the progress so far); it is refused, with the place named, while the branch is checked out
   anywhere else (another run, or the user);
