@@ -131,7 +131,8 @@ def refuse_links(root: Path, parts: tuple[str, ...], *, last_is_file: bool = Fal
         raise ArchiveBlocked(
             refusal_code(problem),
             f"{problem}. No files were changed.",
-            "Replace the link with a real folder or file inside the project, then archive again.",
+            "Replace the link (or the file in the way) with a real folder or file inside the"
+            " project, then archive again.",
         )
 
 
