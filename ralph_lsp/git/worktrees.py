@@ -6,7 +6,9 @@ A run of change ``c`` works in its own ``git worktree`` on the branch ``ralph/c`
   folder, so it is outside the user's files, no editor, indexer or test runner of the project
   walks into it, and it goes wherever the repository goes;
 - **from**: ``HEAD`` when the branch does not exist yet; the change's folder is then copied from
-  the main work tree when it differs (a change being written is often not committed yet);
+  the main work tree when it differs (a change being written is often not committed yet), never
+  through a link: a run is refused when HEAD has one on the change's way where the work tree
+  has a real folder or file;
 - **a second run** of the same change **continues on the existing branch** (its tasks.md holds
   the progress so far); it is refused, with the place named, while the branch is checked out
   anywhere else (another run, or the user);
@@ -21,7 +23,9 @@ Nothing is ever merged, rebased or pushed.
 from __future__ import annotations
 
 import filecmp
+import os
 import shutil
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -93,6 +97,8 @@ def open_worktree(root: Path, change: str) -> Worktree:
                 " there (or remove that worktree) and run again"
             )
         if holder is None:
+            if created:
+                _refuse_linked_copy(repo, head, root, change)
             if path.exists():
                 raise IsolationError(
                     f"{path} exists but is not a worktree of this repository; move it away"
@@ -136,6 +142,30 @@ def _forget_stale(repo: Repo, path: Path) -> str:
 def _git_dir(path: Path) -> Path:
     text = (path / ".git").read_text(encoding="utf-8").strip()
     return (path / text.removeprefix("gitdir:").strip()).resolve()
+
+
+def _refuse_linked_copy(repo: Repo, head: str, root: Path, change: str) -> None:
+    """Refuse when HEAD has a symbolic link on the way to (or inside) the change's folder where
+    the main work tree has a real folder or file: the new worktree is checked out from HEAD, so
+    copying the change's folder into it (:func:`_copy_change`) would write through that link,
+    anywhere it points. Checked before the worktree is made, so nothing is left behind."""
+    rel = root.resolve().relative_to(repo.top.resolve()) / "openspec" / "changes" / change
+    listing = repo.run("ls-tree", "-r", "-t", "-z", head, "--", rel.as_posix()).stdout
+    for entry in listing.split(b"\0"):
+        meta, _, raw = entry.partition(b"\t")
+        if not meta.startswith(b"120000 "):
+            continue
+        name = raw.decode("utf-8", "surrogateescape")
+        try:
+            mode = os.lstat(repo.top / name).st_mode
+        except OSError:
+            continue
+        if not stat.S_ISLNK(mode):
+            raise IsolationError(
+                f"{name} is a symbolic link in the last commit but not in the work tree; the"
+                f" change's folder is not copied into the worktree through it: commit {name}"
+                " as it is in the work tree (or run with isolation 'none')"
+            )
 
 
 def _copy_change(root: Path, wt_root: Path, change: str) -> bool:

@@ -16,8 +16,9 @@ the project's context (SPEC §2).
   reads them (``parse_delta_spec``, ``extract_requirements_section``: validation's reader, in
   archive's types);
 - ``task_files``    a change's task files, as its OpenSpec schema's ``apply.tracks`` names them;
-- ``spec_apply``, ``archive_checks``, ``archive_plan``  archive decided in memory
-  (``plan_archive``): the deltas applied, the rebuilt specs checked; ``archiving/`` writes.
+- ``spec_apply``, ``archive_checks``, ``archive_plan``, ``archive_paths``  archive decided in
+  memory (``plan_archive``): the deltas applied, the rebuilt specs checked, no link on a path it
+  writes or moves, main specs read by the regular-file rule; ``archiving/`` writes.
 
 Invariant: this package reads files and does nothing else: no process, no clock, no network, no
 writes. It knows nothing of runs, git, agents or LSP, and imports nothing of ``ralph_lsp`` but

@@ -19,12 +19,22 @@ from pathlib import Path
 from typing import Any
 
 from ralph_lsp.openspec.archive_checks import (
+    MAX_SPEC_BYTES,
     delta_spec_errors,
     discover_spec_files,
     find_unread_delta_files,
     read_spec_text,
     spec_content_errors,
 )
+from ralph_lsp.openspec.archive_paths import (
+    ARCHIVE_PARTS,
+    CHANGES_PARTS,
+    SPECS_PARTS,
+    path_refusal,
+    refusal_code,
+    spec_parts,
+)
+from ralph_lsp.openspec.regular_files import NotARegularFile, read_regular
 from ralph_lsp.openspec.spec_apply import Counts, SpecUpdateError, build_updated_spec
 
 ARCHIVE_DATE_PREFIX = re.compile(r"^\d{4}-\d{2}-\d{2}-")
@@ -69,6 +79,11 @@ class ArchivePlan:
     totals: Counts | None = None
     warnings: list[str] = field(default_factory=list)
 
+    @property
+    def root(self) -> Path:
+        """The project's root (``change_dir`` is ``<root>/openspec/changes/<name>``)."""
+        return self.change_dir.parent.parent.parent
+
     def result_json(self) -> dict[str, Any]:
         """The ``archive`` object of ``openspec archive --json`` once this plan is carried out."""
         out: dict[str, Any] = {
@@ -107,6 +122,20 @@ def _check_name(change: str) -> None:
         raise ArchiveBlocked("archive_change_name_invalid", problem)
 
 
+def refuse_links(root: Path, parts: tuple[str, ...], *, last_is_file: bool = False) -> None:
+    """Raise ``archive_path_symlink`` when a component of ``root/parts`` is a link
+    (``archive_path_not_a_folder`` when a file is where a folder must be): archive writes
+    nothing through links, and refuses before its first write (``openspec/archive_paths.py``)."""
+    problem = path_refusal(root, parts, last_is_file=last_is_file)
+    if problem:
+        raise ArchiveBlocked(
+            refusal_code(problem),
+            f"{problem}. No files were changed.",
+            "Replace the link (or the file in the way) with a real folder or file inside the"
+            " project, then archive again.",
+        )
+
+
 def _find_change(changes_dir: Path, change: str) -> Path:
     change_dir = changes_dir / change
     if change_dir.is_symlink():
@@ -142,6 +171,8 @@ def _has_delta_specs(change_dir: Path) -> bool:
         try:
             if _ANY_DELTA.search(read_spec_text(path)):
                 return True
+        except NotARegularFile:
+            raise  # refused, not taken for a change without deltas
         except OSError:
             continue
     return False
@@ -167,9 +198,26 @@ def plan_archive(
     skip_specs: bool = False,
     incomplete_tasks: int = 0,
 ) -> ArchivePlan:
-    """Decide an archive as the CLI does (``--json`` mode); raises :class:`ArchiveBlocked`."""
-    changes_dir = root / "openspec" / "changes"
+    """Decide an archive as the CLI does (``--json`` mode); raises :class:`ArchiveBlocked`.
+
+    Every spec is read by the regular-file rule: a delta or main spec that is a FIFO, a device
+    or over ``MAX_SPEC_BYTES`` is refused as ``archive_spec_unreadable``, never read whole."""
+    try:
+        return _plan(root, change, today, yes, skip_specs, incomplete_tasks)
+    except NotARegularFile as exc:
+        raise ArchiveBlocked(
+            "archive_spec_unreadable",
+            f"{exc}. No files were changed.",
+            "Make the spec a regular file under the size cap, then archive again.",
+        ) from None
+
+
+def _plan(
+    root: Path, change: str, today: str, yes: bool, skip_specs: bool, incomplete_tasks: int
+) -> ArchivePlan:
+    changes_dir = root.joinpath(*CHANGES_PARTS)
     _check_name(change)
+    refuse_links(root, CHANGES_PARTS)
     change_dir = _find_change(changes_dir, change)
     if _has_delta_specs(change_dir) and delta_spec_errors(change_dir) > 0:
         raise ArchiveBlocked(
@@ -185,7 +233,8 @@ def plan_archive(
             "Complete the tasks or rerun with --yes.",
         )
     name = archive_name_for(change, today)
-    plan = ArchivePlan(change, change_dir, name, changes_dir / "archive" / name)
+    plan = ArchivePlan(change, change_dir, name, root.joinpath(*ARCHIVE_PARTS, name))
+    refuse_links(root, ARCHIVE_PARTS)
     if plan.archive_path.exists() or plan.archive_path.is_symlink():
         raise ArchiveBlocked("archive_target_exists", f"Archive '{name}' already exists.")
     if not skip_specs:
@@ -194,7 +243,7 @@ def plan_archive(
 
 
 def _plan_specs(root: Path, plan: ArchivePlan, yes: bool) -> None:
-    specs_dir = root / "openspec" / "specs"
+    specs_dir = root.joinpath(*SPECS_PARTS)
     updates = discover_spec_files(plan.change_dir / "specs")
     if not updates:
         return
@@ -202,9 +251,9 @@ def _plan_specs(root: Path, plan: ArchivePlan, yes: bool) -> None:
     try:
         for spec_id, source in updates:
             target = specs_dir.joinpath(*spec_id.split("/"), "spec.md")
-            old = target.read_bytes() if target.is_file() else None
+            old = _old_spec(root, spec_id, target)
             old_text = None if old is None else old.decode("utf-8", errors="replace")
-            delta = source.read_text("utf-8", errors="replace")
+            delta = read_spec_text(source)
             shown = _real(specs_dir).joinpath(*spec_id.split("/"), "spec.md")  # as the CLI names it
             spec = build_updated_spec(spec_id, delta, old_text, plan.change, str(shown))
             built.append((spec_id, target, old, old_text, spec))
@@ -236,6 +285,17 @@ def _plan_specs(root: Path, plan: ArchivePlan, yes: bool) -> None:
         plan.totals.modified += spec.counts.modified
         plan.totals.removed += spec.counts.removed
         plan.totals.renamed += spec.counts.renamed
+
+
+def _old_spec(root: Path, spec_id: str, target: Path) -> bytes | None:
+    """The main spec's bytes before the archive (None: it is new), read by the regular-file
+    rule: no link on its way, a regular file only, at most ``MAX_SPEC_BYTES`` (else
+    NotARegularFile, which :func:`plan_archive` turns into its refusal)."""
+    refuse_links(root, (*spec_parts(spec_id), "spec.md"), last_is_file=True)
+    try:
+        return read_regular(target, MAX_SPEC_BYTES, follow=False)
+    except FileNotFoundError:
+        return None
 
 
 def _real(folder: Path) -> Path:

@@ -150,7 +150,7 @@ def test_a_failed_move_puts_every_spec_back(
     project(tmp_path)
     before = tree(tmp_path)
 
-    def refuse(src: object, dst: object) -> None:
+    def refuse(src: object, dst: object, **dir_fds: int) -> None:
         raise OSError("disk says no")
 
     monkeypatch.setattr(writer.os, "rename", refuse)
@@ -169,11 +169,11 @@ def test_a_failed_second_write_puts_the_first_back(
     real_replace = writer.os.replace
     calls: list[str] = []
 
-    def second_fails(src: str, dst: str) -> None:
+    def second_fails(src: str, dst: str, **dir_fds: int) -> None:
         calls.append(str(dst))
         if len(calls) == 2:
             raise OSError("no space left")
-        real_replace(src, dst)
+        real_replace(src, dst, **dir_fds)
 
     monkeypatch.setattr(writer.os, "replace", second_fails)
     with pytest.raises(OSError, match="no space left"):

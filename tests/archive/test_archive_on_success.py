@@ -95,3 +95,22 @@ def test_without_the_setting_nothing_is_archived(tmp_path: Path) -> None:
     assert done.returncode == 0
     assert "archiveOnSuccess" not in done.stdout
     assert (root / "openspec/changes" / CHANGE / "tasks.md").is_file()
+
+
+def test_a_link_left_in_the_specs_is_not_written_through(tmp_path: Path) -> None:
+    """A run that leaves ``openspec/specs/<cap>/spec.md`` a dangling link (to a login script
+    outside): archiveOnSuccess refuses, the run still succeeds, the link's target is never made
+    and the change stays where it was (issue 46, fault 2)."""
+    ours = demo_project(tmp_path / "ours")
+    login = tmp_path / "home" / ".bash_login"
+    login.parent.mkdir()
+    (ours / "openspec/specs/greeting").mkdir(parents=True)
+    (ours / "openspec/specs/greeting/spec.md").symlink_to(login)
+    done = run(ours, "--archive-on-success")
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    assert (
+        f"archiveOnSuccess: {CHANGE} was not archived: openspec/specs/greeting/spec.md is a"
+        " symbolic link: archive writes nothing through links" in done.stdout
+    )
+    assert not login.exists() and list(login.parent.iterdir()) == []
+    assert (ours / "openspec/changes" / CHANGE / "tasks.md").is_file()

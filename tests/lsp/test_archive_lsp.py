@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from ralph_lsp.archiving.writer import today
 from tests.lsp.conftest import CHANGE, StartSession
 
@@ -73,3 +75,23 @@ async def test_proposal_lenses_appear_when_every_task_is_done(
         (0, "⧉ Archive preview", "ralph.showArchivePreview", ref),
         (0, "⇲ Archive change", "ralph.archive", ref),
     ]
+
+
+async def test_archive_through_a_link_is_refused_and_writes_nothing(
+    start_session: StartSession, workspace: Path, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """A dangling link where the new main spec goes: preview and archive both refuse, naming
+    it; its target is never made and the change is not moved (issue 46, fault 2)."""
+    login = tmp_path_factory.mktemp("home") / ".bash_login"
+    (workspace / "openspec/specs/greeting").mkdir(parents=True)
+    (workspace / "openspec/specs/greeting/spec.md").symlink_to(login)
+    s = await start_session(workspace, init={"trusted": True})
+    words = "openspec/specs/greeting/spec.md is a symbolic link: archive writes nothing"
+    preview = await s.command("ralph.archivePreview", {"change": CHANGE})
+    assert preview["archive"] is None and words in preview["status"][0]["message"]
+    refused = await s.command("ralph.archiveChange", {"change": CHANGE, "yes": True})
+    assert refused["archive"] is None
+    assert refused["status"][0]["code"] == "archive_path_symlink"
+    assert words in refused["status"][0]["message"]
+    assert not login.exists() and not login.is_symlink()
+    assert (workspace / "openspec/changes" / CHANGE / "tasks.md").is_file()

@@ -65,3 +65,25 @@ def test_a_change_already_archived_merges_and_says_it_was_not_archived(repo: Pat
     out = capsys.readouterr().out
     assert "not archived" in out
     assert git(repo, "log", "-1", "--format=%s", "main").startswith("ralph: merge a")
+
+
+def test_a_committed_archive_link_is_not_followed_by_the_merges_archive(
+    repo: Path, tmp_path: Path, capsys
+) -> None:  # type: ignore[no-untyped-def]
+    """The run's branch commits ``openspec/changes/archive`` as a link out of the repository:
+    the archive on the merged result refuses (the merge goes on, saying so), and nothing is
+    moved or written where the link points (issue 46, fault 2)."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    wt = repo.parent / "wt-link"
+    git(repo, "worktree", "add", "-q", "-b", "ralph/a", str(wt), "main")
+    (wt / "openspec/changes/archive").symlink_to(outside)
+    git(wt, "add", "-A")
+    git(wt, "commit", "-qm", "ralph/a: archive as a link")
+    git(repo, "worktree", "remove", str(wt))
+    fake_run(repo, "a", "r-20260101-000001-0000a")
+    assert main(["merge", "a", "--archive", "--root", str(repo), "--verify", VERIFY[0]]) == 0
+    out = capsys.readouterr().out
+    assert "not archived: openspec/changes/archive is a symbolic link: archive writes" in out
+    assert list(outside.iterdir()) == []
+    assert (repo / "openspec/changes/a/tasks.md").is_file()
