@@ -5,8 +5,9 @@ tree, a private temporary folder, per-run package caches, the agent CLI's own st
 ``ralph.sandbox.allowWrite``, and what ``git commit`` needs of a git directory outside the work
 tree), the paths it may not even read (secrets in the home, other users' homes,
 ``ralph.sandbox.denyRead``), and the paths inside a writable folder that are put back read-only
-(``.git/hooks``, ``.git/config``, every ``config.worktree``, ``.git/info``, ``.ralph/``). The
-mechanisms (``bwrap.py``, ``seatbelt.py``) only translate it. Reads files, never writes any.
+(``.git/hooks``, ``.git/config``, every ``config.worktree``, ``.git/info``, ``.ralph/``, and every
+file that says where the repository is: :func:`git_pointers`). The mechanisms (``bwrap.py``,
+``seatbelt.py``) only translate it. Reads files, never writes any.
 """
 
 from __future__ import annotations
@@ -181,27 +182,70 @@ def git_dirs(work_root: Path) -> tuple[Path, Path] | None:
 def git_paths(work_root: Path) -> tuple[list[Path], list[Path]]:
     """(writable, read-only) paths of the repository holding ``work_root``.
 
-    A git directory outside the work tree (a linked worktree's, or a root below the
+    The git directory is bound onto itself, writable: ``git commit`` inside writes there, and a
+    mount point cannot be renamed or replaced, so the run cannot put a ``.git`` of its own in
+    its place. A git directory outside the work tree (a linked worktree's, or a root below the
     repository's top) gets what ``git commit`` writes: its own folder, and the common
     directory's objects, refs and logs. Everything git would run or obey later stays
-    read-only: hooks, config, every ``config.worktree``, info (attributes, exclude)."""
+    read-only: hooks, config, every ``config.worktree``, info (attributes, exclude), and every
+    file that says where a repository is (:func:`git_pointers`)."""
     found = git_dirs(work_root)
     if found is None:
         return [], []
     gitdir, common = found
-    writable: list[Path] = []
-    for path in (gitdir, common / "objects", common / "refs", common / "logs"):
+    writable = [gitdir, *pinned(work_root, common)]
+    for path in (common / "objects", common / "refs", common / "logs"):
         if not _inside(path, work_root):
             writable.append(path)
     read_only = [common / "hooks", common / "config", common / "info", common / "config.worktree"]
     read_only += [gitdir / "config.worktree"]
-    worktrees = common / "worktrees"
-    if worktrees.is_dir():
-        read_only += [w / "config.worktree" for w in sorted(worktrees.iterdir())]
+    # (the git directory itself is no pointer: a work tree's own .git folder stays writable)
+    read_only += [p for p in git_pointers(work_root) if not _is_folder(p)]
     modules = common / "modules"
     if modules.is_dir():
         read_only.append(modules)
-    return writable, read_only
+    return writable, list(_unique(read_only))
+
+
+def pinned(work_root: Path, common: Path) -> list[Path]:
+    """The folders of a git directory inside the work tree that hold a pointer (a linked
+    worktree's folder, ``objects/info`` and ``objects``): bound onto themselves, so that a run
+    cannot move one away and put a folder of its own, with other pointers, in its place."""
+    out = [common / "objects", common / "objects" / "info"]
+    try:
+        out += sorted(e for e in (common / "worktrees").iterdir() if _is_folder(e))
+    except OSError:
+        pass
+    return [p for p in out if _inside(p, work_root) and _is_folder(p)]
+
+
+# Files in a git directory that say where a repository, its config or its objects are: each one
+# written by a run would redirect the host's next git command (SPEC §10).
+POINTERS = ("commondir", "gitdir", "config.worktree", "locked")
+
+
+def git_pointers(work_root: Path) -> list[Path]:
+    """Every file that tells git where the repository of ``work_root`` is, or what its config
+    and objects are, whether it exists or not: the work tree's ``.git`` (a linked worktree's
+    gitfile, or one a run would make in a root below the repository's top), ``commondir`` and
+    ``config.worktree`` of the git and common directories, ``objects/info/alternates``, and
+    ``commondir``, ``gitdir``, ``config.worktree`` and ``locked`` (which keeps a worktree from
+    being removed) of every linked worktree's folder. ``[]`` outside a repository."""
+    found = git_dirs(work_root)
+    if found is None:
+        return []
+    gitdir, common = found
+    out = [work_root / ".git"]
+    for folder in dict.fromkeys([gitdir, common]):
+        out += [folder / "commondir", folder / "config.worktree"]
+    out.append(common / "objects" / "info" / "alternates")
+    worktrees = common / "worktrees"
+    try:
+        entries = sorted(e for e in worktrees.iterdir() if e.is_dir() and not e.is_symlink())
+    except OSError:
+        entries = []
+    out += [entry / name for entry in entries for name in POINTERS]
+    return list(_unique(out))
 
 
 def _hideable(hidden: Iterable[Path], writable: Iterable[Path]) -> tuple[Path, ...]:
@@ -234,6 +278,10 @@ def _expand(path: str, home: Path | None) -> Path:
 
 def _inside(path: Path, folder: Path) -> bool:
     return path == folder or path.is_relative_to(folder)
+
+
+def _is_folder(path: Path) -> bool:
+    return path.is_dir() and not path.is_symlink()
 
 
 def _exists(path: Path) -> bool:
