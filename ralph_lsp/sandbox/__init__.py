@@ -10,6 +10,8 @@ subreaper still catches everything.
 - ``seatbelt.py``: the macOS ``sandbox-exec`` profile of the same policy (built, untested).
 - ``session.py``: one run's :class:`Sandbox` and the fail-closed check (:func:`refusal`).
 - ``refusals.py``: what a sandboxed process's output says was refused.
+- ``git_guard.py``: :class:`~ralph_lsp.sandbox.git_guard.GitGuard`, what a sandboxed process
+  wrote to the files that tell git where the repository is, put back before the host's git.
 
 The network part (the agent's only way out):
 
@@ -24,7 +26,8 @@ The network part (the agent's only way out):
 - ``domains.py``: the allowlist of a run: per preset, the host of a configured base URL, and
   ``ralph.sandbox.allowedDomains``.
 
-Invariant: nothing here imports pygls or lsprotocol, nor ``proc/``, ``git/`` or ``agents/``;
+Invariant: nothing here imports pygls or lsprotocol, nor ``proc/``, ``git/`` or ``agents/``; it
+writes only what it makes for a run and the git pointers it puts back (never through a link);
 ``bridge.py`` and ``relay.py`` import only the standard library (they run inside the sandbox with
 ``python -I -S``).
 """
