@@ -40,7 +40,7 @@ def repo(sandbox_user: User, user_tools: Tools) -> Iterator[Path]:
 
 
 def run(
-    user: User, tools: Tools, root: Path, canary: Path, *extra: str, verify: bool = False
+    user: User, tools: Tools, root: Path, canary: str | Path, *extra: str, verify: bool = False
 ) -> str:
     """A run whose agent (or, with ``verify``, whose verification command) is hostile."""
     hostile = f"{tools.scripts / 'redirect_git.py'} {canary}"
@@ -88,6 +88,19 @@ def test_nothing_sandboxed_can_redirect_git_through_commondir(
     assert plain_git(sandbox_user, user_tools, repo, "log", "--format=%s") == "start\n"
     assert said(refusals(repo), f"{who} wrote .git/commondir: made; undone")
     assert f"{who} wrote .git/commondir: made; undone" in output
+
+
+def test_an_agent_cannot_put_a_git_directory_of_its_own_in_place(
+    sandbox_user: User, user_tools: Tools, repo: Path
+) -> None:
+    canary = sandbox_user.home / f"fsmonitor-ran-{secrets.token_hex(4)}"
+    head = plain_git(sandbox_user, user_tools, repo, "rev-parse", "HEAD")
+    output = run(sandbox_user, user_tools, repo, f"{canary} replace")
+    plain_git(sandbox_user, user_tools, repo, "status", "--porcelain")
+    assert not canary.exists(), "the agent's fsmonitor ran on the host"
+    assert "REDIRECT replace .git: FAILED" in output and "busy" in output, output
+    assert not (repo / ".git-moved").exists()
+    assert plain_git(sandbox_user, user_tools, repo, "rev-parse", "HEAD") == head
 
 
 def test_an_agent_cannot_make_a_repository_of_its_own_in_a_root_below_the_top(

@@ -2,9 +2,10 @@
 """A hostile agent that redirects git: it makes a common directory of its own whose config
 names a command as ``core.fsmonitor`` (one that leaves CANARY), and points git at it.
 
-    redirect_git.py CANARY
+    redirect_git.py CANARY [replace]
 
-In an ordinary repository it writes ``.git/commondir``; in a root below the repository's top
+In an ordinary repository it writes ``.git/commondir`` (with ``replace``: it moves ``.git``
+aside and makes one of its own in its place); in a root below the repository's top
 it makes a ``.git`` of its own there; in a linked worktree (the run's own,
 in worktree mode) it rewrites that worktree's ``commondir`` and ``gitdir`` and locks it with
 ``locked`` (so that it is kept when the run ends), and writes a ``config.worktree``. Each
@@ -46,7 +47,16 @@ def evil_common(gitdir: Path, common: Path) -> Path:
     return evil
 
 
-if dot.is_dir():
+def replace_git() -> None:
+    """The repository's .git moved aside and one of the agent's own put in its place."""
+    dot.rename(root / ".git-moved")
+    subprocess.run(["git", "init", "-q"], check=True)
+    (dot / "config").write_text(CONFIG)
+
+
+if dot.is_dir() and sys.argv[2:] == ["replace"]:
+    attempt("replace .git", replace_git)
+elif dot.is_dir():
     attempt("make the common dir", lambda: evil_common(dot, dot))
     attempt("write .git/commondir", lambda: (dot / "commondir").write_text("evil-common\n"))
 elif not dot.exists():  # a root below the repository's top: a repository of its own here
