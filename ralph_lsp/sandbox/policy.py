@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import pwd
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -230,7 +231,9 @@ def git_pointers(work_root: Path) -> list[Path]:
     gitfile, or one a run would make in a root below the repository's top), ``commondir`` and
     ``config.worktree`` of the git and common directories, ``objects/info/alternates``, and
     ``commondir``, ``gitdir``, ``config.worktree`` and ``locked`` (which keeps a worktree from
-    being removed) of every linked worktree's folder. ``[]`` outside a repository."""
+    being removed) of every linked worktree's folder, the ``.git`` file of each one in the work
+    tree, and the files the config includes where a run could write them. ``[]`` outside a
+    repository."""
     found = git_dirs(work_root)
     if found is None:
         return []
@@ -245,7 +248,49 @@ def git_pointers(work_root: Path) -> list[Path]:
     except OSError:
         entries = []
     out += [entry / name for entry in entries for name in POINTERS]
+    # the .git file of every linked worktree in the work tree (another run's, the train's)
+    out += [f for f in map(_gitfile_of, entries) if f is not None and _inside(f, work_root)]
+    # what the config includes, where a run may write (a project's shared .gitconfig)
+    for config in dict.fromkeys([common / "config", common / "config.worktree"]):
+        out += [f for f in included(config) if _inside(f, work_root) or _inside(f, common)]
     return list(_unique(out))
+
+
+_INCLUDE = re.compile(r"^\s*\[\s*include(?:if)?\b", re.IGNORECASE)
+_PATH = re.compile(r"^\s*path\s*=\s*(.*?)\s*$", re.IGNORECASE)
+
+
+def included(config: Path, depth: int = 0) -> list[Path]:
+    """The files ``config`` includes (``include.path``, ``includeIf.<cond>.path``), whatever
+    the condition, and theirs in turn (a few levels): each one is the repository's config as
+    much as ``config`` itself."""
+    try:
+        text = config.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return []
+    found: list[Path] = []
+    inside = False
+    for line in text.splitlines():
+        if line.lstrip().startswith("["):
+            inside = bool(_INCLUDE.match(line))
+        elif inside and (m := _PATH.match(line)):
+            value = m.group(1)
+            if value.startswith('"') and value.endswith('"') and len(value) > 1:
+                value = value[1:-1]
+            target = Path(os.path.expanduser(value))
+            found.append(Path(os.path.abspath(config.parent / target)))
+    if depth < 3:
+        found += [f for target in list(found) for f in included(target, depth + 1)]
+    return found
+
+
+def _gitfile_of(admin: Path) -> Path | None:
+    """The ``.git`` file a linked worktree's folder names in its ``gitdir``."""
+    try:
+        text = (admin / "gitdir").read_text(encoding="utf-8", errors="replace").strip()
+    except OSError:
+        return None
+    return Path(os.path.abspath(admin / text)) if text else None
 
 
 def _hideable(hidden: Iterable[Path], writable: Iterable[Path]) -> tuple[Path, ...]:

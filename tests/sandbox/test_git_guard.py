@@ -76,3 +76,20 @@ def test_the_policy_binds_existing_pointers_and_pins_their_folders(tmp_path: Pat
     writable, read_only = git_paths(wt.resolve())
     assert wt.resolve() / ".git" in read_only  # the linked worktree's gitfile
     assert top.resolve() / ".git/commondir" in git_pointers(top.resolve())
+
+
+def test_an_included_config_and_a_worktree_s_gitfile_in_the_work_tree_are_pointers(
+    tmp_path: Path,
+) -> None:
+    top, _, _ = linked(tmp_path)
+    (top / "shared.gitconfig").write_text("[core]\n\tautocrlf = false\n")
+    git(top, "config", "include.path", "../shared.gitconfig")
+    git(top, "config", "includeIf.gitdir:/nowhere/.path", f"{top}/.git/more.gitconfig")
+    git(top, "worktree", "add", "-q", str(top / ".git" / "ralph" / "inner"))
+    pointers = git_pointers(top.resolve())
+    assert top.resolve() / "shared.gitconfig" in pointers
+    assert top.resolve() / ".git" / "more.gitconfig" in pointers
+    assert top.resolve() / ".git" / "ralph" / "inner" / ".git" in pointers
+    assert tmp_path.resolve() / "wt" / ".git" not in pointers  # outside: not the run's to write
+    _, read_only = git_paths(top.resolve())
+    assert top.resolve() / "shared.gitconfig" in read_only

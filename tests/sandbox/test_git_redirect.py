@@ -103,6 +103,20 @@ def test_an_agent_cannot_put_a_git_directory_of_its_own_in_place(
     assert plain_git(sandbox_user, user_tools, repo, "rev-parse", "HEAD") == head
 
 
+def test_an_agent_cannot_write_a_config_file_the_repository_includes(
+    sandbox_user: User, user_tools: Tools, repo: Path
+) -> None:
+    # a project's shared config, included by the user's own .git/config, not made yet
+    user_git(sandbox_user, user_tools, repo, "config", "include.path", "../shared.gitconfig")
+    canary = sandbox_user.home / f"fsmonitor-ran-{secrets.token_hex(4)}"
+    output = run(sandbox_user, user_tools, repo, f"{canary} include")
+    plain_git(sandbox_user, user_tools, repo, "status", "--porcelain")
+    assert not canary.exists(), "the agent's fsmonitor ran on the host"
+    assert not (repo / "shared.gitconfig").exists()
+    assert said(refusals(repo), "the agent wrote shared.gitconfig: made; undone")
+    assert "REDIRECT write shared.gitconfig: DONE" in output
+
+
 def test_an_agent_cannot_make_a_repository_of_its_own_in_a_root_below_the_top(
     sandbox_user: User, user_tools: Tools, repo: Path
 ) -> None:

@@ -2,10 +2,11 @@
 """A hostile agent that redirects git: it makes a common directory of its own whose config
 names a command as ``core.fsmonitor`` (one that leaves CANARY), and points git at it.
 
-    redirect_git.py CANARY [replace]
+    redirect_git.py CANARY [replace | include]
 
 In an ordinary repository it writes ``.git/commondir`` (with ``replace``: it moves ``.git``
-aside and makes one of its own in its place); in a root below the repository's top
+aside and makes one of its own in its place; with ``include``: it writes the
+``shared.gitconfig`` the repository's config includes); in a root below the repository's top
 it makes a ``.git`` of its own there; in a linked worktree (the run's own,
 in worktree mode) it rewrites that worktree's ``commondir`` and ``gitdir`` and locks it with
 ``locked`` (so that it is kept when the run ends), and writes a ``config.worktree``. Each
@@ -54,7 +55,9 @@ def replace_git() -> None:
     (dot / "config").write_text(CONFIG)
 
 
-if dot.is_dir() and sys.argv[2:] == ["replace"]:
+if sys.argv[2:] == ["include"]:  # the file the user's config includes from the work tree
+    attempt("write shared.gitconfig", lambda: (root / "shared.gitconfig").write_text(CONFIG))
+elif dot.is_dir() and sys.argv[2:] == ["replace"]:
     attempt("replace .git", replace_git)
 elif dot.is_dir():
     attempt("make the common dir", lambda: evil_common(dot, dot))
