@@ -59,10 +59,9 @@ class GitGuard:
 
     def watch(self) -> None:
         """Record every pointer's state now: before a sandboxed process starts."""
-        self._watched = [
-            Watched(p, os.path.realpath(p.parent), state_of(p))
-            for p in git_pointers(self.work_root)
-        ]
+        pointers = git_pointers(self.work_root)
+        folders = {f: os.path.realpath(f) for f in dict.fromkeys(p.parent for p in pointers)}
+        self._watched = [Watched(p, folders[p.parent], state_of(p)) for p in pointers]
 
     def undo(self) -> list[str]:
         """Put back every pointer that changed since :meth:`watch`; one line per pointer, what

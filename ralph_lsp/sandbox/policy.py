@@ -185,11 +185,13 @@ def git_paths(work_root: Path) -> tuple[list[Path], list[Path]]:
 
     The git directory is bound onto itself, writable: ``git commit`` inside writes there, and a
     mount point cannot be renamed or replaced, so the run cannot put a ``.git`` of its own in
-    its place. A git directory outside the work tree (a linked worktree's, or a root below the
-    repository's top) gets what ``git commit`` writes: its own folder, and the common
-    directory's objects, refs and logs. Everything git would run or obey later stays
-    read-only: hooks, config, every ``config.worktree``, info (attributes, exclude), and every
-    file that says where a repository is (:func:`git_pointers`)."""
+    its place (nor an ``objects`` folder: :func:`pinned`). The other worktrees' folders
+    (``worktrees/``, when the run's git directory is not one of them) are read-only whole. A
+    git directory outside the work tree (a linked worktree's, or a root below the repository's
+    top) gets what ``git commit`` writes: its own folder, and the common directory's objects,
+    refs and logs. Everything git would run or obey later stays read-only: hooks, config,
+    every ``config.worktree``, info (attributes, exclude), and every file that says where a
+    repository is (:func:`git_pointers`)."""
     found = git_dirs(work_root)
     if found is None:
         return [], []
@@ -200,8 +202,15 @@ def git_paths(work_root: Path) -> tuple[list[Path], list[Path]]:
             writable.append(path)
     read_only = [common / "hooks", common / "config", common / "info", common / "config.worktree"]
     read_only += [gitdir / "config.worktree"]
+    worktrees = common / "worktrees"
+    if not _inside(gitdir, worktrees) and _is_folder(worktrees):
+        read_only.append(worktrees)  # the other worktrees' folders, whole: one bind for all
     # (the git directory itself is no pointer: a work tree's own .git folder stays writable)
-    read_only += [p for p in git_pointers(work_root) if not _is_folder(p)]
+    read_only += [
+        p
+        for p in git_pointers(work_root)
+        if not _is_folder(p) and (p.parent.parent != worktrees or p.parent == gitdir)
+    ]
     modules = common / "modules"
     if modules.is_dir():
         read_only.append(modules)
@@ -209,14 +218,10 @@ def git_paths(work_root: Path) -> tuple[list[Path], list[Path]]:
 
 
 def pinned(work_root: Path, common: Path) -> list[Path]:
-    """The folders of a git directory inside the work tree that hold a pointer (a linked
-    worktree's folder, ``objects/info`` and ``objects``): bound onto themselves, so that a run
-    cannot move one away and put a folder of its own, with other pointers, in its place."""
+    """The folders of a git directory inside the work tree that hold a pointer (``objects``
+    and ``objects/info``): bound onto themselves, so that a run cannot move one away and put
+    a folder of its own, with other pointers, in its place."""
     out = [common / "objects", common / "objects" / "info"]
-    try:
-        out += sorted(e for e in (common / "worktrees").iterdir() if _is_folder(e))
-    except OSError:
-        pass
     return [p for p in out if _inside(p, work_root) and _is_folder(p)]
 
 

@@ -70,11 +70,14 @@ def test_the_policy_binds_existing_pointers_and_pins_their_folders(tmp_path: Pat
     writable, read_only = git_paths(top.resolve())
     gitdir = top.resolve() / ".git"
     assert gitdir in writable  # bound onto itself: it cannot be moved away
-    assert {gitdir / "objects", gitdir / "objects/info", admin.resolve()} <= set(writable)
-    assert {admin.resolve() / "commondir", admin.resolve() / "gitdir"} <= set(read_only)
+    assert {gitdir / "objects", gitdir / "objects/info"} <= set(writable)
+    assert gitdir / "worktrees" in read_only  # every other worktree's folder, in one bind
+    assert admin.resolve() / "commondir" not in read_only
     assert gitdir not in read_only  # the git directory itself stays writable
     writable, read_only = git_paths(wt.resolve())
     assert wt.resolve() / ".git" in read_only  # the linked worktree's gitfile
+    assert {admin.resolve() / "commondir", admin.resolve() / "gitdir"} <= set(read_only)
+    assert admin.resolve() in writable and gitdir / "worktrees" not in read_only
     assert top.resolve() / ".git/commondir" in git_pointers(top.resolve())
 
 
