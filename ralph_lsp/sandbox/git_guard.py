@@ -71,6 +71,8 @@ class GitGuard:
             now = state_of(item.path)
             if now == item.before:
                 continue
+            if now.kind == "absent" and not os.path.isdir(item.path.parent):
+                continue  # its whole folder went (a worktree removed, by its run): no redirect
             said.append(f"{self._shown(item.path)}: {_undo(item, now)}")
         return said
 

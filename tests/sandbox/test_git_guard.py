@@ -96,3 +96,12 @@ def test_an_included_config_and_a_worktree_s_gitfile_in_the_work_tree_are_pointe
     assert tmp_path.resolve() / "wt" / ".git" not in pointers  # outside: not the run's to write
     _, read_only = git_paths(top.resolve())
     assert top.resolve() / "shared.gitconfig" in read_only
+
+
+def test_a_worktree_removed_meanwhile_is_no_redirect(tmp_path: Path) -> None:
+    top, wt, admin = linked(tmp_path)
+    guard = GitGuard(top, top)
+    guard.watch()
+    git(top, "worktree", "remove", str(wt))  # another run's end, on the host
+    assert guard.undo() == []
+    assert not admin.exists()
