@@ -8,8 +8,10 @@ private ``GIT_INDEX_FILE``. The caller's environment never redirects git elsewhe
 A repository may be a stranger's (an untrusted clone), and its ``.git/config`` can name programs
 that git runs by itself. Every git command of the product runs with all of them turned off
 (:func:`git_command`): no hooks, no fsmonitor, no filter drivers (clean/smudge/process: each one
-configured is emptied), no textconv or external diff, no pager, no credential helper or askpass,
-and no transport at all (``GIT_ALLOW_PROTOCOL`` empty: a partial clone's lazy fetch of a
+configured is emptied), no merge driver (each one configured merges as git's own text merge
+does, through ``git merge-file``), no textconv or external diff (each ``diff.<driver>.command``
+emptied too), no editor, no signature check, no pager, no credential helper or askpass, and
+no transport at all (``GIT_ALLOW_PROTOCOL`` empty: a partial clone's lazy fetch of a
 missing blob, which would run ``core.sshCommand``, is refused; ``GIT_NO_LAZY_FETCH`` too on
 git >= 2.44). No LSP imports.
 """
@@ -50,7 +52,7 @@ _REDIRECTS = (
     "GIT_CONFIG_COUNT",
 )
 # Configuration that turns off every program git could run by itself (git help config: each
-# key that names a program). Filters are per driver: see _filters_off.
+# key that names a program). Filters, merge and diff drivers are per driver: see _drivers_off.
 SAFE_CONFIG = (
     "core.hooksPath=" + os.devnull,  # no hook (reference-transaction, post-index-change, …)
     "core.fsmonitor=false",
@@ -65,7 +67,23 @@ SAFE_CONFIG = (
     "submodule.recurse=false",
     "advice.addEmbeddedRepo=false",
     "core.quotePath=false",
+    "core.editor=:",  # ':' is git's own "no editor": nothing is started, the message is kept
+    "sequence.editor=:",
+    "log.showSignature=false",  # a signature check would run gpg.program
+    "merge.verifySignatures=false",
 )
+# A repository-defined merge driver (``merge.<name>.driver``, chosen by .gitattributes) is a
+# program of the repository's: each one configured is replaced by git's own three-way text
+# merge, which is what git does for a driver that is not configured at all.
+TEXT_MERGE = "git merge-file -L ours -L base -L theirs --marker-size=%L %A %O %B"
+# The per-driver keys each configured driver gets, by section: the filters emptied (and no
+# longer required), the merge driver made the text merge, the external diff command emptied
+# (an empty one is refused by git: "cannot run", never a program).
+_DRIVER_KEYS = {
+    "filter": (("clean", ""), ("smudge", ""), ("process", ""), ("required", "false")),
+    "merge": (("driver", TEXT_MERGE),),
+    "diff": (("command", ""),),
+}
 SAFE_ENV = {
     "GIT_ALLOW_PROTOCOL": "",  # no protocol is allowed: nothing is ever fetched or pushed
     "GIT_PROTOCOL_FROM_USER": "0",
@@ -73,8 +91,9 @@ SAFE_ENV = {
     "GIT_TERMINAL_PROMPT": "0",
     "GIT_ASKPASS": "",
 }
-# Commands that never read files of the work tree (so never run a filter driver); every other
-# command gets each configured filter emptied first (one `git config` more).
+# Commands that never read files of the work tree nor merge (so never run a filter, merge or diff
+# driver); every other command gets each configured driver turned off first (one `git config`
+# more).
 _NO_FILTERS = frozenset(
     [
         "rev-parse",
@@ -135,11 +154,12 @@ def _safe_argv(args: Sequence[str], extra_config: Sequence[str] = ()) -> list[st
     return argv + words
 
 
-def _filters_off(cwd: Path, env: dict[str, str]) -> list[str]:
-    """``-c`` items emptying every filter driver configured (any level, includes followed);
-    a driver whose name holds '=' (``-c`` cannot name it) is emptied through ``env``."""
+def _drivers_off(cwd: Path, env: dict[str, str]) -> list[str]:
+    """``-c`` items turning off every filter, merge and diff driver configured (any level,
+    includes followed; see ``_DRIVER_KEYS``); a driver whose name holds '=' (``-c`` cannot name
+    it) is set through ``env``."""
     proc = subprocess.run(
-        [*_safe_argv(["config", "-z", "--name-only", "--get-regexp", r"^filter\."])],
+        [*_safe_argv(["config", "-z", "--name-only", "--get-regexp", r"^(filter|merge|diff)\."])],
         cwd=cwd,
         env=env,
         stdin=subprocess.DEVNULL,
@@ -147,19 +167,20 @@ def _filters_off(cwd: Path, env: dict[str, str]) -> list[str]:
         timeout=TIMEOUT,
         check=False,
     )
-    names = {
-        key.split(".", 1)[1].rsplit(".", 1)[0]
+    drivers = {
+        (section.lower(), rest.rsplit(".", 1)[0])
         for key in proc.stdout.decode("utf-8", "surrogateescape").split("\0")
         if key.count(".") >= 2
+        for section, rest in [key.split(".", 1)]
     }
     items: list[str] = []
     odd: list[tuple[str, str]] = []
-    for name in sorted(names):
-        for key, value in (("clean", ""), ("smudge", ""), ("process", ""), ("required", "false")):
+    for section, name in sorted(drivers):
+        for key, value in _DRIVER_KEYS.get(section, ()):
             if "=" in name:
-                odd.append((f"filter.{name}.{key}", value))
+                odd.append((f"{section}.{name}.{key}", value))
             else:
-                items.append(f"filter.{name}.{key}={value}")
+                items.append(f"{section}.{name}.{key}={value}")
     for i, (key, value) in enumerate(odd):  # git >= 2.31
         env[f"GIT_CONFIG_KEY_{i}"], env[f"GIT_CONFIG_VALUE_{i}"] = key, value
     if odd:
@@ -173,7 +194,7 @@ def git_command(
     """The argv and environment of ``git args…`` in ``cwd`` with every program turned off."""
     full_env = base_env(env)
     sub = next((a for a in args if not a.startswith("-")), "")
-    extra = [] if sub in _NO_FILTERS else _filters_off(cwd, full_env)
+    extra = [] if sub in _NO_FILTERS else _drivers_off(cwd, full_env)
     return _safe_argv(args, extra), full_env
 
 

@@ -16,9 +16,9 @@ What this module may do, and nothing else:
   local changes to the other files stay as they are.
 
 Like every git command of the product, these run with hooks, filters and external programs off
-(``git/command.py``); a custom merge driver named by the repository's own ``.gitattributes`` and
-config is not turned off, which adds nothing to what a merge already runs: the project's own
-verification commands (and a merge is refused in an untrusted workspace).
+(``git/command.py``), merge drivers included: a driver named by the repository's own
+``.gitattributes`` and config never runs; each file it would merge is merged by git's own
+three-way text merge instead, as a driver that is not configured is.
 """
 
 from __future__ import annotations

@@ -434,6 +434,8 @@ class Run(RunReporting, TasksFollowing):
         self.history.open_iteration_log(n)
         iteration = AgentIteration(self, inv, spec, self.history.write_raw)
         iteration.sandboxed = self.sandbox is not None
+        if self.sandbox is not None:
+            self.sandbox.watch_git()
         try:
             if not await iteration.start():
                 return iteration.out
@@ -442,7 +444,8 @@ class Run(RunReporting, TasksFollowing):
         finally:
             self.process = None
             self.history.close_iteration_log()
-            if self.sandbox is not None:  # connections its proxy refused
+            if self.sandbox is not None:  # git's pointers put back; connections refused
+                iteration.out.refusals += self.sandbox.undo_git("the agent")
                 iteration.out.refusals += self.sandbox.take_refusals()
 
     async def _kill_process(self, grace: float) -> None:

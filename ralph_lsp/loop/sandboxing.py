@@ -23,6 +23,7 @@ from ralph_lsp.sandbox import Sandbox, SandboxUnavailable
 from ralph_lsp.sandbox import proxy as egress
 from ralph_lsp.sandbox.bridge import proxy_env
 from ralph_lsp.sandbox.domains import allowed_domains, base_url_entry, no_proxy_for
+from ralph_lsp.sandbox.git_guard import GitGuard
 from ralph_lsp.sandbox.refusals import may_say_refused, refused
 from ralph_lsp.settings import Settings
 
@@ -54,11 +55,13 @@ Log = Callable[[str, Level], None]
 class RunSandbox:
     """One run's sandbox and its agent's egress proxy."""
 
-    def __init__(self, box: Sandbox, log: Log) -> None:
+    def __init__(self, box: Sandbox, log: Log, shown_from: Path | None = None) -> None:
         self.box = box
         self.log = log
         self.refused: list[Refusal] = []  # at the proxy, since the last take
         self.proxy = egress.EgressProxy(box.policy.allowed_domains, self._refused)
+        # what a process inside writes to git's pointers is undone before the host's git runs
+        self.guard = GitGuard(box.policy.work_root, shown_from)
 
     @classmethod
     async def open(
@@ -89,7 +92,7 @@ class RunSandbox:
         except OSError as exc:
             raise RunEnd(RunState.FAILED, f"the sandbox cannot start: {exc}") from None
         try:
-            run = cls(box, log)
+            run = cls(box, log, Path(os.path.realpath(history_root)))
             # macOS has no network namespace: the agent reaches the proxy on the loopback
             tcp = 0 if box.kind == "seatbelt" else None
             await run.proxy.start(egress.private_socket_path(), tcp)
@@ -130,6 +133,19 @@ class RunSandbox:
     def take_refusals(self) -> list[Refusal]:
         taken, self.refused = self.refused, []
         return taken
+
+    def watch_git(self) -> None:
+        """Before a process inside starts: the state of every file that says where the
+        repository is (``sandbox/git_guard.py``)."""
+        self.guard.watch()
+
+    def undo_git(self, who: str) -> list[Refusal]:
+        """After it ended, before any git command of the host: what ``who`` (``the agent``)
+        wrote to those files put back, each one said and returned as a refusal."""
+        found = [f"{who} wrote {line}" for line in self.guard.undo()]
+        for text in found:
+            self.log(f"⚠ the sandbox refused: {text} (git must not be redirected)", "warning")
+        return [Refusal(REFUSAL_TOOL, text) for text in found]
 
     def to_json(self) -> dict[str, object]:
         return self.box.to_json()

@@ -109,10 +109,15 @@ class Verification:
             wrap=self.host.sandbox.check if self.host.sandbox is not None else None,
         )
         self.runner = runner
+        box = self.host.sandbox
+        if box is not None:
+            box.watch_git()
         try:
             self.last_results = await runner.run(self.commands)
         finally:
             self.runner = None
+            if box is not None:  # before the checkpoint runs git
+                self.refusals += box.undo_git("a verification command")
         self.host.update(phase=None)
         self.last_failure = next((r for r in self.last_results if not r.passed), None)
         results = tuple(dict(r.to_json()) for r in self.last_results)

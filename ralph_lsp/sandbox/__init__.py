@@ -13,6 +13,8 @@ subreaper still catches everything.
 - ``sockets.py``: no host socket in view inside: where this user's run sockets live (hidden
   from every sandbox), a fresh ``/tmp`` and ``/run/user``, ``/dev/null`` over the sockets of
   ``/run``, and the variables naming a host socket removed.
+- ``git_guard.py``: :class:`~ralph_lsp.sandbox.git_guard.GitGuard`, what a sandboxed process
+  wrote to the files that tell git where the repository is, put back before the host's git.
 
 The network part (the agent's only way out):
 
@@ -29,7 +31,8 @@ The network part (the agent's only way out):
 
 Invariant: no sandbox sees a host socket but its own run's proxy, and only an agent's sandbox
 that one (a verification command gets no proxy at all); nothing here imports pygls or
-lsprotocol, nor ``proc/``, ``git/`` or ``agents/``;
+lsprotocol, nor ``proc/``, ``git/`` or ``agents/``; it writes only what it makes for a run and
+the git pointers it puts back (never through a link);
 ``bridge.py`` and ``relay.py`` import only the standard library (they run inside the sandbox with
 ``python -I -S``).
 """
