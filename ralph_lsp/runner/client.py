@@ -26,7 +26,6 @@ from ralph_lsp.loop.status import EngineEvent, RunStatus, StatusEvent
 from ralph_lsp.runner import events
 from ralph_lsp.runner.control import MAX_MESSAGE, ControlError, check_peer, check_socket
 from ralph_lsp.runner.live import LiveRun
-from ralph_lsp.sandbox import bwrap
 from ralph_lsp.settings import Settings, settings_to_dict
 
 READY_TIMEOUT = 60.0  # a loaded machine may take long to start Python and claim the change
@@ -81,6 +80,8 @@ async def spawn(
 
 async def _launch(argv: list[str], what: str) -> tuple[asyncio.subprocess.Process, dict[str, Any]]:
     """Start a runner in a session of its own; its ready line, or RunnerError with why not."""
+    from ralph_lsp.sandbox import bwrap  # on the first run, not at the server's start (5 ms)
+
     proc = await asyncio.create_subprocess_exec(
         *argv,
         stdin=asyncio.subprocess.DEVNULL,
