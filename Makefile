@@ -24,17 +24,14 @@ help:
 	@echo "make bench-quick  the same with few repetitions and without 10,000 changes; writes nothing"
 	@echo "make soak       100 seeded SIGKILLs of a run's CLI, runner or server; each project checked consistent"
 
-# The checkout is installed as a plain path entry (editable_mode=compat): setuptools' default
-# editable finder costs every `ralph-lsp` process about 14 ms at start (it imports pathlib, re
-# and more from site), which a user's wheel install does not pay. Where a setuptools no longer
-# offers compat, the default editable install is made instead.
+# The checkout is installed in setuptools' default (lenient) editable mode; pyproject.toml's
+# package-dir makes that a plain path entry (.pth), with no import finder to pay at each start.
 $(STAMP): pyproject.toml constraints.txt Makefile
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV) || { \
 	  echo "python3 -m venv failed; installing python3-venv"; \
 	  apt-get update -qq && apt-get install -y -qq python3-venv && $(PYTHON) -m venv $(VENV); }
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -c constraints.txt -e '.[dev]' --config-settings editable_mode=compat \
-	  || $(PY) -m pip install -q -c constraints.txt -e '.[dev]'
+	$(PY) -m pip install -q -c constraints.txt -e '.[dev]'
 	@touch $(STAMP)
 
 venv: $(STAMP)

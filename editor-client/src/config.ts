@@ -85,9 +85,14 @@ const SANDBOX_LISTS = ["allowWrite", "denyRead", "allowedDomains"] as const;
  * allowedDomains }`; flat keys a person writes in settings.json (`"ralph.sandbox.allowWrite"`)
  * reach it merged into that object. Read from the User settings only (`globalValue`, else the
  * default): a workspace can never turn off or widen its own sandbox, not even through a key
- * VS Code does not know. A value of the wrong type passes through for the server to report.
+ * VS Code does not know. The hosts of the base URLs in the User settings' `ralph.env` join
+ * `sandbox.allowedDomains`. A value of the wrong type passes through for the server to report.
  */
 export function sandboxSettings(source: SettingsSource): ServerSettings {
+  return withUserBaseUrls(sandboxValue(source), userBaseUrlHosts(source));
+}
+
+function sandboxValue(source: SettingsSource): ServerSettings {
   let value: unknown;
   if (source.inspect) {
     const levels = source.inspect("sandbox");
@@ -109,6 +114,53 @@ export function sandboxSettings(source: SettingsSource): ServerSettings {
     }
   }
   return out;
+}
+
+/** The variables whose URL's host an agent connects to (the server's `BASE_URL_VARS`). */
+export const BASE_URL_VARS = ["ANTHROPIC_BASE_URL", "OPENAI_BASE_URL", "GOOGLE_GEMINI_BASE_URL", "GOOGLE_VERTEX_BASE_URL"];
+
+/**
+ * The allowlist entry of a base URL (`https://gw.example.com/v1` → `gw.example.com`,
+ * `http://127.0.0.1:8080` → `127.0.0.1:8080`), as the server's `base_url_entry` makes it; undefined
+ * when it names no http(s) host.
+ */
+export function baseUrlEntry(url: unknown): string | undefined {
+  if (typeof url !== "string") {
+    return undefined;
+  }
+  let parsed: URL;
+  try {
+    parsed = new URL(url.trim());
+  } catch {
+    return undefined;
+  }
+  if ((parsed.protocol !== "http:" && parsed.protocol !== "https:") || !parsed.hostname) {
+    return undefined;
+  }
+  const port = parsed.port; // "" for the scheme's own
+  return port === "" || port === "443" || port === "80" ? parsed.hostname : `${parsed.hostname}:${port}`;
+}
+
+/**
+ * The hosts of the base URLs in the User settings' `ralph.env` (`globalValue`): the server never
+ * lets `ralph.env` widen the allowlist, since a workspace's settings set it too, so the client
+ * sends the User's own as `ralph.sandbox.allowedDomains` entries. None without `inspect`.
+ */
+function userBaseUrlHosts(source: SettingsSource): string[] {
+  const env = source.inspect?.("env")?.globalValue;
+  if (typeof env !== "object" || env === null || Array.isArray(env)) {
+    return [];
+  }
+  const values = env as Record<string, unknown>;
+  return BASE_URL_VARS.map((name) => baseUrlEntry(values[name])).filter((e): e is string => e !== undefined);
+}
+
+function withUserBaseUrls(out: ServerSettings, hosts: string[]): ServerSettings {
+  const listed = out["sandbox.allowedDomains"];
+  if (hosts.length === 0 || (listed !== undefined && !Array.isArray(listed))) {
+    return out; // a wrong type passes through for the server to report
+  }
+  return { ...out, "sandbox.allowedDomains": [...new Set([...(listed ?? []), ...hosts])] };
 }
 
 /** `initializationOptions`: the settings plus the workspace's trust. */

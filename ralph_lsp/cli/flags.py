@@ -8,6 +8,7 @@ import json
 from typing import Any
 
 from ralph_lsp.cli.common import CliError
+from ralph_lsp.sandbox.domains import base_url_entries
 from ralph_lsp.settings import (
     Settings,
     check_setting,
@@ -66,6 +67,12 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
     settings, warnings = settings_from_dict(raw)
     if warnings:  # every flag was checked above: a safety net that names the setting
         raise CliError(warnings[0])
+    # A base URL given with --env is the person's own: its host joins the sandbox's allowlist
+    # (ralph.env alone never widens it, since a workspace's settings can set it too).
+    hosts = base_url_entries(settings.agent, env)
+    if hosts:
+        allowed = (*settings.sandbox_allowed_domains, *hosts)
+        settings = settings.replace(sandbox_allowed_domains=tuple(dict.fromkeys(allowed)))
     return settings
 
 

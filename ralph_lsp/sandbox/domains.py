@@ -6,8 +6,15 @@ Three sources, in this order (duplicates dropped):
    none: a custom agent names its hosts in ``ralph.sandbox.allowedDomains``);
 2. the host (and port, when not 443/80) of a configured base URL: ``ANTHROPIC_BASE_URL``,
    ``OPENAI_BASE_URL``, ``GOOGLE_GEMINI_BASE_URL`` (and ``GOOGLE_VERTEX_BASE_URL``), read from
-   the run's environment with ``ralph.env`` on top;
-3. ``ralph.sandbox.allowedDomains`` (entry forms: :mod:`ralph_lsp.sandbox.allowlist`).
+   the environment of the server or the CLI: the person's own, never a workspace's;
+3. ``ralph.sandbox.allowedDomains`` (entry forms: :mod:`ralph_lsp.sandbox.allowlist`), which
+   only the User settings or the CLI's flags set. A base URL in the User settings' ``ralph.env``
+   or a ``--env`` flag joins the list here, folded in by the client or the CLI
+   (:func:`base_url_entries`).
+
+``ralph.env`` itself never widens the list: a workspace's settings (or an agent writing
+``.vscode/settings.json``) set it too, and the server cannot tell the levels apart. A run whose
+workspace points a base URL elsewhere has its connections there refused, and said so.
 
 Telemetry and error-report hosts (Statsig, Sentry, Datadog, ``ab.chatgpt.com``,
 ``play.googleapis.com``) are left out: each CLI runs headless without them, and the presets turn
@@ -70,21 +77,21 @@ def base_url_entry(url: str) -> str | None:
     return shown if port is None or port in DEFAULT_PORTS else f"{shown}:{port}"
 
 
-def allowed_domains(
-    agent: str,
-    env: Mapping[str, str],
-    run_env: Mapping[str, str] | None = None,
-    extra: Iterable[str] = (),
-) -> list[str]:
-    """The allowlist for ``agent``: its preset's hosts, the host of each base URL set in ``env``
-    (the run's environment) or ``run_env`` (``ralph.env``, which wins), and ``extra``
-    (``ralph.sandbox.allowedDomains``). ``ValueError`` names a malformed ``extra`` entry."""
-    merged = {**env, **(run_env or {})}
-    found: list[str] = list(PRESET_DOMAINS.get(agent, ()))
+def base_url_entries(agent: str, env: Mapping[str, str]) -> list[str]:
+    """The allowlist entries of the base URLs that ``agent``'s CLI honours, set in ``env``."""
+    found = []
     for var in BASE_URL_VARS.get(agent, BASE_URL_VARS["custom"]):
-        entry = base_url_entry(merged.get(var, ""))
+        entry = base_url_entry(env.get(var, ""))
         if entry is not None:
             found.append(entry)
+    return found
+
+
+def allowed_domains(agent: str, env: Mapping[str, str], extra: Iterable[str] = ()) -> list[str]:
+    """The allowlist for ``agent``: its preset's hosts, the host of each base URL set in ``env``
+    (the environment of the server or the CLI, never ``ralph.env``), and ``extra``
+    (``ralph.sandbox.allowedDomains``). ``ValueError`` names a malformed ``extra`` entry."""
+    found: list[str] = [*PRESET_DOMAINS.get(agent, ()), *base_url_entries(agent, env)]
     for entry in extra:
         parse_rule(entry)  # a clear error for a bad one, before any run starts
         found.append(entry.strip())

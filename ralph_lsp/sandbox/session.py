@@ -59,6 +59,7 @@ class Sandbox:
     policy: SandboxPolicy
     python: str = sys.executable  # runs the bridge inside (the standard library only)
     cover: tuple[str, ...] = ()  # bwrap's arguments laying the host's sockets over (once)
+    source: str = ""  # where ``program`` was found (bwrap.Located.source)
 
     @classmethod
     def open(
@@ -98,7 +99,7 @@ class Sandbox:
         found = bwrap.probe()
         assert found.program is not None
         cover = tuple(sockets.cover_argv())
-        return cls("bwrap", found.version, found.program, policy, cover=cover)
+        return cls("bwrap", found.version, found.program, policy, source=found.source, cover=cover)
 
     def prefix(self, cwd: Path, *, proxy_socket: Path | None = None) -> list[str]:
         """The argv a command (its program resolved) is appended to. With ``proxy_socket``
@@ -122,8 +123,11 @@ class Sandbox:
         return {**kept, **self.policy.env}
 
     def describe(self) -> str:
-        """``sandbox: bwrap 0.11.0 — writable: …; hidden: …; domains: …``."""
+        """``sandbox: bwrap 0.11.0 (wheel: /…/bwrap) — writable: …; hidden: …; domains: …``:
+        which ``bwrap`` runs it, so that a person can tell a wheel's from the system's."""
         name = f"{self.kind} {self.version}".strip()
+        if self.source:
+            name += f" ({self.source}: {self.program})"
         domains = ", ".join(self.policy.allowed_domains) or "none (no network)"
         return (
             f"sandbox: {name} — writable: {_paths(self.policy.writable)};"

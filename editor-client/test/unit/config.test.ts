@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import {
   SERVER_SETTING_KEYS,
+  baseUrlEntry,
   didChangeConfigurationParams,
   initializationOptions,
   pythonPathSetting,
@@ -147,5 +148,47 @@ describe("sandboxSettings (ralph.sandbox, SPEC §10)", () => {
       sandbox: 1,
       "sandbox.allowWrite": "~/x",
     });
+  });
+});
+
+/** A `WorkspaceConfiguration` whose `ralph.env` has a value at each level (VS Code merges them). */
+function envLevels(env: { globalValue?: Record<string, string>; workspaceValue?: Record<string, string> }, sandbox?: unknown) {
+  const merged = { ...env.globalValue, ...env.workspaceValue };
+  return {
+    get: (key: string) => (key === "env" ? merged : key === "sandbox" ? sandbox : undefined),
+    inspect: (key: string) =>
+      key === "env" ? { key: "ralph.env", ...env } : key === "sandbox" ? { key: "ralph.sandbox", defaultValue: "auto", globalValue: sandbox } : undefined,
+  };
+}
+
+describe("base URLs in ralph.env and the sandbox's allowlist (SPEC §10)", () => {
+  it("adds the host of a base URL in the User settings' ralph.env to allowedDomains", () => {
+    const source = envLevels({ globalValue: { ANTHROPIC_BASE_URL: "https://gw.corp.example/v1", PATH_EXTRA: "x" } }, { allowedDomains: ["a.test"] });
+    assert.deepEqual(sandboxSettings(source), { sandbox: "auto", "sandbox.allowedDomains": ["a.test", "gw.corp.example"] });
+  });
+
+  it("adds nothing for a workspace's ralph.env: it may be written by the agent itself", () => {
+    const source = envLevels({ workspaceValue: { ANTHROPIC_BASE_URL: "http://evil.example", OPENAI_BASE_URL: "https://evil.example:8443" } });
+    const sent = serverSettings(source);
+    assert.deepEqual(sent["sandbox.allowedDomains"], undefined);
+    assert.deepEqual(sent.sandbox, "auto");
+    // the agent still gets the workspace's variables: only the allowlist ignores them
+    assert.deepEqual(sent.env, { ANTHROPIC_BASE_URL: "http://evil.example", OPENAI_BASE_URL: "https://evil.example:8443" });
+    const both = envLevels({ globalValue: { OPENAI_BASE_URL: "http://127.0.0.1:8123/v1" }, workspaceValue: { OPENAI_BASE_URL: "http://evil.example" } });
+    assert.deepEqual(sandboxSettings(both)["sandbox.allowedDomains"], ["127.0.0.1:8123"]);
+  });
+
+  it("makes the entries as the server does", () => {
+    assert.equal(baseUrlEntry("https://gw.example.com:443/v1"), "gw.example.com");
+    assert.equal(baseUrlEntry("http://127.0.0.1:8080"), "127.0.0.1:8080");
+    assert.equal(baseUrlEntry("http://[::1]:9000"), "[::1]:9000");
+    assert.equal(baseUrlEntry("ftp://files.example"), undefined);
+    assert.equal(baseUrlEntry("not a url"), undefined);
+    assert.equal(baseUrlEntry(3), undefined);
+  });
+
+  it("leaves a wrong-typed allowedDomains for the server to report", () => {
+    const source = envLevels({ globalValue: { ANTHROPIC_BASE_URL: "https://gw.example" } }, { allowedDomains: "a.test" });
+    assert.deepEqual(sandboxSettings(source)["sandbox.allowedDomains"], "a.test");
   });
 });
