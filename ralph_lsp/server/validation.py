@@ -6,6 +6,12 @@ open document (its text, not the disk's) and on every change on disk (`server/sp
 watches each root's `openspec/` folder). A main spec's change re-validates the deltas that
 target it. The task-file warnings join the diagnostics of tasks.md that `publishing.py` sends
 (one URI, one list).
+
+An edit's validation runs in one worker thread, off the event loop: the validations read nothing
+of the server (the open documents, the strict setting and the position encoding are taken on
+the loop first), and their diagnostics are applied on the loop in the order asked for, an
+item's result dropped when a newer validation of the item was asked for meanwhile. The sweep
+over every item (at start, when folders or settings change) runs on the loop in slices.
 """
 
 from __future__ import annotations
