@@ -69,6 +69,34 @@ def test_the_bulleted_names_are_their_patterns(line: str) -> None:
 
 @settings(max_examples=2000)
 @given(LINES)
+def test_the_requirement_header_pattern_is_the_clis(line: str) -> None:
+    from ralph_lsp.openspec.validation.blocks import REQUIREMENT_HEADER
+    from ralph_lsp.openspec.validation.text import ci
+
+    clis = js(rf"^###{S}*{ci('Requirement:')}{S}*({DOT}+){S}*$")
+    for prefix in ("###", "### Requirement:", "###\u3000requirement: ", "### REQUIREMENT:\u2028"):
+        text = prefix + line
+        assert _group(REQUIREMENT_HEADER.compiled, text) == _group(clis, text), text
+
+
+def test_the_requirement_header_pattern_is_linear() -> None:
+    from ralph_lsp.openspec.validation.blocks import REQUIREMENT_HEADER
+
+    def cpu(line: str) -> float:
+        best = float("inf")
+        for _ in range(3):
+            start = time.thread_time()
+            REQUIREMENT_HEADER.match(line)
+            best = min(best, time.thread_time() - start)
+        return best
+
+    for tail in ("\u2028b", " \u2028", "b"):  # (the CLI's pattern: 0.3 s, then 14 s)
+        small, big = (cpu("### Requirement: a" + " " * n + tail) for n in (5_000, 40_000))
+        assert big <= 16 * max(small, 0.002), (tail, small, big)
+
+
+@settings(max_examples=2000)
+@given(LINES)
 def test_a_name_loses_its_closing_run_as_the_pattern_takes_it(line: str) -> None:
     from ralph_lsp.openspec.validation.text import drop_closing_run
 

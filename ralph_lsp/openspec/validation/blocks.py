@@ -14,6 +14,7 @@ from ralph_lsp.openspec.validation.text import (
     DOT,
     JS_WS_CHARS,
     LINE_TERMINATORS,
+    NS,
     LazyPattern,
     S,
     ci,
@@ -31,7 +32,15 @@ from ralph_lsp.openspec.validation.text import (
     trim_end,
 )
 
-REQUIREMENT_HEADER = js_re(rf"^###{S}*{ci('Requirement:')}{S}*({DOT}+){S}*$")
+# The CLI's `^###S*Requirement:S*(DOT+)S*$` (any ASCII case), written so that it cannot
+# backtrack over a run: the leading run is possessive and the group starts at the first
+# character that is no whitespace, or, for a tail of only whitespace, at its last character
+# that is no line terminator (where the CLI's pattern ends up by giving back). As written by
+# the CLI it was quadratic in a long run of spaces before a line terminator (a 40 KB header
+# took 14 s; the authoring outline and archive read headers with it).
+REQUIREMENT_HEADER = js_re(
+    rf"^###{S}*+{ci('Requirement:')}(?:{S}*+(?={NS})|(?={S}*$){S}*(?={DOT}{S}*$))({DOT}++){S}*$"
+)
 # The CLI's `^S*[-*+]S*`?###S*Requirement:S*(DOT+?)`?S*$` and its FROM/TO kin: the part up
 # to `Requirement:` is a pattern whose quantifiers are possessive (each is followed by a
 # character it cannot match, so giving back changes nothing but the time: two `S*` around an
