@@ -12,6 +12,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 from bench import (
+    adversarial_cases,
     claude_home,
     lsp_cases,
     merge_cases,
@@ -82,6 +83,11 @@ CASES: dict[str, tuple[str, dict[str, float], dict[str, float]]] = {
         {"edits": 100, "reps": 7},
         {"edits": 10, "reps": 2},
     ),
+    "adversarial": (
+        "validation of crafted 3 MB files; ralph.changes answered during a crafted edit",
+        {"reps": 5, "edits": 20},
+        {"reps": 1, "edits": 4},
+    ),
     "merge": (
         "merge: conflict check over 10k files; a train of 3 over the sum of its verifications",
         {"reps": 30, "verify_s": 1.0, "trains": 5},
@@ -150,6 +156,9 @@ def _runner(name: str, a: dict[str, float]) -> Callable[[Results], Awaitable[Non
             await validate_cases.edit_to_diagnostics(r, int(a["edits"]))
             validate_cases.validate_vs_openspec(r)
             validate_cases.ten_thousand_requirements(r, int(a["reps"]))
+        elif name == "adversarial":
+            adversarial_cases.worst_3mb(r, int(a["reps"]))
+            await adversarial_cases.request_during_crafted_edit(r, int(a["edits"]))
         elif name == "merge":
             merge_cases.check_10k(r, int(a["reps"]))
             await merge_cases.train_overhead(r, a["verify_s"], int(a["trains"]))

@@ -87,6 +87,11 @@ def serve() -> None:
         print(f"ralph-lsp: error: {reason}", file=sys.stderr)
         raise SystemExit(2)
     server = create_server()
+    # OpenSpec validation runs in a worker thread (server/validation.py). While it computes,
+    # the event loop waits for the GIL each time it wakes, up to the switch interval (5 ms by
+    # default) and several times per request; 1 ms keeps a request's wait during a long
+    # validation near the request's own cost.
+    sys.setswitchinterval(0.001)
 
     def on_sigterm(signum: int, frame: FrameType | None) -> None:
         # The editor gave up waiting: kill every agent tree, then go.

@@ -6,11 +6,18 @@ open document (its text, not the disk's) and on every change on disk (`server/sp
 watches each root's `openspec/` folder). A main spec's change re-validates the deltas that
 target it. The task-file warnings join the diagnostics of tasks.md that `publishing.py` sends
 (one URI, one list).
+
+An edit's validation runs in one worker thread, off the event loop: the validations read nothing
+of the server (the open documents, the strict setting and the position encoding are taken on
+the loop first), and their diagnostics are applied on the loop in the order asked for, an
+item's result dropped when a newer validation of the item was asked for meanwhile. The sweep
+over every item (at start, when folders or settings change) runs on the loop in slices.
 """
 
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import functools
 import logging
 from collections.abc import Callable, Iterable
@@ -67,6 +74,51 @@ def to_diagnostic(issue: Issue, text: str, strict: bool, encoding: str | None) -
     )
 
 
+#: The diagnostics of an item (a change folder or a file), by file.
+Found = dict[Path, list[types.Diagnostic]]
+Work = Callable[[], Found]
+
+
+def _change(change: Path, overrides: dict[Path, str], strict: bool, encoding: str | None) -> Found:
+    issues: list[Issue] = []
+    texts = dict(overrides)  # and each file read from disk, once for all three readers
+    if change.is_dir():
+        deltas = discover_spec_files(change / "specs")
+        issues = validate_change(change, strict=strict, texts=texts, deltas=deltas).issues
+        issues += proposal_issues(change, texts, deltas)
+    by_file: dict[Path, list[Issue]] = {}
+    for issue in issues:
+        by_file.setdefault(issue.file or change / "proposal.md", []).append(issue)
+    return _diagnose(by_file, texts, strict, encoding)
+
+
+def _file(
+    file: Path, check: Any, overrides: dict[Path, str], strict: bool, encoding: str | None
+) -> Found:
+    try:
+        text = overrides[file] if file in overrides else read_text(file)
+    except OSError:
+        return {}
+    return _diagnose({file: check(text, file)}, overrides, strict, encoding)
+
+
+def _diagnose(
+    by_file: dict[Path, list[Issue]], texts: dict[Path, str], strict: bool, encoding: str | None
+) -> Found:
+    """Each file's findings as diagnostics, placed on its text (the open buffer's, or the
+    disk's)."""
+    found: Found = {}
+    for file in sorted(by_file):
+        text = texts.get(file)
+        if text is None:
+            try:
+                text = read_text(file)
+            except OSError:
+                text = ""
+        found[file] = [to_diagnostic(i, text, strict, encoding) for i in by_file[file]]
+    return found
+
+
 class Validation:
     """Validates what an edit or a change on disk touches and publishes it, per file."""
 
@@ -79,6 +131,11 @@ class Validation:
         self._tasks: dict[Path, list[types.Diagnostic]] = {}  # tasks.md → its openspec findings
         self._watches: dict[Path, SpecTreeWatcher] = {}
         self._sweep: asyncio.Task[None] | None = None
+        # Validation runs in one worker thread, off the event loop: a large or crafted file
+        # cannot hold requests while it is read. `_issued` counts each item's validations
+        # asked for, so that only the newest one's findings are applied.
+        self._worker = concurrent.futures.ThreadPoolExecutor(1, "openspec-validation")
+        self._issued: dict[Path, int] = {}
 
     # -- inputs ------------------------------------------------------------------------------
 
@@ -113,15 +170,20 @@ class Validation:
         self._sweep = self.ls.run_task(self._run_sliced(Targets(roots=roots)), "openspec sweep")
 
     async def _run_sliced(self, targets: Targets) -> None:
-        """`run`, yielding to requests every SLICE_SECONDS (thousands of changes take a while)."""
+        """Every item validated and applied in turn, yielding to requests every SLICE_SECONDS
+        (thousands of changes take a while). An item an edit validated meanwhile is left to
+        the edit's newer result."""
         while self.ls.publisher.sweeping:  # tasks.md's diagnostics and lenses come first
             await asyncio.sleep(0.05)
         loop = asyncio.get_running_loop()
         until = loop.time() + SLICE_SECONDS
-        for item in self._expand(targets):
+        for item, work in self._expand(targets):
             if self.ls.stopping:
                 return
-            item()
+            issued = self._issued.get(item)
+            found = work()
+            if self._issued.get(item) == issued:
+                self._apply(item, found)
             if loop.time() >= until:
                 await asyncio.sleep(0)
                 until = loop.time() + SLICE_SECONDS
@@ -129,13 +191,32 @@ class Validation:
     # -- validating --------------------------------------------------------------------------
 
     def run(self, targets: Targets) -> None:
+        """Validate `targets` in the worker thread; each item's findings are applied on the
+        event loop when they come, unless a newer validation of the item was asked for
+        meanwhile (an edit supersedes the one before it). The worker is one thread, so the
+        items are validated, and their findings applied, in the order they were asked for."""
         if self.ls.stopping:
             return
-        for item in self._expand(targets):
-            item()
+        for item, work in self._expand(targets):
+            issued = self._issued[item] = self._issued.get(item, 0) + 1
+            future = self._worker.submit(self._work_if_current, item, issued, work)
+            self.ls.run_task(self._apply_when_done(item, issued, future), f"validate {item}")
 
-    def _expand(self, targets: Targets) -> list[Callable[[], None]]:
-        """One call per item to validate and publish."""
+    def _work_if_current(self, item: Path, issued: int, work: Work) -> Found | None:
+        """(In the worker) the item's findings, or None when a newer validation is queued."""
+        return work() if self._issued.get(item) == issued else None
+
+    async def _apply_when_done(
+        self, item: Path, issued: int, future: concurrent.futures.Future[Found | None]
+    ) -> None:
+        found = await asyncio.wrap_future(future)
+        if found is not None and self._issued.get(item) == issued and not self.ls.stopping:
+            self._apply(item, found)
+
+    def _expand(self, targets: Targets) -> list[tuple[Path, Work]]:
+        """One validation per item, each returning the item's diagnostics by file. What they
+        read of the server (open documents, settings, the position encoding) is read here, on
+        the event loop: the validations themselves touch no server state."""
         for root in targets.roots:
             changes = root / "openspec" / "changes"
             targets.changes |= {changes / c for c in list_change_ids(root)}
@@ -143,53 +224,29 @@ class Validation:
             targets.specs |= {specs / s / "spec.md" for s in list_spec_ids(root)}
             targets.configs.add(root / "openspec" / "config.yaml")
         overrides, strict = self.overrides(), self.strict()
-        items: list[Callable[[], None]] = []
+        encoding = self.ls.workspace.position_encoding
+        items: list[tuple[Path, Work]] = []
         for change in sorted(targets.changes):
-            items.append(functools.partial(self._change, change, overrides, strict))
+            work = functools.partial(_change, change, overrides, strict, encoding)
+            items.append((change, work))
         for spec in sorted(targets.specs):
-            items.append(functools.partial(self._file, spec, spec_issues, overrides, strict))
+            items.append(
+                (spec, functools.partial(_file, spec, spec_issues, overrides, strict, encoding))
+            )
         for config in sorted(targets.configs):
-            items.append(functools.partial(self._file, config, config_issues, overrides, strict))
+            work = functools.partial(_file, config, config_issues, overrides, strict, encoding)
+            items.append((config, work))
         return items
-
-    def _change(self, change: Path, overrides: dict[Path, str], strict: bool) -> None:
-        issues: list[Issue] = []
-        texts = dict(overrides)  # and each file read from disk, once for all three readers
-        if change.is_dir():
-            deltas = discover_spec_files(change / "specs")
-            issues = validate_change(change, strict=strict, texts=texts, deltas=deltas).issues
-            issues += proposal_issues(change, texts, deltas)
-        by_file: dict[Path, list[Issue]] = {}
-        for issue in issues:
-            by_file.setdefault(issue.file or change / "proposal.md", []).append(issue)
-        self._publish_item(change, by_file, texts, strict)
-
-    def _file(self, file: Path, check: Any, overrides: dict[Path, str], strict: bool) -> None:
-        try:
-            text = overrides[file] if file in overrides else read_text(file)
-        except OSError:
-            self._publish_item(file, {}, overrides, strict)
-            return
-        self._publish_item(file, {file: check(text, file)}, overrides, strict)
 
     # -- publishing --------------------------------------------------------------------------
 
-    def _publish_item(
-        self, item: Path, by_file: dict[Path, list[Issue]], overrides: dict[Path, str], strict: bool
-    ) -> None:
+    def _apply(self, item: Path, found: Found) -> None:
+        """Send each file's diagnostics, and none to a file the item no longer has findings
+        in (on the event loop)."""
         before = self._owned.get(item, set())
-        self._owned[item] = set(by_file)
-        encoding = self.ls.workspace.position_encoding
-        for file in sorted(before | set(by_file)):
-            issues = by_file.get(file, [])
-            text = overrides.get(file)
-            if text is None:
-                try:
-                    text = read_text(file)
-                except OSError:
-                    text = ""
-            diagnostics = [to_diagnostic(i, text, strict, encoding) for i in issues]
-            self._send(file, diagnostics)
+        self._owned[item] = set(found)
+        for file in sorted(before | set(found)):
+            self._send(file, found.get(file, []))
 
     def _send(self, file: Path, diagnostics: list[types.Diagnostic]) -> None:
         if file.name == "tasks.md":  # shares the URI with the run's own diagnostics
@@ -244,3 +301,4 @@ class Validation:
         for watcher in self._watches.values():
             watcher.stop()
         self._watches.clear()
+        self._worker.shutdown(wait=False, cancel_futures=True)

@@ -14,5 +14,8 @@ the CLI's level, path and message, our stable rule `code`, and a range in the fi
 The value classes are plain `__slots__` classes (`validation/record.py`'s `Record` gives the
 compared ones a dataclass's equality and repr) and patterns compile on first use
 (`text.LazyPattern`): a `ralph-lsp validate` call is mostly process start.
+Every reader is linear in its input, on crafted input too
+(`tests/openspec_validate/test_linear.py`); its caches are `functools` caches, safe in the
+worker thread the server runs it in.
 **Invariant:** reads files and does nothing else, like the rest of `openspec/`.
 """

@@ -14,14 +14,17 @@ from ralph_lsp.openspec.validation.text import (
     DOT,
     JS_WS_CHARS,
     LINE_TERMINATORS,
+    NS,
     LazyPattern,
     S,
     ci,
     dot_tail,
+    drop_closing_run,
     fence_mask,
     hashes_then_space,
     header_lines,
     js_re,
+    lazy_tail,
     lines_and_mask,
     normalize_newlines,
     strip_bom,
@@ -29,12 +32,22 @@ from ralph_lsp.openspec.validation.text import (
     trim_end,
 )
 
-REQUIREMENT_HEADER = js_re(rf"^###{S}*{ci('Requirement:')}{S}*({DOT}+){S}*$")
-_H3 = js_re(rf"^###{S}+({DOT}+?){S}*$")
-_REMOVED_BULLET = js_re(rf"^{S}*[-*+]{S}*`?###{S}*Requirement:{S}*({DOT}+?)`?{S}*$")
-_FROM = js_re(rf"^{S}*[-*+]?{S}*FROM:{S}*`?###{S}*Requirement:{S}*({DOT}+?)`?{S}*$")
-_TO = js_re(rf"^{S}*[-*+]?{S}*TO:{S}*`?###{S}*Requirement:{S}*({DOT}+?)`?{S}*$")
-_CLOSING_RUN = LazyPattern(r"[ \t]+#+[ \t]*$")
+# The CLI's `^###S*Requirement:S*(DOT+)S*$` (any ASCII case), written so that it cannot
+# backtrack over a run: the leading run is possessive and the group starts at the first
+# character that is no whitespace, or, for a tail of only whitespace, at its last character
+# that is no line terminator (where the CLI's pattern ends up by giving back). As written by
+# the CLI it was quadratic in a long run of spaces before a line terminator (a 40 KB header
+# took 14 s; the authoring outline and archive read headers with it).
+REQUIREMENT_HEADER = js_re(
+    rf"^###{S}*+{ci('Requirement:')}(?:{S}*+(?={NS})|(?={S}*$){S}*(?={DOT}{S}*$))({DOT}++){S}*$"
+)
+# The CLI's `^S*[-*+]S*`?###S*Requirement:S*(DOT+?)`?S*$` and its FROM/TO kin: the part up
+# to `Requirement:` is a pattern whose quantifiers are possessive (each is followed by a
+# character it cannot match, so giving back changes nothing but the time: two `S*` around an
+# optional bullet were quadratic in a line of spaces), the rest is `lazy_tail`.
+_REMOVED_BULLET = js_re(rf"^{S}*+[-*+]{S}*+`?+###{S}*+Requirement:")
+_FROM = js_re(rf"^{S}*+[-*+]?+{S}*+FROM:{S}*+`?+###{S}*+Requirement:")
+_TO = js_re(rf"^{S}*+[-*+]?+{S}*+TO:{S}*+`?+###{S}*+Requirement:")
 _WS_RUN = js_re(rf"{S}+")
 DELTA_TITLES = (
     "ADDED Requirements",
@@ -106,7 +119,7 @@ def is_delta_header(line: str) -> bool:
 def normalize_name(name: str) -> str:
     if "#" not in name:  # no closing run to drop (the common case)
         return trim(name)
-    return trim(_CLOSING_RUN.sub("", name, count=1))
+    return trim(drop_closing_run(name))
 
 
 def fold_name(name: str) -> str:
@@ -208,8 +221,8 @@ def _read_blocks(
             ends.append(i)
         elif hashes_then_space(line, 2, 2):
             ends.append(i)
-        elif sink is not None and (h3 := _H3.match(line)):
-            sink.append(Located(trim(h3.group(1)), body.start + i, section))
+        elif sink is not None and (h3 := _h3_title(line)) is not None:
+            sink.append(Located(trim(h3), body.start + i, section))
     blocks: list[Block] = []
     k = 0
     for r, name in reqs:
@@ -221,14 +234,25 @@ def _read_blocks(
     return blocks
 
 
+def _h3_title(line: str) -> str | None:
+    """The group of `^###S+(DOT+?)S*$`, or None."""
+    return lazy_tail(line[3:], 1, False) if line[:3] == "###" else None
+
+
+def _bulleted_name(head: LazyPattern, line: str) -> str | None:
+    """The name of a `- ### Requirement: name` line (`head`: the pattern up to `Requirement:`)."""
+    m = head.match(line)
+    return None if m is None else lazy_tail(line[m.end() :], 0, True)
+
+
 def _removed_names(body: _Body) -> list[Located]:
     names = []
     for i, line in enumerate(body.lines):
         if body.mask[i]:
             continue
         name = requirement_header_name(line)
-        if name is None and (m := _REMOVED_BULLET.match(line)):
-            name = m.group(1)
+        if name is None:
+            name = _bulleted_name(_REMOVED_BULLET, line)
         if name is not None:
             names.append(Located(normalize_name(name), body.start + i))
     return names
@@ -240,13 +264,14 @@ def _renamed_pairs(body: _Body, unpaired: list[Located]) -> list[tuple[Located, 
     for i, line in enumerate(body.lines):
         if body.mask[i]:
             continue
-        from_m, to_m = _FROM.match(line), _TO.match(line)
-        if from_m:
+        from_name = _bulleted_name(_FROM, line)
+        to_name = _bulleted_name(_TO, line) if from_name is None else None
+        if from_name is not None:
             if pending:
                 unpaired.append(pending)
-            pending = Located(normalize_name(from_m.group(1)), body.start + i, side="FROM")
-        elif to_m:
-            to = Located(normalize_name(to_m.group(1)), body.start + i, side="TO")
+            pending = Located(normalize_name(from_name), body.start + i, side="FROM")
+        elif to_name is not None:
+            to = Located(normalize_name(to_name), body.start + i, side="TO")
             if pending is None:
                 unpaired.append(to)
                 continue
@@ -348,7 +373,7 @@ def blocks_by_name(content: str) -> dict[str, Block]:
 def _scenario_name(line: str) -> str:
     """The name of a scenario header (`line` is one: `hashes_then_space(line, 4, 4)`): the
     header's `^####S+`, closing run and `^Scenario:S*` (any ASCII case) dropped, trimmed."""
-    name = _CLOSING_RUN.sub("", line[4:].lstrip(JS_WS_CHARS), count=1)
+    name = drop_closing_run(line[4:].lstrip(JS_WS_CHARS))
     return trim(name[9:] if _keyword(name, "scenario:") else name)
 
 

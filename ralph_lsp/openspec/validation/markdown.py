@@ -3,20 +3,18 @@
 from __future__ import annotations
 
 from ralph_lsp.openspec.validation.text import (
-    DOT,
     JS_WS_CHARS,
+    LINE_TERMINATORS,
     WS_SET,
-    S,
     fence_mask,
     header_lines,
-    js_re,
     lines_and_mask,
     requirement_text,
     trim,
     trimmed_lines,
 )
 
-_HEADER = js_re(rf"^(#{{1,6}}){S}+({DOT}+)$")
+# The CLI's header pattern, `^(#{1,6})S+(DOT+)$`, is matched as string operations below.
 
 
 class Section:
@@ -89,8 +87,11 @@ def parse_sections(
         rest = line[level:].lstrip(JS_WS_CHARS)
         if rest and "\u2028" not in rest and "\u2029" not in rest and "\r" not in rest:
             title = rest.rstrip(JS_WS_CHARS)  # what `_HEADER` captures, trimmed (no `\n` here)
-        elif m := _HEADER.match(line):
-            level, title = len(m.group(1)), trim(m.group(2))
+        elif not rest and len(line) - level >= 2 and line[-1] not in LINE_TERMINATORS:
+            # `_HEADER` on a line of only whitespace after the hashes: its group backs off to
+            # the last character, trimmed to nothing. A rest holding a line terminator cannot
+            # match (the pattern, tried, was quadratic in a long run of whitespace before it)
+            title = ""
         else:
             continue
         section = Section(level, title, i, lines)

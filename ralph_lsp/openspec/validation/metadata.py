@@ -9,7 +9,9 @@ from ralph_lsp.openspec.validation.spec_rules import read_text
 from ralph_lsp.openspec.validation.text import LazyPattern
 
 BUILT_IN_SCHEMAS = ("spec-driven",)
-_KEY = LazyPattern(r"^([A-Za-z_][\w-]*)[ \t]*:[ \t]*(.*?)[ \t]*$")
+# `(.*?)[ \t]*$` was quadratic in a long run of spaces; the value is stripped anyway, so the
+# group takes the line's end as it is.
+_KEY = LazyPattern(r"^([A-Za-z_][\w-]*+)[ \t]*+:[ \t]*+(.*)")
 _DATE = LazyPattern(r"^\d{4}-\d{2}-\d{2}$", re.ASCII)
 
 

@@ -147,6 +147,45 @@ def dot_tail(tail: str) -> str | None:
     return None
 
 
+def lazy_tail(tail: str, least: int, tick: bool) -> str | None:
+    """`S{least,}(DOT+?)`?S*$` (the backtick only when `tick`) matched at the start of `tail`,
+    as string operations: its group, or None. The pattern backtracks over every split of a
+    whitespace run between its quantifiers, quadratic in a long line's run (a 100 KB line of
+    spaces took seconds); what it finds is decided by the line's two ends alone.
+
+    The group starts after the leading whitespace and ends at the last character that is not
+    whitespace (before a closing backtick, when one may be left out); it holds no line
+    terminator. When `tail` is only whitespace, the group is its last character that is no
+    line terminator, past the `least` it must keep."""
+    body = tail.lstrip(JS_WS_CHARS)
+    if len(tail) - len(body) < least:
+        return None
+    if not body:
+        for at in range(len(tail) - 1, least - 1, -1):
+            if tail[at] not in LINE_TERMINATORS:
+                return tail[at]
+        return None
+    group = body.rstrip(JS_WS_CHARS)
+    if tick and len(group) > 1 and group[-1] == "`":
+        group = group[:-1]
+    for terminator in LINE_TERMINATORS:
+        if terminator in group:
+            return None
+    return group
+
+
+def drop_closing_run(name: str) -> str:
+    """`name` without the match of `[ \t]+#+[ \t]*$` (a header's closing run), as string
+    operations: searched from every position, the pattern rescanned a long run of spaces from
+    each of them."""
+    spaced = name.rstrip(" \t")
+    hashes = spaced.rstrip("#")
+    if len(hashes) == len(spaced):
+        return name
+    kept = hashes.rstrip(" \t")
+    return name if len(kept) == len(hashes) else name[: len(kept)]
+
+
 def hashes_then_space(line: str, least: int, most: int) -> bool:
     """`^#{least,most}S` as string operations (a pattern costs about 0.2 ms to compile, which
     every `validate` call paid for each of them)."""
