@@ -53,6 +53,13 @@ def running(needle: str, value: str | None = None) -> list[int]:
     return [pid for pid in tagged(tag) if needle.encode() in _cmdline(pid)]
 
 
+def programs(script: Path | str, value: str, var: str = TEST_VAR) -> list[int]:
+    """Live processes tagged ``var=value`` that run ``script`` themselves (``python script``):
+    the program and the children it forked, not the bubblewrap or bridge that started it."""
+    wanted = str(script).encode()
+    return [pid for pid in tagged(value, var) if _cmdline(pid).split(b"\0")[1:2] == [wanted]]
+
+
 def fake_agent_processes(value: str | None = None) -> list[int]:
     """This test's live processes running a fake agent (each names ``tests/fake_agents``)."""
     return running(str(FAKE_AGENTS), value)
