@@ -121,6 +121,12 @@ CASES: dict[str, tuple[str, dict[str, float], dict[str, float]]] = {
 }
 
 
+# Run only when named (`--only`, `make bench-soak`): the 5,000-iteration soak alone takes about
+# as long as every other case together, so `make bench` stays within 15 minutes on 2 cores.
+ON_REQUEST = ("soak5000",)
+DEFAULT_CASES = [name for name in CASES if name not in ON_REQUEST]
+
+
 def _runner(name: str, a: dict[str, float]) -> Callable[[Results], Awaitable[None]]:
     async def run(r: Results) -> None:
         if name == "parse":
@@ -193,7 +199,17 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument(
         "--only",
         metavar="NAMES",
-        help="comma-separated subset of: " + ", ".join(CASES),
+        help="comma-separated subset of: "
+        + ", ".join(CASES)
+        + " (default: every case but "
+        + ", ".join(ON_REQUEST)
+        + ")",
+    )
+    p.add_argument("--list", action="store_true", help="list the cases, then exit")
+    p.add_argument(
+        "--merge",
+        action="store_true",
+        help="put this run's keys into bench/results.json (or --output), keeping the others",
     )
     p.add_argument("--quick", action="store_true", help="few repetitions (a smoke test)")
     p.add_argument(
@@ -203,14 +219,19 @@ def main(argv: list[str] | None = None) -> int:
         " nothing with --only or --quick)",
     )
     args = p.parse_args(argv)
-    names = list(CASES)
+    if args.list:
+        for name, (what, _, _) in CASES.items():
+            extra = "  (only when named: make bench-soak)" if name in ON_REQUEST else ""
+            print(f"{name:16} {what}{extra}")
+        return 0
+    names = list(DEFAULT_CASES)
     if args.only:
         names = [n.strip() for n in args.only.split(",") if n.strip()]
         unknown = [n for n in names if n not in CASES]
         if unknown:
             p.error(f"unknown benchmark(s) {', '.join(unknown)}; known: {', '.join(CASES)}")
     output = args.output
-    if output is None and not args.only and not args.quick:
+    if output is None and (args.merge or (not args.only and not args.quick)):
         output = report.RESULTS
 
     env = report.environment()
@@ -244,7 +265,10 @@ def main(argv: list[str] | None = None) -> int:
     for note in results.notes:
         print(f"note: {note}")
     print(f"\n{env['bench_seconds']} s; load average {env['load_average_1min_at_start']} at start")
-    if output is not None:
+    if output is not None and args.merge:
+        report.merge(results, env, names, output)
+        print(f"merged into {output}")
+    elif output is not None:
         report.write(results, env, output)
         print(f"wrote {output}")
         if output == report.RESULTS:  # the charts in docs/benchmarks.md are of this run

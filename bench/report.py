@@ -172,6 +172,34 @@ def table(results: Results) -> str:
 
 
 def write(results: Results, environment: dict[str, Any], path: Path = RESULTS) -> None:
+    _write_text(_document(results, environment), path)
+
+
+def merge(
+    results: Results, environment: dict[str, Any], cases: list[str], path: Path = RESULTS
+) -> None:
+    """Put this run's keys into the results at ``path``, keeping every key it did not measure:
+    a case run alone (``make bench-soak``) joins the full run's file. The run's environment is
+    kept under ``merged_runs``, beside the file's own."""
+    new = _document(results, environment)
+    # the file's values in yardsticks keep the yardstick of the run that measured them
+    yardstick = {"yardstick_ms": new.pop("yardstick_ms", None)}
+    new.get("details", {}).pop("yardstick_ms", None)
+    doc: dict[str, Any] = json.loads(path.read_text()) if path.exists() else {}
+    for key, value in new.items():
+        if key in ("environment", "notes"):
+            continue
+        if isinstance(value, dict) and isinstance(doc.get(key), dict):
+            doc[key].update(value)
+        else:
+            doc[key] = value
+    doc["notes"] = [*doc.get("notes", []), *new.get("notes", [])]
+    doc.setdefault("merged_runs", []).append({"cases": cases, **yardstick, **environment})
+    doc.setdefault("environment", environment)
+    _write_text(doc, path)
+
+
+def _document(results: Results, environment: dict[str, Any]) -> dict[str, Any]:
     doc: dict[str, Any] = {}
     for t in TARGETS:
         if t.key in results.values:
@@ -187,6 +215,10 @@ def write(results: Results, environment: dict[str, Any], path: Path = RESULTS) -
     if results.notes:
         doc["notes"] = results.notes
     doc["environment"] = environment
+    return doc
+
+
+def _write_text(doc: dict[str, Any], path: Path) -> None:
     text = json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
     # nothing committed names a path of this machine
     for local, shown in ((str(REPO), "<repo>"), (tempfile.gettempdir(), "<tmp>")):

@@ -3,12 +3,18 @@ from __future__ import annotations
 import contextlib
 import gc
 import os
+import signal
 import subprocess
+import sys
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from types import FrameType
 
 import pytest
 from hypothesis import HealthCheck, settings
+
+from tests.tags import SESSION_VAR, TEST_VAR, kill_tagged
 
 # Property tests check answers, not speed (bench/ measures speed): on a loaded machine one
 # example can take longer than hypothesis' default 200 ms deadline, which failed a test once
@@ -16,11 +22,13 @@ from hypothesis import HealthCheck, settings
 settings.register_profile("suite", deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile("suite")
 
-# The suite's fake agents are mechanics probes: they log their spawns and pids outside the work
-# tree and the tests follow those pids, which a sandbox (its own PID namespace, a read-only
-# system) would hide. So the suite runs them unsandboxed, as a user can (said in each run's
-# first lines); the sandbox itself is tested for real in tests/sandbox, which turns it back on.
-os.environ.setdefault("RALPH_SANDBOX", "off")
+# The suite runs what users run: the sandbox on (``ralph.sandbox: "auto"``, the default). The
+# fake agents log in the work tree (``tests/tags.py``), and tests find a run's processes by the
+# tag every process inherits, never by the pids an agent writes (its PID namespace's). The few
+# tests about the unsandboxed path say so, each with its reason (``unsandboxed`` below).
+os.environ.pop("RALPH_SANDBOX", None)
+# One tag for the session: what it started is found, and ended, by it (``_end_the_session``).
+os.environ[SESSION_VAR] = uuid.uuid4().hex
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"
@@ -97,3 +105,52 @@ def reap_adopted_orphans() -> int:
                 os.waitpid(pid, os.WNOHANG)
                 reaped += 1
     return reaped
+
+
+@pytest.fixture(autouse=True)
+def process_tag(monkeypatch: pytest.MonkeyPatch) -> str:
+    """This test's tag (``RALPH_TEST_TAG``), inherited by every process it starts: how the test
+    finds them (``tests/tags.py``), sandboxed or not, whatever pids they say they have."""
+    tag = uuid.uuid4().hex
+    monkeypatch.setenv(TEST_VAR, tag)
+    return tag
+
+
+@pytest.fixture(autouse=True)
+def _unsandboxed(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``@pytest.mark.unsandboxed("why")``: this test runs with ``RALPH_SANDBOX=off``, as a user
+    may choose. Only for tests about the unsandboxed path, and each says why."""
+    marker = request.node.get_closest_marker("unsandboxed")
+    if marker is None:
+        return
+    if not marker.args or not str(marker.args[0]).strip():
+        pytest.fail('an unsandboxed test says why: @pytest.mark.unsandboxed("reason")')
+    monkeypatch.setenv("RALPH_SANDBOX", "off")
+
+
+def _end_the_session() -> None:
+    """SIGKILL whatever this session started that is still alive (a detached runner, an agent
+    in its own session, a server): nothing of the suite outlives it, however it ends."""
+    left = kill_tagged(os.environ[SESSION_VAR], SESSION_VAR)
+    if left:
+        print(f"\nthe session ended {len(left)} process(es) it had left:", file=sys.stderr)
+        for line in left:
+            print(f"  {line[:160]}", file=sys.stderr)
+
+
+def _interrupted(signum: int, frame: FrameType | None) -> None:
+    """SIGTERM or SIGHUP (a timeout, a closed terminal): end the session's processes now, then
+    stop as Ctrl-C does, so that fixtures tear down and pytest reports what ran."""
+    _end_the_session()
+    raise KeyboardInterrupt(f"signal {signal.Signals(signum).name}")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if sys.platform.startswith("linux"):
+        for signum in (signal.SIGTERM, signal.SIGHUP):
+            signal.signal(signum, _interrupted)
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    if sys.platform.startswith("linux"):
+        _end_the_session()

@@ -10,6 +10,8 @@
 #                      venv of it, with no package at all (bundled.test.ts runs the .vsix on it)
 # Arguments: names of test files to run (e.g. `e2e.sh trust`); default: every test/e2e/*.test.ts.
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+# Nothing it starts outlives it: not on a failure, a Ctrl-C, nor a timeout's SIGTERM (lib.sh).
+end_everything_on_exit
 
 started=$(date +%s)
 bash "$CLIENT_DIR/scripts/e2e-setup.sh"
@@ -25,7 +27,7 @@ rm -rf "$results"
 mkdir -p "$results"
 
 out=$(mktemp -d "${TMPDIR:-/tmp}/ralph-client-e2e.XXXXXX")
-trap 'rm -rf "$out"' EXIT
+trap 'end_tagged; rm -rf "$out"' EXIT
 
 # `python3` for code-server and the tests: a venv of the system's Python with no package in it
 # (no ralph-lsp, pygls, lsprotocol, cattrs, attrs or watchfiles), so the .vsix alone must bring
@@ -69,6 +71,7 @@ export NODE_PATH="$CLIENT_DIR/node_modules"
 log "running (results: ${results#"$REPO_ROOT"/})"
 status=0
 # The test files run one after the other (each starts its own code-server).
-node --test --test-reporter=spec --test-concurrency=1 "$out"/*.test.js || status=$?
+node --test --test-reporter=spec --test-concurrency=1 "$out"/*.test.js &
+wait $! || status=$?
 log "finished in $(($(date +%s) - started)) s with status $status"
 exit "$status"

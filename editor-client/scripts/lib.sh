@@ -54,3 +54,45 @@ ensure_apt_packages() {
   "${sudo[@]}" apt-get update -qq
   DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 }
+
+# end_everything_on_exit: from now on, any exit of this script (its end, a failure, SIGINT,
+# SIGTERM, SIGHUP) ends every process it started, however detached. Each carries a fresh
+# RALPH_E2E_TAG in its environment (code-server in a session of its own, its extension hosts and
+# their language servers, Chromium under playwright, node) and is found by it in /proc: SIGTERM,
+# then SIGKILL for whatever is left after 5 s. Bash runs a trap only between commands: start a
+# long one as `cmd & wait $!`, or a SIGTERM waits for it to end by itself.
+end_everything_on_exit() {
+  E2E_TAG="RALPH_E2E_TAG=$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')"
+  export "${E2E_TAG?}"
+  trap 'end_tagged' EXIT
+  trap 'exit 130' INT
+  trap 'exit 143' TERM
+  trap 'exit 129' HUP
+}
+
+# The live processes carrying this script's tag (grep runs without it: it reads its own environ).
+tagged_pids() {
+  local files f
+  files=$(env -u RALPH_E2E_TAG grep -lzxF -- "$E2E_TAG" /proc/[0-9]*/environ 2>/dev/null) || true
+  for f in $files; do
+    f=${f#/proc/}
+    echo "${f%/environ}"
+  done
+}
+
+end_tagged() {
+  local pids i
+  trap - INT TERM HUP
+  pids=$(tagged_pids)
+  [[ -z $pids ]] && return 0
+  # shellcheck disable=SC2086 # one pid a word
+  kill -TERM $pids 2>/dev/null || true
+  for ((i = 0; i < 50; i++)); do
+    pids=$(tagged_pids)
+    [[ -z $pids ]] && return 0
+    sleep 0.1
+  done
+  log "killing what did not end on SIGTERM: $(echo $pids)"
+  # shellcheck disable=SC2086
+  kill -KILL $pids 2>/dev/null || true
+}

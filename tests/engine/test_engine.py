@@ -18,6 +18,7 @@ from ralph_lsp.openspec.workspace import UnknownChangeError
 from ralph_lsp.settings import Settings
 from tests.conftest import shared_path
 from tests.engine.conftest import CHANGE, assert_gone, fake, spawns
+from tests.tags import fake_agent_processes, scratch
 
 
 class Recorder:
@@ -171,7 +172,8 @@ def preset_binary(
     script.chmod(0o755)
 
 
-CODEX_ARGV = '[ "$1" = exec ] && [ "$2" = --json ] && [ "$4" = workspace-write ]'
+# As a sandboxed run calls Codex: its own sandbox stands down inside ours (agents/sandboxed.py).
+CODEX_ARGV = '[ "$1" = exec ] && [ "$2" = --json ] && [ "$4" = danger-full-access ]'
 
 
 async def test_an_agent_waiting_for_the_network_says_so_in_status_and_log(
@@ -302,10 +304,8 @@ async def test_iteration_timeout_counts_as_no_progress(project: Path) -> None:
     assert any("timed out" in line for line in rec.logs)
 
 
-async def test_stop_kills_the_whole_tree(
-    project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    pidfile = tmp_path / "pids.txt"
+async def test_stop_kills_the_whole_tree(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    pidfile = scratch(project) / "pids.txt"
     monkeypatch.setenv("FAKE_AGENT_PID_FILE", str(pidfile))
     settings = Settings(
         agent="custom",
@@ -320,7 +320,7 @@ async def test_stop_kills_the_whole_tree(
         if pidfile.exists() and len(pidfile.read_text().split()) >= 3:
             break
         await asyncio.sleep(0.05)
-    pids = [int(p) for p in pidfile.read_text().split()]
+    pids = fake_agent_processes()  # the host's pids: the file has the sandbox's
     assert len(pids) >= 3
     with pytest.raises(EngineError, match="already running"):
         await engine.start(project, CHANGE, settings)

@@ -187,7 +187,7 @@ async def test_guidance_at_start_is_not_used_up_by_a_spawn_that_failed_to_start(
 ) -> None:
     # Fault 4 of the review: the first spawn exits before printing anything (a startup error),
     # so the guidance must reach the next spawn, and deliveredIn names that iteration.
-    monkeypatch.setenv("FAKE_MARKER", str(tmp_path / "failed-once"))
+    monkeypatch.setenv("FAKE_MARKER", str(spawn_log.parent / "failed-once"))
     settings = Settings(
         agent="custom",
         agent_command=tuple(fake("silent_fail_once.py", "-p", "{prompt}")),

@@ -19,6 +19,7 @@ from ralph_lsp.loop.history import load_records
 from ralph_lsp.settings import Settings
 from tests.conftest import alive
 from tests.engine.conftest import CHANGE, fake, spawns
+from tests.tags import running, scratch
 
 UNITTEST = "python3 -m unittest discover -s tests"
 
@@ -109,7 +110,7 @@ async def test_each_verifies_after_every_iteration_that_checked_a_task(project: 
 async def test_a_stop_during_verification_leaves_nothing_running(
     project: Path, tmp_path: Path
 ) -> None:
-    pid_file = tmp_path / "verify.pid"
+    pid_file = scratch(project) / "verify.pid"  # the check's pid in its sandbox: only a sign
     script = tmp_path / "slow_check.py"
     script.write_text(
         "import os, sys, time\n"
@@ -130,12 +131,13 @@ async def test_a_stop_during_verification_leaves_nothing_running(
         if pid_file.exists() and pid_file.read_text():
             break
         await asyncio.sleep(0.05)
-    pid = int(pid_file.read_text())
+    pids = running(str(script))  # the check and the sandbox around it, as the host sees them
+    assert pids
     [status] = engine.statuses()
     assert status.phase == "verifying"
     stopped = await asyncio.wait_for(engine.stop(project, CHANGE), 20)
     assert stopped.state == "stopped"
-    assert not alive(pid)
+    assert not [pid for pid in pids if alive(pid)]
 
 
 @pytest.mark.parametrize("before_work", [True, False])
@@ -189,11 +191,14 @@ async def test_the_claude_preset_may_run_the_checks_and_refusals_are_recorded(
     rec, status = await run(project, replace(settings, max_iterations=2))
     assert status.state == "exhausted", status.reason
     argv = spawns(spawn_log)[0]["argv"]
-    assert argv[argv.index("--allowedTools") :] == [
+    tools = argv.index("--allowedTools")
+    assert argv[tools : tools + 3] == [
         "--allowedTools",
         f"Bash({UNITTEST}:*)",
         "Bash(npm run build:*)",
     ]
+    # Claude Code's own sandbox stands down inside ours (agents/sandboxed.py)
+    assert argv[tools + 3 :] == ["--settings", '{"sandbox": {"enabled": false}}']
     assert argv[argv.index("--permission-mode") + 1] == "acceptEdits"  # no blanket bypass
     assert "⚠ refused: Bash(make build) — allow it with ralph.allowedTools" in rec.logs()
     assert status.refusals == ("Bash(make build)",)  # in the status, once

@@ -17,6 +17,7 @@ import pytest
 from tests.conftest import take_inspection
 from tests.faults.helpers import TAG, FaultEnv, tagged_processes
 from tests.faults.lsp_raw import RawLsp
+from tests.tags import SCRATCH, scratch
 
 TASKS = """# Tasks
 
@@ -45,7 +46,7 @@ def snapshot(root: Path) -> dict[str, str]:
     out: dict[str, str] = {}
     for path in sorted(root.rglob("*")):
         rel = path.relative_to(root)
-        if rel.parts[0] == ".ralph" or path.name == "tasks.md" or not path.is_file():
+        if rel.parts[0] in (".ralph", SCRATCH) or path.name == "tasks.md" or not path.is_file():
             continue
         out[str(rel)] = hashlib.sha256(path.read_bytes()).hexdigest()
     return out
@@ -64,8 +65,7 @@ def fx(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[FaultEnv]:
     root.mkdir()
     (root / "README.md").write_text("a project\n")
     make_change(root, "alpha")
-    logs = tmp_path / "logs"
-    logs.mkdir()
+    logs = scratch(root)  # the agents' logs: in the work tree, the one folder they may write
     tmp = tmp_path / "tmp"
     tmp.mkdir()
     env = dict(os.environ)

@@ -53,6 +53,7 @@ from tests.faults.helpers import (
     tagged_processes,
 )
 from tests.faults.lsp_raw import RawLsp
+from tests.tags import scratch
 
 KINDS = ("cli", "runner", "server")
 TASKS = "# Tasks\n\n" + "".join(
@@ -91,8 +92,7 @@ def make_project(base: Path) -> FaultEnv:
     (root / "src" / "main.py").write_text("print('hello')\n")
     (root / "notes.bin").write_bytes(bytes(range(256)) * 4)
     make_change(root, "alpha", TASKS)
-    logs, tmp = base / "logs", base / "tmp"
-    logs.mkdir()
+    logs, tmp = scratch(root), base / "tmp"  # the agents' logs in the work tree they may write
     tmp.mkdir()
     env = {k: v for k, v in os.environ.items() if not k.startswith(("FAULT_", "FAKE_AGENT"))}
     tag = uuid.uuid4().hex

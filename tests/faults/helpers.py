@@ -19,6 +19,7 @@ from typing import Any
 
 from ralph_lsp.loop.history import load_records
 from tests.conftest import alive
+from tests.tags import programs
 
 TAG = "RALPH_FAULT_TAG"
 FAULT_AGENT = Path(__file__).resolve().parents[1] / "fake_agents" / "fault_agent.py"
@@ -41,6 +42,28 @@ def tagged_processes(tag: str) -> list[int]:
             continue
         if alive(int(name)):
             found.append(int(name))
+    return found
+
+
+WATCHDOG = b"ralph_lsp.proc.watchdog"
+
+
+def killed_by(signum: int) -> int:
+    """The exit code a run records for an agent killed by ``signum``: ``-signum``, or, sandboxed,
+    ``128 + signum``, which is how bubblewrap (the agent's parent there) reports its death."""
+    return -signum if os.environ.get("RALPH_SANDBOX") == "off" else 128 + signum
+
+
+def watchdogs(pids: list[int]) -> list[int]:
+    """The watchdogs among ``pids`` (their command line names the module)."""
+    found = []
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                if WATCHDOG in f.read().split(b"\0"):
+                    found.append(pid)
+        except OSError:
+            continue
     return found
 
 
@@ -129,6 +152,12 @@ class FaultEnv:
         return shlex.join(self.agent(*args))
 
     def pids(self) -> list[int]:
+        """The host's pids of the fault agents alive now (and of the children they forked),
+        found by the tag: those in pids.txt are their PID namespace's when sandboxed."""
+        return programs(FAULT_AGENT, self.tag, TAG)
+
+    def pids_written(self) -> list[int]:
+        """The pids the agents wrote (their own namespace's): how many have started."""
         path = self.logs / "pids.txt"
         return [int(w) for w in path.read_text().split()] if path.exists() else []
 

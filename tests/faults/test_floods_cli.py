@@ -14,6 +14,7 @@ import pytest
 
 from tests.faults.conftest import make_change
 from tests.faults.helpers import CLI, FaultEnv, assert_outcome, gone_within
+from tests.tags import running
 
 ONE_TASK = "## 1. Only\n- [ ] 1.1 The one task\n"
 CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
@@ -81,7 +82,7 @@ def test_a_closed_stdout_stops_verify_and_its_command(fx: FaultEnv) -> None:
     # Found in review: `ralph-lsp verify … | head` ran the command to its end after the pipe
     # closed. Now the command's tree is stopped as soon as stdout is closed, even while the
     # command prints nothing, and verify exits quietly (5, as `run` does).
-    pid_file = fx.tmp / "verify.pid"
+    pid_file = fx.logs / "verify.pid"  # in the work tree: the command runs sandboxed
     slow = shlex.join(
         [
             sys.executable,
@@ -100,6 +101,8 @@ def test_a_closed_stdout_stops_verify_and_its_command(fx: FaultEnv) -> None:
     assert proc.stdout is not None and proc.stderr is not None
     while not proc.stdout.readline().endswith(b" ready\n"):  # what `head` reads, then exits
         assert time.monotonic() - started < 30, "the command never printed"
+    pids = running(str(pid_file))  # the host's pids of the command (and of its sandbox)
+    assert pids
     proc.stdout.close()
     try:
         code = proc.wait(10)
@@ -110,5 +113,5 @@ def test_a_closed_stdout_stops_verify_and_its_command(fx: FaultEnv) -> None:
     stderr = proc.stderr.read().decode("utf-8", "replace")
     assert code == 5, stderr[-2000:]
     assert "Traceback" not in stderr and "BrokenPipe" not in stderr, stderr[-2000:]
-    assert gone_within([int(pid_file.read_text())], 2) == []
+    assert gone_within(pids, 2) == []
     assert time.monotonic() - started < 20

@@ -21,6 +21,7 @@ import pytest
 from ralph_lsp.loop.history import load_records
 from tests.faults.conftest import TASKS
 from tests.faults.helpers import FaultEnv, check_tasks
+from tests.tags import scratch
 
 FILLER = Path(__file__).resolve().parents[1] / "fake_agents" / "fill_disk.py"
 
@@ -84,10 +85,13 @@ def test_a_full_disk_ends_the_run_failed_and_corrupts_nothing(
 ) -> None:
     fill_at, then_print, git_only = CASES[case]
     root = _project_on(small_disk, fx, git_only)
-    filler = small_disk / "filler.bin"
+    logs = scratch(root)  # in the work tree: a sandboxed agent may write there
+    # The filler fills the small disk from where a sandboxed agent may write on it: the work
+    # tree, or, when only the git folder is there, what git commit needs of it (its objects).
+    filler = (small_disk / "git" / "objects" if git_only else logs) / "filler.bin"
     readme = (root / "README.md").read_bytes()
     fx.env.update({
-        "FAKE_COUNTER": str(fx.logs / "spawned"), "FILL_AT": str(fill_at),
+        "FAKE_COUNTER": str(logs / "spawned"), "FILL_AT": str(fill_at),
         "FILL_PATH": str(filler), "FILL_THEN_PRINT": str(then_print),
     })  # fmt: skip
     agent = shlex.join([sys.executable, str(FILLER)])
@@ -97,7 +101,7 @@ def test_a_full_disk_ends_the_run_failed_and_corrupts_nothing(
     assert "failed: no space left on device" in result.stdout, said
     what = "checkpoint" if git_only else "the run's history"
     assert f"failed: no space left on device: {what}" in result.stdout, said
-    spawned = int((fx.logs / "spawned").read_text())
+    spawned = int((logs / "spawned").read_text())
     assert spawned == fill_at  # no spawn after the disk filled
     # tasks.md is the original with one box checked per spawn, the user's file as it was
     assert fx.tasks().read_bytes() == check_tasks(TASKS.encode(), spawned)

@@ -27,6 +27,7 @@ from ralph_lsp.settings import SETTING_NAMES as SERVER_SETTINGS
 from tests.faults.conftest import TASKS, make_change
 from tests.faults.helpers import FAULT_AGENT, TAG, tagged_processes
 from tests.faults.lsp_raw import RawLsp
+from tests.tags import scratch
 
 COMMANDS = FIELDS  # every command and its fields, from their one declaration
 SETTING_NAMES = (*SERVER_SETTINGS, "trusted")  # every setting, from its one declaration
@@ -82,8 +83,7 @@ def fuzzed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Fuzzed]:
     root = base / "project"
     make_change(root, "alpha")
     doc = make_change(root, "doc") / "tasks.md"
-    logs = base / "logs"
-    logs.mkdir()
+    logs = scratch(root)  # the agents' logs: in the work tree, the one folder they may write
     tag = uuid.uuid4().hex
     env = {**os.environ, TAG: tag, "FAULT_LOG_DIR": str(logs), "TMPDIR": str(base)}
     settings_ = {

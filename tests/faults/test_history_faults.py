@@ -2,12 +2,28 @@
 
 from __future__ import annotations
 
+import os
+
+import pytest
+
 from tests.faults.conftest import TASKS
 from tests.faults.helpers import FaultEnv, check_tasks, gone_within
 
 WARNING = "history cannot be saved under"
 
 
+# Sandboxed, a `.ralph` that is a file stops the run before it starts ("the sandbox cannot
+# start: File exists"): the sandbox makes `.ralph/` to bind it read-only. Unsandboxed the run
+# goes on with its record in memory, as SPEC §3 says. A gap found when the suite first ran
+# sandboxed (issue 46), left to the sandbox's owners; strict, so its fix is seen.
+RALPH_IS_A_FILE_SANDBOXED = pytest.mark.xfail(
+    os.environ.get("RALPH_SANDBOX") != "off",
+    reason="sandboxed, a .ralph that is a file fails the sandbox's start",
+    strict=True,
+)
+
+
+@RALPH_IS_A_FILE_SANDBOXED
 def test_ralph_is_a_file_from_the_start(fx: FaultEnv) -> None:
     (fx.root / ".ralph").write_text("in the way\n")
     result = fx.run_cli("alpha", "--agent-command", fx.agent_command("check"))
@@ -21,6 +37,7 @@ def test_ralph_is_a_file_from_the_start(fx: FaultEnv) -> None:
     assert gone_within(fx.pids(), 0) == []
 
 
+@pytest.mark.unsandboxed("sandboxed, .ralph/ is read-only to the agent, which cannot replace it")
 def test_ralph_replaced_by_a_file_mid_run(fx: FaultEnv) -> None:
     result = fx.run_cli("alpha", "--agent-command", fx.agent_command("break-history"))
     assert result.returncode == 0, result.stdout[-2000:]
@@ -30,6 +47,7 @@ def test_ralph_replaced_by_a_file_mid_run(fx: FaultEnv) -> None:
     assert fx.tasks().read_bytes() == check_tasks(TASKS.encode(), 3)
 
 
+@RALPH_IS_A_FILE_SANDBOXED
 def test_prompt_files_do_not_pile_up_when_history_is_unwritable(fx: FaultEnv) -> None:
     """With ``{promptFile}`` and no history folder, the prompt goes to a temporary file; a run
     of hours must not leave one such file per iteration behind."""

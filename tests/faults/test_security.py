@@ -8,6 +8,7 @@ the agent's environment is the parent's plus ``ralph.env``, nothing more.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -17,6 +18,8 @@ import uuid
 from collections.abc import Callable
 from pathlib import Path
 
+from ralph_lsp.sandbox.bridge import proxy_env
+from ralph_lsp.sandbox.policy import CACHE_VARIABLES
 from tests.faults.conftest import TASKS, make_change
 from tests.faults.helpers import FaultEnv, check_tasks, wait_until
 from tests.faults.lsp_raw import RawLsp
@@ -302,12 +305,30 @@ def dumped_env(fx: FaultEnv) -> dict[str, str]:
 EXTRA_ENV = {"RALPH_FAULT_EXTRA": "$(touch nothing) `x` ;|&", "LANG": "C.UTF-8"}
 
 
+# What the sandbox sets for every process inside: the proxy's variables, the private TMPDIR and
+# package caches (under the run's temporary folder), and PWD (the work tree, where it starts).
+SANDBOX_SET = {*proxy_env(0), *CACHE_VARIABLES, "TMPDIR", "PWD"}
+
+
+def assert_parent_plus_settings_env(dumped: dict[str, str], fx: FaultEnv) -> None:
+    expected = {**fx.env, **EXTRA_ENV}
+    if os.environ.get("RALPH_SANDBOX") != "off":
+        tmp = Path(dumped["TMPDIR"])
+        assert tmp.name.startswith("ralph-sandbox-"), tmp
+        assert all(Path(dumped[name]).is_relative_to(tmp) for name in CACHE_VARIABLES)
+        assert dumped["PWD"] == str(fx.root)
+        assert set(proxy_env(0)) <= set(dumped)
+        dumped = {k: v for k, v in dumped.items() if k not in SANDBOX_SET}
+        expected = {k: v for k, v in expected.items() if k not in SANDBOX_SET}
+    assert dumped == expected
+
+
 def test_agent_environment_is_the_parent_plus_settings_env_cli(fx: FaultEnv) -> None:
     fx.env["SERVER_SIDE_ONLY"] = "the cli's own"
     args = [arg for k, v in EXTRA_ENV.items() for arg in ("--env", f"{k}={v}")]
     result = fx.run_cli("alpha", "--agent-command", fx.agent_command("env"), *args)
     assert result.returncode == 0, result.stdout[-1000:]
-    assert dumped_env(fx) == {**fx.env, **EXTRA_ENV}
+    assert_parent_plus_settings_env(dumped_env(fx), fx)
 
 
 def test_agent_environment_is_the_parent_plus_settings_env_server(
@@ -317,7 +338,7 @@ def test_agent_environment_is_the_parent_plus_settings_env_server(
     server = start_lsp({"agent": "custom", "agentCommand": fx.agent("env"), "env": EXTRA_ENV})
     assert "result" in server.command("ralph.run", {"change": "alpha"})
     assert server.wait_final("alpha")["state"] == "succeeded"
-    assert dumped_env(fx) == {**fx.env, **EXTRA_ENV}
+    assert_parent_plus_settings_env(dumped_env(fx), fx)
 
 
 def test_a_project_shipping_its_own_ralph_lsp_package_never_has_it_run(fx: FaultEnv) -> None:

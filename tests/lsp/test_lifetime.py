@@ -9,50 +9,51 @@ import time
 from pathlib import Path
 
 from tests.lsp.conftest import CHANGE, Session, StartSession, exited, pid_alive, wait_until
+from tests.tags import running, scratch
 
 SLEEPER = "import os, sys, time; open(sys.argv[1], 'w').write(str(os.getpid())); time.sleep(60)"
 
 
 async def start_sleeping_run(
     start_session: StartSession, workspace: Path, tmp_path: Path
-) -> tuple[Session, int]:
-    pidfile = tmp_path / "agent.pid"
+) -> tuple[Session, list[int]]:
+    """A run whose agent sleeps; the host's pids of the agent and of the sandbox around it
+    (found by the test's tag: the pid the agent writes is its PID namespace's)."""
+    pidfile = scratch(workspace) / "agent.pid"
     agent = [sys.executable, "-c", SLEEPER, str(pidfile)]
     s = await start_session(workspace, settings={"agent": "custom", "agentCommand": agent})
     await s.command("ralph.run", {"change": CHANGE})
-    text = await wait_until(
-        lambda: pidfile.exists() and pidfile.read_text(), what="the agent's pid"
-    )
-    pid = int(text)
-    assert pid_alive(pid)
-    return s, pid
+    await wait_until(lambda: pidfile.exists() and pidfile.read_text(), what="the agent's pid")
+    pids = running(str(pidfile))
+    assert pids and all(map(pid_alive, pids))
+    return s, pids
 
 
 async def test_stdin_closed_without_shutdown_leaves_no_agent(
     start_session: StartSession, workspace: Path, tmp_path: Path
 ) -> None:
-    s, pid = await start_sleeping_run(start_session, workspace, tmp_path)
+    s, pids = await start_sleeping_run(start_session, workspace, tmp_path)
     assert s.process.stdin is not None
     s.process.stdin.close()
-    await wait_until(lambda: not pid_alive(pid), timeout=2, what="the agent to be gone")
+    await wait_until(lambda: not any(map(pid_alive, pids)), timeout=2, what="the agent to be gone")
     await exited(s)
 
 
 async def test_exit_without_shutdown_leaves_no_agent(
     start_session: StartSession, workspace: Path, tmp_path: Path
 ) -> None:
-    s, pid = await start_sleeping_run(start_session, workspace, tmp_path)
+    s, pids = await start_sleeping_run(start_session, workspace, tmp_path)
     s.client.exit(None)
-    await wait_until(lambda: not pid_alive(pid), timeout=2, what="the agent to be gone")
+    await wait_until(lambda: not any(map(pid_alive, pids)), timeout=2, what="the agent to be gone")
     assert await exited(s) == 1  # exit without shutdown
 
 
 async def test_shutdown_stops_the_run_and_reports_it(
     start_session: StartSession, workspace: Path, tmp_path: Path
 ) -> None:
-    s, pid = await start_sleeping_run(start_session, workspace, tmp_path)
+    s, pids = await start_sleeping_run(start_session, workspace, tmp_path)
     await asyncio.wait_for(s.client.shutdown_async(None), 15)
-    assert not pid_alive(pid)
+    assert not any(map(pid_alive, pids))
     assert s.statuses[-1]["state"] == "stopped"
     [(_, values)] = s.client.progress_reports.items()
     assert values[-1].kind == "end"
@@ -63,9 +64,9 @@ async def test_shutdown_stops_the_run_and_reports_it(
 async def test_sigterm_leaves_no_agent(
     start_session: StartSession, workspace: Path, tmp_path: Path
 ) -> None:
-    s, pid = await start_sleeping_run(start_session, workspace, tmp_path)
+    s, pids = await start_sleeping_run(start_session, workspace, tmp_path)
     s.process.send_signal(signal.SIGTERM)
-    await wait_until(lambda: not pid_alive(pid), timeout=2, what="the agent to be gone")
+    await wait_until(lambda: not any(map(pid_alive, pids)), timeout=2, what="the agent to be gone")
     await exited(s)
 
 

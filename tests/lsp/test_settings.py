@@ -10,6 +10,7 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 
 from tests.lsp.conftest import CHANGE, Session, StartSession, wait_until
+from tests.tags import scratch
 
 
 def push(s: Session, settings: object) -> None:
@@ -21,7 +22,7 @@ def push(s: Session, settings: object) -> None:
 async def test_an_untrusted_workspace_refuses_to_run_until_trusted(
     start_session: StartSession, workspace: Path, tmp_path: Path
 ) -> None:
-    marker = tmp_path / "agent-ran"
+    marker = scratch(workspace) / "agent-ran"  # in the work tree: the agent runs sandboxed
     agent = [sys.executable, "-c", "import sys; open(sys.argv[1], 'w').close()", str(marker)]
     settings = {"agent": "custom", "agentCommand": agent, "stuckAfter": 1}
     s = await start_session(workspace, init={"trusted": False, **settings}, settings=settings)

