@@ -254,6 +254,21 @@ def _bulleted_name(head: LazyPattern, line: str) -> str | None:
     return None if m is None else lazy_tail(line[m.end() :], 0, True)
 
 
+def removed_bullet_name(line: str) -> str | None:
+    """The group of the CLI's `^S*[-*+]S*`?###S*Requirement:S*(DOT+?)`?S*$`, in linear time."""
+    return _bulleted_name(_REMOVED_BULLET, line)
+
+
+def renamed_from_name(line: str) -> str | None:
+    """The group of the CLI's `- FROM: `### Requirement: name`` pattern, in linear time."""
+    return _bulleted_name(_FROM, line)
+
+
+def renamed_to_name(line: str) -> str | None:
+    """The group of the CLI's `- TO: `### Requirement: name`` pattern, in linear time."""
+    return _bulleted_name(_TO, line)
+
+
 def _removed_names(body: _Body) -> list[Located]:
     names = []
     for i, line in enumerate(body.lines):
