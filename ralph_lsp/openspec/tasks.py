@@ -39,10 +39,13 @@ from ralph_lsp.openspec.task_rule import WS as _WS
 from ralph_lsp.openspec.task_rule import match_task as match_task
 
 # A loose shape for "looks like a task": used only to warn about lines that do not count.
+_BULLET = "(?:[-*+]|[0-9]+[.)])"
 _LOOKS_LIKE_TASK_RE = re.compile(
-    # possessive: the bullet is no whitespace, so the two runs around it never need to give
-    # back (they did, quadratic in a long line of spaces holding a `[`)
-    rf"{_WS}*+(?:[-*+]|[0-9]+[.)])?+{_WS}*+\[(?P<box>[^\]\n]{{0,4}})\]{_NOT_WS}?"
+    # maximal runs (`X*(?!X)`) and a bullet taken whenever it is there (`(?:B|(?!B))`): the
+    # bullet is no whitespace, so the two runs around it never need to give back (they did,
+    # quadratic in a long line of spaces holding a `[`). Not `*+`/`?+`: Python 3.11+ only.
+    rf"{_WS}*(?!{_WS})(?:{_BULLET}|(?!{_BULLET})){_WS}*(?!{_WS})"
+    rf"\[(?P<box>[^\]\n]{{0,4}})\]{_NOT_WS}?"
 )
 _STORY_NUM_RE = re.compile(
     r"(?:(?:Story|Phase|Part|Section|Step)[ \t]+|)([0-9]+(?:\.[0-9]+)*)[.):]?(?=[ \t]|$)", re.I

@@ -8,5 +8,7 @@ every main spec (`workspace_requirements`); `authoring/assist.py` holds completi
 definition and hover (`reference_at`, `hover_markdown`); `authoring/fixes.py` the code actions
 for the validation rules' common errors (`fixes`), each a list of `Edit`s.
 **Invariant:** reads files and does nothing else, like the rest of `openspec/`; the readers are the
-validation package's (`openspec/validation/blocks.py`), so what is offered agrees with the CLI.
+validation package's (`openspec/validation/blocks.py`), so what is offered agrees with the CLI;
+every reader is linear in the text, on crafted input too, since the server calls them on its
+event loop (`tests/openspec_validate/test_authoring_linear.py`).
 """

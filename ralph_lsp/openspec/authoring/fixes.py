@@ -18,8 +18,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ralph_lsp.openspec.authoring.outline import (
-    FROM_LINE,
-    TO_LINE,
     Outline,
     Requirement,
     outline,
@@ -32,7 +30,13 @@ from ralph_lsp.openspec.authoring.specs import (
     main_requirements,
     main_spec_of,
 )
-from ralph_lsp.openspec.validation.blocks import Block, diff_scenarios, normalize_name
+from ralph_lsp.openspec.validation.blocks import (
+    Block,
+    diff_scenarios,
+    normalize_name,
+    renamed_from_name,
+    renamed_to_name,
+)
 from ralph_lsp.openspec.validation.text import S, contains_shall_or_must, js_re, requirement_body
 
 _H3_SCENARIO = js_re(rf"^###{S}+Scenario:", ignore_case=True)
@@ -102,13 +106,13 @@ def _shall_into_body(o: Outline, r: Requirement) -> Fix | None:
 def _missing_to(o: Outline, first: int, last: int) -> list[Fix]:
     out = []
     for i in range(first, min(last, len(o.lines) - 1) + 1):
-        m = FROM_LINE.match(o.lines[i])
-        if o.mask[i] or m is None or section_key(o.section_at(i)) != "RENAMED":
+        found = renamed_from_name(o.lines[i])
+        if o.mask[i] or found is None or section_key(o.section_at(i)) != "RENAMED":
             continue
         after = next((j for j in range(i + 1, len(o.lines)) if o.lines[j].strip()), None)
-        if after is not None and not o.mask[after] and TO_LINE.match(o.lines[after]):
+        if after is not None and not o.mask[after] and renamed_to_name(o.lines[after]) is not None:
             continue
-        name = normalize_name(m.group(1))
+        name = normalize_name(found)
         indent = o.lines[i][: len(o.lines[i]) - len(o.lines[i].lstrip())]
         text = f"\n{indent}- TO: `### Requirement: {name} (renamed)`"
         edit = Edit(i, len(o.lines[i]), i, len(o.lines[i]), text)

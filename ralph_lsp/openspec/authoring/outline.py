@@ -1,13 +1,28 @@
 """A spec file's outline: `## ` sections, `### Requirement:` blocks and their `####` scenarios,
-each with its 0-based lines, read as the CLI reads them (code fences ignored)."""
+each with its 0-based lines, read as the CLI reads them (code fences ignored).
+
+Linear in the text on every input: the server reads an outline on its event loop for each
+document-symbol, completion, definition, hover and code-action request. The CLI's header
+patterns backtracked over a long run of whitespace (a 40 KB line of spaces took 7.9 s in the
+`- FROM:` pattern), so each is read by the validation's string matchers, and a line's section is
+found by bisection, not by a walk over every section above it (quadratic in a file of
+alternating sections and requirements)."""
 
 from __future__ import annotations
 
+import bisect
 from dataclasses import dataclass, field
 
-from ralph_lsp.openspec.validation.blocks import REQUIREMENT_HEADER, normalize_name
+from ralph_lsp.openspec.validation.blocks import (
+    normalize_name,
+    removed_bullet_name,
+    renamed_from_name,
+    requirement_header_name,
+    section_title,
+)
 from ralph_lsp.openspec.validation.text import (
-    DOT,
+    JS_WS_CHARS,
+    LINE_TERMINATORS,
     SCENARIO_HEADER,
     S,
     js_re,
@@ -15,12 +30,7 @@ from ralph_lsp.openspec.validation.text import (
     trim,
 )
 
-SECTION_HEADER = js_re(rf"^##{S}+({DOT}+)$")
-BULLET_NAME = js_re(rf"^{S}*[-*+]{S}*`?###{S}*Requirement:{S}*({DOT}+?)`?{S}*$")
-FROM_LINE = js_re(rf"^{S}*[-*+]?{S}*FROM:{S}*`?###{S}*Requirement:{S}*({DOT}+?)`?{S}*$")
-TO_LINE = js_re(rf"^{S}*[-*+]?{S}*TO:{S}*`?###{S}*Requirement:{S}*({DOT}+?)`?{S}*$")
 _ANY_HEADER = js_re(rf"^#{{1,4}}{S}")
-_SCENARIO_NAME = js_re(rf"^####{S}+(?:Scenario:{S}*)?({DOT}*?){S}*$", ignore_case=True)
 DELTA_KEYS = ("ADDED", "MODIFIED", "REMOVED", "RENAMED")
 
 
@@ -64,11 +74,10 @@ class Outline:
     requirements: list[Requirement] = field(default_factory=list)
 
     def section_at(self, line: int) -> str | None:
-        title = None
-        for t, at in self.sections:
-            if at <= line:
-                title = t
-        return title
+        """The title of the last section whose header is at or above `line` (the sections are
+        in the order of their lines)."""
+        k = bisect.bisect_right(self.sections, line, key=lambda s: s[1])
+        return self.sections[k - 1][0] if k else None
 
     def requirement_at(self, line: int) -> Requirement | None:
         return next((r for r in self.requirements if r.line <= line < max(r.end, r.line + 1)), None)
@@ -89,6 +98,26 @@ def _trimmed_end(lines: list[str], start: int, end: int) -> int:
     return end
 
 
+def scenario_name(line: str) -> str:
+    """A `####` header's scenario name: the trimmed group of the CLI's
+    `^####S+(?:Scenario:S*)?(DOT*?)S*$` (`Scenario:` in any ASCII case), or, where the pattern
+    does not match, the line after `####` trimmed. As string operations: the pattern was
+    quadratic in a long run of whitespace inside the name.
+
+    The group is the text after the header's whitespace and its `Scenario:` (and the
+    whitespace after that), up to the line's trailing whitespace; the pattern matches unless
+    that holds a line terminator (a `.` of JavaScript stops at one)."""
+    rest = line[4:]
+    body = rest.lstrip(JS_WS_CHARS)
+    if line[:4] != "####" or len(body) == len(rest):
+        return trim(rest)
+    keyword = body[:9]
+    if keyword.isascii() and keyword.lower() == "scenario:":
+        body = body[9:].lstrip(JS_WS_CHARS)
+    core = body.rstrip(JS_WS_CHARS)
+    return trim(rest) if any(t in core for t in LINE_TERMINATORS) else core
+
+
 def _scenarios(o: Outline, start: int, end: int) -> tuple[Scenario, ...]:
     heads = [
         i for i in range(start + 1, end) if not o.mask[i] and SCENARIO_HEADER.match(o.lines[i])
@@ -98,9 +127,7 @@ def _scenarios(o: Outline, start: int, end: int) -> tuple[Scenario, ...]:
         stop = next(
             (j for j in range(i + 1, end) if not o.mask[j] and _ANY_HEADER.match(o.lines[j])), end
         )
-        m = _SCENARIO_NAME.match(o.lines[i])
-        name = trim(m.group(1)) if m else trim(o.lines[i][4:])
-        out.append(Scenario(name, i, _trimmed_end(o.lines, i, stop)))
+        out.append(Scenario(scenario_name(o.lines[i]), i, _trimmed_end(o.lines, i, stop)))
     return tuple(out)
 
 
@@ -113,11 +140,11 @@ def outline(content: str) -> Outline:
     for i, line in enumerate(lines):
         if mask[i] or not line.startswith("##"):
             continue
-        if (m := SECTION_HEADER.match(line)) and not line.startswith("###"):
-            o.sections.append((trim(m.group(1)), i))
+        if not line.startswith("###") and (title := section_title(line)) is not None:
+            o.sections.append((trim(title), i))
             heads.append((i, None))
-        elif m := REQUIREMENT_HEADER.match(line):
-            heads.append((i, normalize_name(m.group(1))))
+        elif (name := requirement_header_name(line)) is not None:
+            heads.append((i, normalize_name(name)))
     for k, (i, name) in enumerate(heads):
         if name is None:
             continue
@@ -141,13 +168,13 @@ def refs(o: Outline) -> list[Ref]:
         if o.mask[i]:
             continue
         key = section_key(o.section_at(i))
-        m = None
+        name = None
         if key in ("MODIFIED", "REMOVED"):
-            m = REQUIREMENT_HEADER.match(line)
-            if m is None and key == "REMOVED":
-                m = BULLET_NAME.match(line)
+            name = requirement_header_name(line)
+            if name is None and key == "REMOVED":
+                name = removed_bullet_name(line)
         elif key == "RENAMED":
-            m = FROM_LINE.match(line)
-        if m is not None and key is not None:
-            out.append(_ref(line, i, normalize_name(m.group(1)), key))
+            name = renamed_from_name(line)
+        if name is not None and key is not None:
+            out.append(_ref(line, i, normalize_name(name), key))
     return out

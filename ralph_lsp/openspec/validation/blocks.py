@@ -33,21 +33,30 @@ from ralph_lsp.openspec.validation.text import (
 )
 
 # The CLI's `^###S*Requirement:S*(DOT+)S*$` (any ASCII case), written so that it cannot
-# backtrack over a run: the leading run is possessive and the group starts at the first
-# character that is no whitespace, or, for a tail of only whitespace, at its last character
-# that is no line terminator (where the CLI's pattern ends up by giving back). As written by
-# the CLI it was quadratic in a long run of spaces before a line terminator (a 40 KB header
-# took 14 s; the authoring outline and archive read headers with it).
+# backtrack over a run: each run is maximal (`X*(?!X)`: giving back one character leaves an
+# `X` next, which the lookahead refuses at once) and the group starts at the first character
+# that is no whitespace, or, for a tail of only whitespace, at its last character that is no
+# line terminator (where the CLI's pattern ends up by giving back). As written by the CLI it
+# was quadratic in a long run of spaces before a line terminator (a 40 KB header took 14 s;
+# the authoring outline and archive read headers with it). No possessive quantifier or atomic
+# group: Python's `re` has them from 3.11 on, and the package supports 3.10
+# (`tests/test_regex_syntax.py`).
 REQUIREMENT_HEADER = js_re(
-    rf"^###{S}*+{ci('Requirement:')}(?:{S}*+(?={NS})|(?={S}*$){S}*(?={DOT}{S}*$))({DOT}++){S}*$"
+    rf"^###{S}*(?!{S}){ci('Requirement:')}(?:{S}*(?={NS})|(?={S}*$){S}*(?={DOT}{S}*$))"
+    rf"({DOT}+(?!{DOT})){S}*$"
 )
 # The CLI's `^S*[-*+]S*`?###S*Requirement:S*(DOT+?)`?S*$` and its FROM/TO kin: the part up
-# to `Requirement:` is a pattern whose quantifiers are possessive (each is followed by a
-# character it cannot match, so giving back changes nothing but the time: two `S*` around an
-# optional bullet were quadratic in a line of spaces), the rest is `lazy_tail`.
-_REMOVED_BULLET = js_re(rf"^{S}*+[-*+]{S}*+`?+###{S}*+Requirement:")
-_FROM = js_re(rf"^{S}*+[-*+]?+{S}*+FROM:{S}*+`?+###{S}*+Requirement:")
-_TO = js_re(rf"^{S}*+[-*+]?+{S}*+TO:{S}*+`?+###{S}*+Requirement:")
+# to `Requirement:` is a pattern whose runs are maximal (each is followed by a character it
+# cannot match, so giving back changes nothing but the time: two `S*` around an optional
+# bullet were quadratic in a line of spaces), the rest is `lazy_tail`. `(?:X|(?!X))` is an
+# optional `X` that is taken whenever it is there (`X?+` in Python 3.11 and later).
+_REMOVED_BULLET = js_re(rf"^{S}*(?!{S})[-*+]{S}*(?!{S})(?:`|(?!`))###{S}*(?!{S})Requirement:")
+_FROM = js_re(
+    rf"^{S}*(?!{S})(?:[-*+]|(?![-*+])){S}*(?!{S})FROM:{S}*(?!{S})(?:`|(?!`))###{S}*(?!{S})Requirement:"
+)
+_TO = js_re(
+    rf"^{S}*(?!{S})(?:[-*+]|(?![-*+])){S}*(?!{S})TO:{S}*(?!{S})(?:`|(?!`))###{S}*(?!{S})Requirement:"
+)
 _WS_RUN = js_re(rf"{S}+")
 DELTA_TITLES = (
     "ADDED Requirements",
@@ -243,6 +252,21 @@ def _bulleted_name(head: LazyPattern, line: str) -> str | None:
     """The name of a `- ### Requirement: name` line (`head`: the pattern up to `Requirement:`)."""
     m = head.match(line)
     return None if m is None else lazy_tail(line[m.end() :], 0, True)
+
+
+def removed_bullet_name(line: str) -> str | None:
+    """The group of the CLI's `^S*[-*+]S*`?###S*Requirement:S*(DOT+?)`?S*$`, in linear time."""
+    return _bulleted_name(_REMOVED_BULLET, line)
+
+
+def renamed_from_name(line: str) -> str | None:
+    """The group of the CLI's `- FROM: `### Requirement: name`` pattern, in linear time."""
+    return _bulleted_name(_FROM, line)
+
+
+def renamed_to_name(line: str) -> str | None:
+    """The group of the CLI's `- TO: `### Requirement: name`` pattern, in linear time."""
+    return _bulleted_name(_TO, line)
 
 
 def _removed_names(body: _Body) -> list[Located]:

@@ -10,8 +10,9 @@ from ralph_lsp.openspec.validation.text import LazyPattern
 
 BUILT_IN_SCHEMAS = ("spec-driven",)
 # `(.*?)[ \t]*$` was quadratic in a long run of spaces; the value is stripped anyway, so the
-# group takes the line's end as it is.
-_KEY = LazyPattern(r"^([A-Za-z_][\w-]*+)[ \t]*+:[ \t]*+(.*)")
+# group takes the line's end as it is. Each run is maximal (`X*(?!X)`, what `X*+` says in
+# Python 3.11 and later: the package supports 3.10).
+_KEY = LazyPattern(r"^([A-Za-z_][\w-]*(?![\w-]))[ \t]*(?![ \t]):[ \t]*(?![ \t])(.*)")
 _DATE = LazyPattern(r"^\d{4}-\d{2}-\d{2}$", re.ASCII)
 
 
