@@ -152,7 +152,9 @@ class Sandbox:
 def _prepare(policy: SandboxPolicy, state: Sequence[Path]) -> None:
     """Folders the run may write, and the read-only ones, made to exist before they are bound
     (a missing ``.git/hooks`` must not become a folder the agent could create; a missing
-    ``~/.claude`` could not be made inside, where the home is read-only)."""
+    ``~/.claude`` could not be made inside, where the home is read-only). What is already in the
+    way of a read-only folder (a ``.ralph`` that is a file, a link) is left as it is and bound
+    read-only as it is: the run goes on, and says what it cannot do there."""
     for folder in policy.env.values():
         os.makedirs(folder, mode=0o700, exist_ok=True)
     for path in state:
@@ -162,8 +164,8 @@ def _prepare(policy: SandboxPolicy, state: Sequence[Path]) -> None:
         else:
             path.mkdir(mode=0o700, parents=True, exist_ok=True)
     for path in policy.read_only:
-        if path.name in MADE_READ_ONLY and path.parent.is_dir():
-            path.mkdir(exist_ok=True)
+        if path.name in MADE_READ_ONLY and path.parent.is_dir() and not os.path.lexists(path):
+            path.mkdir()
 
 
 def _paths(paths: Sequence[Path]) -> str:
