@@ -436,6 +436,7 @@ class Run(RunReporting, TasksFollowing):
         self.history.open_iteration_log(n)
         iteration = AgentIteration(self, inv, spec, self.history.write_raw)
         iteration.sandboxed = self.sandbox is not None
+        iteration.ended = None if self.sandbox is None else self.sandbox.agent_ended
         if self.sandbox is not None:
             self.sandbox.watch_git()
         try:

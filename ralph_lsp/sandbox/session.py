@@ -101,7 +101,14 @@ class Sandbox:
         cover = tuple(sockets.cover_argv())
         return cls("bwrap", found.version, found.program, policy, source=found.source, cover=cover)
 
-    def prefix(self, cwd: Path, *, proxy_socket: Path | None = None) -> list[str]:
+    def prefix(
+        self,
+        cwd: Path,
+        *,
+        proxy_socket: Path | None = None,
+        status_file: Path | None = None,
+        program: str | None = None,
+    ) -> list[str]:
         """The argv a command (its program resolved) is appended to. With ``proxy_socket``
         (the agent's), the command runs behind the bridge to that egress proxy: its only way
         out of a network namespace that has nothing but a loopback of its own. Without it (a
@@ -112,9 +119,16 @@ class Sandbox:
             return bwrap.argv(self.policy, self.program, cwd, cover=self.cover)
         folder = str(proxy_socket.parent)  # this run's own, bound over the hidden private one
         extra = ["--ro-bind", folder, folder]
+        # the agent program the host resolved, where the fresh /tmp would hide it
+        extra += sockets.bind_back(
+            dict.fromkeys([program, os.path.realpath(program)]) if program else []
+        )
         out = bwrap.argv(self.policy, self.program, cwd, cover=self.cover, extra=extra)
         no_proxy = no_proxy_for(self.policy.allowed_domains)
-        return [*out, *bridge_argv(self.python, proxy_socket, [], no_proxy=no_proxy)]
+        bridge = bridge_argv(
+            self.python, proxy_socket, [], no_proxy=no_proxy, status_file=status_file
+        )
+        return [*out, *bridge]
 
     def environment(self, env: Mapping[str, str]) -> dict[str, str]:
         """``env`` inside: less every variable that names a host socket or display (none of
