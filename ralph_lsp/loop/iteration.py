@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
@@ -33,6 +34,8 @@ from ralph_lsp.proc.process import AgentProcess, AgentStartError, SpawnSpec
 from ralph_lsp.settings import Settings
 
 Level = Literal["info", "warning", "error"]
+# An exit code as waited for -> the exit code and start error the run records (sandboxed)
+Ended = Callable[[int | None], tuple[int | None, AgentStartError | None]]
 
 # Agent output reaches renderers in batches: one log event once this many lines or characters
 # are collected, or after this delay. The lines of one read of the agent's output are never
@@ -131,6 +134,8 @@ class AgentIteration:
         self.working_reason: str | None = None
         self.process: AgentProcess | None = None
         self.sandboxed = False  # read the output for what the run's sandbox refused
+        # sandboxed: the exit code and start error as the run records them (loop/sandboxing.py)
+        self.ended: Ended | None = None
 
     async def start(self) -> bool:
         """Start the agent; False (with ``start_error`` set) when it could not be executed."""
@@ -258,6 +263,10 @@ class AgentIteration:
             first = next((k for k, t in watchers.items() if t in done), "timeout")
             await self._end(proc, first)
             self.out.exit_code = await proc.wait()
+            if self.ended is not None:
+                self.out.exit_code, self.out.start_error = self.ended(self.out.exit_code)
+                if self.out.start_error is not None:
+                    self.run_hooks.log(f"✗ {self.out.start_error}", "error")
             try:
                 await asyncio.wait_for(asyncio.shield(pump), timeout=5)
             except asyncio.TimeoutError:

@@ -389,8 +389,10 @@ class Run(RunReporting, TasksFollowing):
         except OSError as exc:
             if prompt_file is not None and no_space(exc):  # the run ends after this iteration
                 self.history.failed_write(exc)
-            # No history folder: the prompt goes to a private temporary file, removed after.
-            fd, name = tempfile.mkstemp(prefix="ralph-prompt-", suffix=".md")
+            # No history folder: the prompt goes to a private temporary file, removed after;
+            # sandboxed, in the run's own temporary folder (the only one the agent sees there).
+            folder = None if self.sandbox is None else self.sandbox.box.policy.tmp_dir
+            fd, name = tempfile.mkstemp(prefix="ralph-prompt-", suffix=".md", dir=folder)
             with os.fdopen(fd, "w", encoding="utf-8") as f:
                 f.write(prompt)
             prompt_file, temporary = Path(name), True
@@ -434,6 +436,7 @@ class Run(RunReporting, TasksFollowing):
         self.history.open_iteration_log(n)
         iteration = AgentIteration(self, inv, spec, self.history.write_raw)
         iteration.sandboxed = self.sandbox is not None
+        iteration.ended = None if self.sandbox is None else self.sandbox.agent_ended
         if self.sandbox is not None:
             self.sandbox.watch_git()
         try:

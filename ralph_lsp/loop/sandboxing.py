@@ -10,8 +10,12 @@ this process's own environment, never from ``ralph.env``, which a workspace can 
 
 from __future__ import annotations
 
+import contextlib
+import json
 import os
+import secrets
 import shutil
+import stat
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -20,7 +24,8 @@ from ralph_lsp.agents.base import Refusal
 from ralph_lsp.agents.user_config_codex_gemini import codex_provider_url
 from ralph_lsp.loop.states import RunState
 from ralph_lsp.loop.status import Level, RunEnd
-from ralph_lsp.proc.process import SpawnSpec
+from ralph_lsp.proc.process import AgentStartError, SpawnSpec
+from ralph_lsp.proc.watchdog import describe_start_error
 from ralph_lsp.sandbox import Sandbox, SandboxUnavailable
 from ralph_lsp.sandbox import proxy as egress
 from ralph_lsp.sandbox.bridge import proxy_env
@@ -64,6 +69,9 @@ class RunSandbox:
         self.proxy = egress.EgressProxy(box.policy.allowed_domains, self._refused)
         # what a process inside writes to git's pointers is undone before the host's git runs
         self.guard = GitGuard(box.policy.work_root, shown_from)
+        # where the bridge says how the agent ended (a new name per spawn), and its program
+        self.status_file: Path | None = None
+        self.program = ""
 
     @classmethod
     async def open(
@@ -117,13 +125,37 @@ class RunSandbox:
     def agent(self, spec: SpawnSpec) -> SpawnSpec:
         """The agent's ``spec`` inside the sandbox, behind the bridge to the proxy."""
         socket = self.proxy.socket_path
-        prefix = self.box.prefix(spec.cwd, proxy_socket=socket)
+        self.status_file = self.box.policy.tmp_dir / f"agent-ended-{secrets.token_hex(8)}.json"
+        # the program as the host finds it on the agent's PATH: bound in where it would be hidden
+        name = spec.argv[0] if spec.argv else ""
+        self.program = shutil.which(name, path=spec.env.get("PATH")) or name if name else ""
+        prefix = self.box.prefix(
+            spec.cwd, proxy_socket=socket, status_file=self.status_file, program=self.program
+        )
         env = self.box.environment(spec.env)
         if self.proxy.tcp_port is not None:  # Seatbelt: no bridge, the proxy's own port
             env.update(
                 proxy_env(self.proxy.tcp_port, no_proxy_for(self.box.policy.allowed_domains))
             )
         return replace(spec, env=env, wrapper=tuple(prefix))
+
+    def agent_ended(self, code: int | None) -> tuple[int | None, AgentStartError | None]:
+        """The agent's exit code as the run records it, and its start error, from what the
+        bridge wrote (:func:`~ralph_lsp.sandbox.bridge.write_status`): bubblewrap reports a
+        death by signal n as 128 + n, recorded as -n as unsandboxed; a program that could not
+        be executed is a start error, as unsandboxed, not an exit 127. Only a report that
+        agrees with bubblewrap's exit is taken (what the agent could write there is its own
+        ending at most)."""
+        said = _read_status(self.status_file)
+        self.status_file = None
+        signum, error = said.get("signal"), said.get("error")
+        if isinstance(signum, int) and 0 < signum < 128 and code == 128 + signum:
+            return -signum, None
+        if isinstance(error, int) and code == 127:
+            exc = OSError(error, str(said.get("message", "")))
+            kind, message = describe_start_error(exc, self.program, self.program)
+            return None, AgentStartError(kind, message)  # type: ignore[arg-type]
+        return code, None
 
     def check(self, spec: SpawnSpec) -> SpawnSpec:
         """A verification command's ``spec`` inside the sandbox: no network but its loopback,
@@ -182,3 +214,24 @@ def refusals_in(lines: Sequence[str]) -> list[Refusal]:
         if seen is not None:
             found.append(Refusal(REFUSAL_TOOL, f"{seen[0]}: {seen[1]}"))
     return found
+
+
+def _read_status(path: Path | None) -> dict[str, object]:
+    """The bridge's report (a small regular file, never read through a link), removed."""
+    if path is None:
+        return {}
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
+    except OSError:
+        return {}
+    try:
+        data = os.read(fd, 4096) if stat.S_ISREG(os.fstat(fd).st_mode) else b""
+    finally:
+        os.close(fd)
+        with contextlib.suppress(OSError):
+            os.unlink(path)
+    try:
+        said = json.loads(data)
+    except ValueError:
+        return {}
+    return said if isinstance(said, dict) else {}

@@ -13,7 +13,10 @@ their lowercase forms) set to ``http://127.0.0.1:<the bound port>``, ``NO_PROXY`
 set to ``--no-proxy`` (default: the sandbox's own loopback, ``localhost,127.0.0.1,::1``), and
 ``NODE_USE_ENV_PROXY=1`` (Node's own fetch honours the variables only then). SIGTERM, SIGINT and
 SIGHUP are passed on to CMD; the bridge exits with CMD's status (dying of the same signal when
-CMD did). Standard library only: it runs with ``-I -S``, nothing of the project on its path.
+CMD did), and with ``--status-file`` also writes how CMD ended there (:func:`write_status`), since
+bubblewrap turns a death by signal into an exit status and a CMD that could not be executed
+is only the bridge's exit 127. Standard library only: it runs with ``-I -S``, nothing of the
+project on its path.
 
 The agent starts first: the bridge binds its port with the C socket module, spawns CMD
 (``posix_spawn``), and only then loads ``relay.py`` beside it (asyncio) to serve the port, so the
@@ -40,7 +43,10 @@ BRIDGE_PATH = os.path.realpath(__file__)
 DEFAULT_NO_PROXY = "localhost,127.0.0.1,::1"
 _PROXY_VARS = ("HTTPS_PROXY", "HTTP_PROXY", "ALL_PROXY", "https_proxy", "http_proxy", "all_proxy")
 _FORWARDED = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
-_USAGE = "bridge --listen 127.0.0.1:PORT --socket PATH [--no-proxy HOSTS] -- CMD ARGS..."
+_USAGE = (
+    "bridge --listen 127.0.0.1:PORT --socket PATH [--no-proxy HOSTS] [--status-file PATH]"
+    " -- CMD ARGS..."
+)
 
 
 def bridge_argv(
@@ -50,9 +56,12 @@ def bridge_argv(
     *,
     port: int = 0,
     no_proxy: str = DEFAULT_NO_PROXY,
+    status_file: Path | None = None,
 ) -> list[str]:
     """The argv that runs ``command`` behind the bridge (``python``: an interpreter the sandbox
-    can run; ``socket_path``: the proxy's socket as seen inside the sandbox)."""
+    can run; ``socket_path``: the proxy's socket as seen inside the sandbox; ``status_file``:
+    where the bridge says how ``command`` ended, see :func:`write_status`)."""
+    status = ["--status-file", str(status_file)] if status_file is not None else []
     return [
         python,
         "-I",
@@ -64,6 +73,7 @@ def bridge_argv(
         str(socket_path),
         "--no-proxy",
         no_proxy,
+        *status,
         "--",
         *command,
     ]
@@ -133,6 +143,7 @@ def run(
     command: Sequence[str],
     no_proxy: str,
     base_env: Mapping[str, str],
+    status_file: str = "",
 ) -> int:
     """Listen, run ``command``, relay until it exits; its exit status (negative: its signal)."""
     listener, port = _listen(listen_port)
@@ -144,10 +155,33 @@ def run(
     except OSError as exc:
         print(f"ralph-lsp bridge: cannot run {command[0]!r}: {exc}", file=sys.stderr)
         os.close(listener)
+        write_status(status_file, {"error": exc.errno or 0, "message": exc.strerror or str(exc)})
         return 127
     assert child.pid is not None
     status: int = _relay().serve(listener, socket_path, child.pid)  # type: ignore[attr-defined]
+    write_status(status_file, {"signal": -status} if status < 0 else {"exit": status})
     return status
+
+
+def write_status(path: str, status: Mapping[str, object]) -> None:
+    """How the command ended, as one JSON object, for the host: bubblewrap reports a death by
+    signal n as exit 128 + n, like a shell, and a program that could not be executed as the
+    bridge's own exit 127, so the host could tell neither from an exit. ``{"exit": n}``,
+    ``{"signal": n}`` or ``{"error": errno, "message": text}``; a new file (never through a
+    link), nothing when ``path`` is empty or cannot be written."""
+    if not path:
+        return
+    import json  # after the command ended: its start waited for nothing
+
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+    try:
+        fd = os.open(path, flags, 0o600)
+    except OSError:
+        return
+    try:
+        os.write(fd, json.dumps(dict(status)).encode())
+    finally:
+        os.close(fd)
 
 
 def _usage_error(message: str) -> SystemExit:
@@ -155,12 +189,13 @@ def _usage_error(message: str) -> SystemExit:
     return SystemExit(2)
 
 
-def _parse(argv: Sequence[str]) -> tuple[int, str, str, list[str]]:
-    """``(port, socket path, no_proxy, command)`` from the arguments :func:`bridge_argv` gives.
+def _parse(argv: Sequence[str]) -> tuple[int, str, str, str, list[str]]:
+    """``(port, socket path, no_proxy, status file, command)`` from the arguments
+    :func:`bridge_argv` gives.
 
     By hand, not with argparse: everything imported here delays the agent's start.
     """
-    options = {"--listen": "", "--socket": "", "--no-proxy": DEFAULT_NO_PROXY}
+    options = {"--listen": "", "--socket": "", "--no-proxy": DEFAULT_NO_PROXY, "--status-file": ""}
     rest = list(argv)
     while rest and rest[0] != "--":
         name = rest.pop(0)
@@ -179,12 +214,14 @@ def _parse(argv: Sequence[str]) -> tuple[int, str, str, list[str]]:
         raise _usage_error(f"--listen must be 127.0.0.1:PORT, not {options['--listen']!r}")
     if not command:
         raise _usage_error("no command to run (give it after --)")
-    return int(port), options["--socket"], options["--no-proxy"], command
+    return int(port), options["--socket"], options["--no-proxy"], options["--status-file"], command
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    port, socket_path, no_proxy, command = _parse(sys.argv[1:] if argv is None else argv)
-    status = run(port, socket_path, command, no_proxy, os.environ)
+    port, socket_path, no_proxy, status_file, command = _parse(
+        sys.argv[1:] if argv is None else argv
+    )
+    status = run(port, socket_path, command, no_proxy, os.environ, status_file)
     if status < 0:  # die of the same signal, so our parent sees what the agent did
         try:  # SIGKILL cannot be caught anyway
             signal.signal(-status, signal.SIG_DFL)

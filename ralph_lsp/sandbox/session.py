@@ -101,7 +101,14 @@ class Sandbox:
         cover = tuple(sockets.cover_argv())
         return cls("bwrap", found.version, found.program, policy, source=found.source, cover=cover)
 
-    def prefix(self, cwd: Path, *, proxy_socket: Path | None = None) -> list[str]:
+    def prefix(
+        self,
+        cwd: Path,
+        *,
+        proxy_socket: Path | None = None,
+        status_file: Path | None = None,
+        program: str | None = None,
+    ) -> list[str]:
         """The argv a command (its program resolved) is appended to. With ``proxy_socket``
         (the agent's), the command runs behind the bridge to that egress proxy: its only way
         out of a network namespace that has nothing but a loopback of its own. Without it (a
@@ -112,9 +119,16 @@ class Sandbox:
             return bwrap.argv(self.policy, self.program, cwd, cover=self.cover)
         folder = str(proxy_socket.parent)  # this run's own, bound over the hidden private one
         extra = ["--ro-bind", folder, folder]
+        # the agent program the host resolved, where the fresh /tmp would hide it
+        extra += sockets.bind_back(
+            dict.fromkeys([program, os.path.realpath(program)]) if program else []
+        )
         out = bwrap.argv(self.policy, self.program, cwd, cover=self.cover, extra=extra)
         no_proxy = no_proxy_for(self.policy.allowed_domains)
-        return [*out, *bridge_argv(self.python, proxy_socket, [], no_proxy=no_proxy)]
+        bridge = bridge_argv(
+            self.python, proxy_socket, [], no_proxy=no_proxy, status_file=status_file
+        )
+        return [*out, *bridge]
 
     def environment(self, env: Mapping[str, str]) -> dict[str, str]:
         """``env`` inside: less every variable that names a host socket or display (none of
@@ -152,7 +166,9 @@ class Sandbox:
 def _prepare(policy: SandboxPolicy, state: Sequence[Path]) -> None:
     """Folders the run may write, and the read-only ones, made to exist before they are bound
     (a missing ``.git/hooks`` must not become a folder the agent could create; a missing
-    ``~/.claude`` could not be made inside, where the home is read-only)."""
+    ``~/.claude`` could not be made inside, where the home is read-only). What is already in the
+    way of a read-only folder (a ``.ralph`` that is a file, a link) is left as it is and bound
+    read-only as it is: the run goes on, and says what it cannot do there."""
     for folder in policy.env.values():
         os.makedirs(folder, mode=0o700, exist_ok=True)
     for path in state:
@@ -162,8 +178,8 @@ def _prepare(policy: SandboxPolicy, state: Sequence[Path]) -> None:
         else:
             path.mkdir(mode=0o700, parents=True, exist_ok=True)
     for path in policy.read_only:
-        if path.name in MADE_READ_ONLY and path.parent.is_dir():
-            path.mkdir(exist_ok=True)
+        if path.name in MADE_READ_ONLY and path.parent.is_dir() and not os.path.lexists(path):
+            path.mkdir()
 
 
 def _paths(paths: Sequence[Path]) -> str:

@@ -31,7 +31,7 @@ import os
 import stat
 import sys
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 #: Folders laid over with an empty tmpfs inside every sandbox.
@@ -103,7 +103,15 @@ def cover_argv(keep: list[str] | None = None) -> list[str]:
             out += ["--tmpfs", folder]
     for found in _sockets():
         out += ["--ro-bind", "/dev/null", found]
-    for path in keep if keep is not None else _interpreter():
+    return out + bind_back(keep if keep is not None else _interpreter())
+
+
+def bind_back(paths: Iterable[str]) -> list[str]:
+    """``--ro-bind`` of each of ``paths`` that a covered folder holds (and that exists): what
+    the run must still see there (the bridge's interpreter; the agent program the host resolved,
+    which a fresh ``/tmp`` would otherwise hide)."""
+    out: list[str] = []
+    for path in paths:
         if any(_under(path, folder) for folder in COVERED) and os.path.exists(path):
             out += ["--ro-bind", path, path]
     return out

@@ -49,9 +49,9 @@ WATCHDOG = b"ralph_lsp.proc.watchdog"
 
 
 def killed_by(signum: int) -> int:
-    """The exit code a run records for an agent killed by ``signum``: ``-signum``, or, sandboxed,
-    ``128 + signum``, which is how bubblewrap (the agent's parent there) reports its death."""
-    return -signum if os.environ.get("RALPH_SANDBOX") == "off" else 128 + signum
+    """The exit code a run records for an agent killed by ``signum``: ``-signum``, sandboxed too
+    (bubblewrap reports the death as 128 + n; the bridge says it was a signal)."""
+    return -signum
 
 
 def watchdogs(pids: list[int]) -> list[int]:

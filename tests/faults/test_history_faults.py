@@ -12,18 +12,6 @@ from tests.faults.helpers import FaultEnv, check_tasks, gone_within
 WARNING = "history cannot be saved under"
 
 
-# Sandboxed, a `.ralph` that is a file stops the run before it starts ("the sandbox cannot
-# start: File exists"): the sandbox makes `.ralph/` to bind it read-only. Unsandboxed the run
-# goes on with its record in memory, as SPEC §3 says. A gap found when the suite first ran
-# sandboxed (issue 46), left to the sandbox's owners; strict, so its fix is seen.
-RALPH_IS_A_FILE_SANDBOXED = pytest.mark.xfail(
-    os.environ.get("RALPH_SANDBOX") != "off",
-    reason="sandboxed, a .ralph that is a file fails the sandbox's start",
-    strict=True,
-)
-
-
-@RALPH_IS_A_FILE_SANDBOXED
 def test_ralph_is_a_file_from_the_start(fx: FaultEnv) -> None:
     (fx.root / ".ralph").write_text("in the way\n")
     result = fx.run_cli("alpha", "--agent-command", fx.agent_command("check"))
@@ -47,7 +35,6 @@ def test_ralph_replaced_by_a_file_mid_run(fx: FaultEnv) -> None:
     assert fx.tasks().read_bytes() == check_tasks(TASKS.encode(), 3)
 
 
-@RALPH_IS_A_FILE_SANDBOXED
 def test_prompt_files_do_not_pile_up_when_history_is_unwritable(fx: FaultEnv) -> None:
     """With ``{promptFile}`` and no history folder, the prompt goes to a temporary file; a run
     of hours must not leave one such file per iteration behind."""
@@ -56,4 +43,7 @@ def test_prompt_files_do_not_pile_up_when_history_is_unwritable(fx: FaultEnv) ->
     result = fx.run_cli("alpha", "--agent-command", cmd)
     assert result.last_line == "succeeded: every task is checked (3/3)"
     assert len(fx.spawns()) == 3
-    assert sorted(p.name for p in fx.tmp.iterdir()) == []
+    # ralph-<uid>: this user's folder of run sockets, kept as $XDG_RUNTIME_DIR/ralph would be
+    left = sorted(p.name for p in fx.tmp.iterdir() if p.name != f"ralph-{os.getuid()}")
+    assert left == []
+    assert not any((fx.tmp / f"ralph-{os.getuid()}").rglob("ralph-prompt-*"))

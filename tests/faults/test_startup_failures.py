@@ -3,7 +3,6 @@ on, after at most two spawns, and never touch tasks.md."""
 
 from __future__ import annotations
 
-import os
 import shlex
 import stat
 import uuid
@@ -99,20 +98,9 @@ def test_missing_claude_preset_says_how_to_install_it(fx: FaultEnv) -> None:
     assert "npm install -g @anthropic-ai/claude-code" in line
 
 
-# Sandboxed, the agent is started by the egress bridge inside bubblewrap, which reports a
-# program that cannot be executed as its exit 127 ("ralph-lsp bridge: cannot run …: Exec format
-# error"), not as a start failure: the run goes on until stuck. A gap found when the suite first
-# ran sandboxed (issue 46), left to the sandbox's owners; strict, so its fix is seen.
-NOT_A_PROGRAM_SANDBOXED = pytest.mark.xfail(
-    os.environ.get("RALPH_SANDBOX") != "off",
-    reason="sandboxed, a program that cannot be executed is an exit 127, not a start failure",
-    strict=True,
-)
-
-
 @pytest.mark.parametrize(
     "kind",
-    ["no_exec_bit", "directory", pytest.param("not_a_program", marks=NOT_A_PROGRAM_SANDBOXED)],
+    ["no_exec_bit", "directory", "not_a_program"],
 )
 def test_non_executable_agent_fails_clearly(fx: FaultEnv, kind: str) -> None:
     agent = fx.tmp / "my-agent"
