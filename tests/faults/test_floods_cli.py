@@ -55,7 +55,7 @@ def test_flood_through_the_cli(fx: FaultEnv, kind: str, marker: str) -> None:
 def test_a_closed_stdout_stops_the_run_quietly(fx: FaultEnv) -> None:
     # Found in review: `ralph-lsp run … | head -2` printed 131 tracebacks and ran every
     # iteration anyway. Now the first failed write stops the run as Ctrl-C does, silently.
-    fx.env["FAULT_RELEASE"] = str(fx.tmp / "never")
+    fx.env["FAULT_RELEASE"] = str(fx.logs / "never")
     argv = fx.cli_argv("alpha", "--agent-command", fx.agent_command("flood-until"))
     proc = subprocess.Popen(
         argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=fx.env, cwd=fx.root

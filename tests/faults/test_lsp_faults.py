@@ -24,7 +24,7 @@ def test_server_answers_requests_during_a_flood(fx: FaultEnv, start_lsp: StartLs
     """While the agent writes as fast as it can, ``ralph.status`` and code lenses still answer
     within a few seconds (typically milliseconds)."""
     make_change(fx.root, "solo", ONE_TASK)
-    release = fx.tmp / "release"
+    release = fx.logs / "release"
     fx.env["FAULT_RELEASE"] = str(release)
     server = start_lsp(custom(fx, "flood-until"))
     assert "result" in server.command("ralph.run", {"change": "solo"})
@@ -120,7 +120,7 @@ def test_memory_stays_bounded_while_the_client_stops_reading(
     """SPEC §4 v2, held up in review and kept: while the client reads nothing, the server holds
     the agent back (its output pipe fills) instead of buffering the flood; no line is dropped."""
     make_change(fx.root, "solo", ONE_TASK)
-    release = fx.tmp / "release"
+    release = fx.logs / "release"
     fx.env["FAULT_RELEASE"] = str(release)
     server = start_lsp(custom(fx, "flood-until"))
     assert "result" in server.command("ralph.run", {"change": "solo"})

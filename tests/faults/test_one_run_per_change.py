@@ -22,7 +22,7 @@ pytestmark = pytest.mark.usefixtures("inspection")
 
 
 def _slow_cli(fx: FaultEnv) -> subprocess.Popen[bytes]:
-    fx.env["FAULT_RELEASE"] = str(fx.tmp / "release")
+    fx.env["FAULT_RELEASE"] = str(fx.logs / "release")
     cli = fx.start_cli("alpha", "--agent-command", fx.agent_command("check-after-release"))
     wait_until(fx.spawns, 20, "the first run's agent to start")
     return cli
@@ -43,7 +43,7 @@ def test_a_second_cli_run_of_a_running_change_is_refused(fx: FaultEnv) -> None:
     )
     assert second.stdout == ""  # no run started: no `<state>: <reason>` line
     assert len(fx.spawns()) == 1 and len(list((fx.root / ".ralph" / "runs").iterdir())) == 1
-    (fx.tmp / "release").touch()
+    (fx.logs / "release").touch()
     assert cli.wait(60) == 0
     assert fx.record()["state"] == "succeeded"
 
@@ -65,7 +65,7 @@ def test_the_server_refuses_it_too_and_shows_it_running_elsewhere(
     # once it has attached (at start, in the background: "running elsewhere" until then).
     attached = ["■ Stop · iteration 1 · 0/3 tasks", "✎ Guide"]
     wait_until(lambda: titles() == attached, 15, f"the attached run's lenses ({titles()})")
-    (fx.tmp / "release").touch()
+    (fx.logs / "release").touch()
     assert cli.wait(60) == 0
     assert len(fx.spawns()) == 3  # only the CLI's agent ever ran
 
@@ -78,7 +78,7 @@ def test_a_claim_dies_with_its_process(fx: FaultEnv) -> None:
     wait_until(lambda: not alive(agent), 10, "the agent to go with its CLI")
     history = json.loads(fx.ralph("history", "alpha", "--json").stdout)
     assert history["runs"][0]["reason"].startswith("interrupted:")
-    (fx.tmp / "release").touch()
+    (fx.logs / "release").touch()
     result = fx.run_cli("alpha", "--agent-command", fx.agent_command("check"), name="again")
     assert result.returncode == 0, result.stdout + result.stderr
     assert result.last_line == "succeeded: every task is checked (3/3)"

@@ -19,7 +19,7 @@ FAILING = "<!-- fault: signal 9 -->\n" + TASKS
 def test_one_run_fails_while_another_goes_on(fx: FaultEnv, start_lsp: StartLsp) -> None:
     fx.tasks().write_text(SLOW)
     make_change(fx.root, "beta", FAILING)
-    release = fx.tmp / "release"
+    release = fx.logs / "release"
     fx.env["FAULT_RELEASE"] = str(release)
     server = start_lsp({"agent": "custom", "agentCommand": fx.agent("directive")})
     assert "result" in server.command("ralph.run", {"change": "alpha"})
@@ -55,7 +55,7 @@ def test_two_clis_at_once_one_failing(fx: FaultEnv) -> None:
     """The same through two ``ralph-lsp run`` processes on one project (two terminals)."""
     fx.tasks().write_text(SLOW)
     make_change(fx.root, "beta", FAILING)
-    release = fx.tmp / "release"
+    release = fx.logs / "release"
     fx.env["FAULT_RELEASE"] = str(release)
     cmd = fx.agent_command("directive")
     alpha = fx.start_cli("alpha", "--agent-command", cmd, name="alpha")

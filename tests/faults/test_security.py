@@ -169,7 +169,7 @@ def test_shell_syntax_through_the_server_is_inert(fx: FaultEnv, start_lsp: Start
     names = canary.change_names()
     for name in names:
         make_change(fx.root, name, "<!-- fault: check-after-release -->\n" + TASKS)
-    release = fx.tmp / "release"
+    release = fx.logs / "release"
     fx.env["FAULT_RELEASE"] = str(release)
     server = start_lsp(
         {"agent": "custom", "agentCommand": fx.agent("directive"), "maxIterations": 2}
