@@ -22,6 +22,8 @@ from ralph_lsp.git import GitError, Repo
 from ralph_lsp.git import merge as gm
 from ralph_lsp.loop import verify
 from ralph_lsp.loop.iteration import bounded
+from ralph_lsp.loop.sandboxing import RunSandbox
+from ralph_lsp.loop.status import RunEnd
 from ralph_lsp.merging.runs import (
     MERGED,
     NEEDS_REVIEW,
@@ -303,6 +305,7 @@ async def _verify(
     if not cmds or settings.verify_when == "off":
         say(f"⎇ {run.change}: no verification command (verifyCommands): nothing is verified")
         return
+    box = await _sandbox(settings, root, say)
     runner = verify.Runner(
         root,
         {**os.environ, **settings.env},
@@ -310,9 +313,17 @@ async def _verify(
         stop,
         lambda lines, _err: say("\n".join(lines)),
         grace=bounded(settings.stop_grace_seconds) or 0.0,
+        wrap=box.check if box is not None else None,
     )
     started = time.monotonic()
-    results = await runner.run(cmds)
+    try:
+        if box is not None:
+            box.watch_git()
+        results = await runner.run(cmds)
+    finally:
+        if box is not None:  # git's pointers put back before the train runs git again
+            box.undo_git(f"{run.change}'s verification")
+            await box.close()
     o.verify_ms += int((time.monotonic() - started) * 1000)
     o.verification = [dict(r.to_json()) for r in results]
     failed = next((r for r in results if not r.passed), None)
@@ -321,6 +332,15 @@ async def _verify(
         _park(run, o, f"the merged result fails verification: {failed.describe()}")
     elif len(results) < len(cmds):
         raise gm.MergeError("verification was stopped: nothing was merged")
+
+
+async def _sandbox(settings: Settings, root: Path, say: Say) -> RunSandbox | None:
+    """The sandbox the merged result's checks run in, as a run's do (SPEC §10): the code they
+    run is what the run's agent wrote. One that cannot start stops the merge (fail closed)."""
+    try:
+        return await RunSandbox.open(settings, root, root, lambda text, _level: say(text))
+    except RunEnd as end:
+        raise gm.MergeError(f"the merged result is not verified: {end.reason}") from None
 
 
 def _archive(repo: Repo, run: RunBranch, o: Outcome, at: tuple[Path, str], work: Scratch) -> str:
