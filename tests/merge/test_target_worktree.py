@@ -80,6 +80,10 @@ if n < int(sys.argv[3]):
 """
 
 
+@pytest.mark.unsandboxed(
+    "the check stands in for someone committing on the target meanwhile:"
+    " a sandboxed check cannot write the user's repository"
+)
 @pytest.mark.parametrize("moves", [1, 2])
 def test_the_target_moving_while_verifying_is_never_overwritten(
     repo, tmp_path, moves, capsys

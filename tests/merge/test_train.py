@@ -6,6 +6,8 @@ import json
 import sys
 from pathlib import Path
 
+import pytest
+
 from ralph_lsp.cli import main
 from tests.git.conftest import NEEDS_GIT, git
 from tests.merge.conftest import VERIFY, commit_on, fake_run, record, rev
@@ -80,6 +82,10 @@ def test_the_train_s_scratch_worktree_is_deleted_and_forgotten_and_leftovers_swe
     assert "integration" not in git(repo, "worktree", "list", "--porcelain")
 
 
+@pytest.mark.unsandboxed(
+    "the check stands in for someone committing on the target meanwhile:"
+    " a sandboxed check cannot write the user's repository"
+)
 def test_when_the_target_moves_under_a_verified_merge_the_next_one_is_made_again(
     repo: Path, tmp_path: Path, capsys
 ) -> None:  # type: ignore[no-untyped-def]
