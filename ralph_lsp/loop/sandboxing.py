@@ -21,6 +21,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from ralph_lsp.agents.base import Refusal
+from ralph_lsp.agents.cli_config import codex_user_home
 from ralph_lsp.agents.user_config_codex_gemini import codex_provider_url
 from ralph_lsp.loop.states import RunState
 from ralph_lsp.loop.status import Level, RunEnd
@@ -62,13 +63,16 @@ Log = Callable[[str, Level], None]
 class RunSandbox:
     """One run's sandbox and its agent's egress proxy."""
 
-    def __init__(self, box: Sandbox, log: Log, shown_from: Path | None = None) -> None:
+    def __init__(
+        self, box: Sandbox, log: Log, shown_from: Path | None = None, also: Sequence[Path] = ()
+    ) -> None:
         self.box = box
         self.log = log
         self.refused: list[Refusal] = []  # at the proxy, since the last take
         self.proxy = egress.EgressProxy(box.policy.allowed_domains, self._refused)
         # what a process inside writes to git's pointers is undone before the host's git runs
-        self.guard = GitGuard(box.policy.work_root, shown_from)
+        # and what widens the next run's sandbox (``also``: Codex's config.toml) is undone too
+        self.guard = GitGuard(box.policy.work_root, shown_from, also)
         # where the bridge says how the agent ended (a new name per spawn), and its program
         self.status_file: Path | None = None
         self.program = ""
@@ -103,7 +107,7 @@ class RunSandbox:
         except OSError as exc:
             raise RunEnd(RunState.FAILED, f"the sandbox cannot start: {exc}") from None
         try:
-            run = cls(box, log, Path(os.path.realpath(history_root)))
+            run = cls(box, log, Path(os.path.realpath(history_root)), _widening(settings, env))
             # macOS has no network namespace: the agent reaches the proxy on the loopback
             tcp = 0 if box.kind == "seatbelt" else None
             await run.proxy.start(egress.private_socket_path(), tcp)
@@ -179,7 +183,11 @@ class RunSandbox:
         wrote to those files put back, each one said and returned as a refusal."""
         found = [f"{who} wrote {line}" for line in self.guard.undo()]
         for text in found:
-            self.log(f"⚠ the sandbox refused: {text} (git must not be redirected)", "warning")
+            self.log(
+                f"⚠ the sandbox refused: {text} (what a run writes may not redirect git,"
+                " nor widen a later run's sandbox)",
+                "warning",
+            )
         return [Refusal(REFUSAL_TOOL, text) for text in found]
 
     def to_json(self) -> dict[str, object]:
@@ -193,6 +201,15 @@ class RunSandbox:
             if socket is not None:
                 shutil.rmtree(socket.parent, ignore_errors=True)
             self.box.close()
+
+
+def _widening(settings: Settings, env: Mapping[str, str]) -> list[Path]:
+    """Files a run's agent may write (its state folder is writable) that the host reads to
+    decide a later run's sandbox: Codex's ``config.toml``, whose provider's ``base_url`` joins
+    the allowlist (:func:`_extra_domains`). What the agent makes or changes there is undone
+    after each of its processes, as git's pointers are."""
+    home = codex_user_home(env) if settings.agent == "codex" else None
+    return [home / "config.toml"] if home is not None else []
 
 
 def _extra_domains(settings: Settings, env: Mapping[str, str]) -> list[str]:

@@ -21,6 +21,7 @@ import contextlib
 import os
 import shutil
 import stat
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -52,14 +53,19 @@ class Watched:
 class GitGuard:
     """The pointers of the repository holding ``work_root``, watched around each process."""
 
-    def __init__(self, work_root: Path, shown_from: Path | None = None) -> None:
+    def __init__(
+        self, work_root: Path, shown_from: Path | None = None, also: Sequence[Path] = ()
+    ) -> None:
         self.work_root = work_root
         self.shown_from = shown_from or work_root  # paths are said relative to this folder
+        # files outside git that a run may write but must not leave changed (Codex's own
+        # config.toml, which names the host the next run's allowlist takes)
+        self.also = tuple(also)
         self._watched: list[Watched] = []
 
     def watch(self) -> None:
         """Record every pointer's state now: before a sandboxed process starts."""
-        pointers = git_pointers(self.work_root)
+        pointers = [*git_pointers(self.work_root), *self.also]
         folders = {f: os.path.realpath(f) for f in dict.fromkeys(p.parent for p in pointers)}
         self._watched = [Watched(p, folders[p.parent], state_of(p)) for p in pointers]
 
