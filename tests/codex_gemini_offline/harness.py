@@ -170,6 +170,10 @@ def ralph_run(
         "HOME": str(base),
         "RALPH_BACKOFF_SECONDS": "1",
     }
+    # The agent's home and state folder as a person sets them: in the environment ralph-lsp
+    # starts in (the sandbox takes the writable state folder from there, never from --env or
+    # ralph.env, which a workspace can set); the rest of the agent's environment as --env.
+    own_env.update({k: v for k, v in env.items() if k in ("HOME", "CODEX_HOME", "GEMINI_CLI_HOME")})
     cli = [sys.executable, "-m", "ralph_lsp"]
     argv = [
         *cli, "run", "demo", "--root", str(project.root), "--agent", agent,
