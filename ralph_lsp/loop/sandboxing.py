@@ -133,8 +133,10 @@ class RunSandbox:
         # the program as the host finds it on the agent's PATH: bound in where it would be hidden
         name = spec.argv[0] if spec.argv else ""
         self.program = shutil.which(name, path=spec.env.get("PATH")) or name if name else ""
+        named = [self.program, *(w for w in spec.argv[1:] if os.path.isabs(w))]
+        named = [p for w in named if os.path.isfile(w) for p in (w, os.path.realpath(w))]
         prefix = self.box.prefix(
-            spec.cwd, proxy_socket=socket, status_file=self.status_file, program=self.program
+            spec.cwd, proxy_socket=socket, status_file=self.status_file, named=named
         )
         env = self.box.environment(spec.env)
         if self.proxy.tcp_port is not None:  # Seatbelt: no bridge, the proxy's own port

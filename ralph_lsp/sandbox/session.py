@@ -98,7 +98,7 @@ class Sandbox:
             return cls("seatbelt", "", program, policy)
         found = bwrap.probe()
         assert found.program is not None
-        cover = tuple(sockets.cover_argv())
+        cover = tuple(sockets.cover_argv(also=[os.path.realpath(home)] if home else []))
         return cls("bwrap", found.version, found.program, policy, source=found.source, cover=cover)
 
     def prefix(
@@ -107,28 +107,33 @@ class Sandbox:
         *,
         proxy_socket: Path | None = None,
         status_file: Path | None = None,
-        program: str | None = None,
+        named: Sequence[str] = (),
     ) -> list[str]:
         """The argv a command (its program resolved) is appended to. With ``proxy_socket``
         (the agent's), the command runs behind the bridge to that egress proxy: its only way
         out of a network namespace that has nothing but a loopback of its own. Without it (a
-        verification command) no proxy is in view at all: every run's proxy folder is hidden."""
+        verification command) no proxy is in view at all: every run's proxy folder is hidden.
+        ``named``: the agent's program and the files its command line names, bound back
+        read-only where a fresh ``/tmp`` would hide them."""
         if self.kind == "seatbelt":
             return seatbelt.argv(self.policy, self.program)
         if proxy_socket is None:
             return bwrap.argv(self.policy, self.program, cwd, cover=self.cover)
         folder = str(proxy_socket.parent)  # this run's own, bound over the hidden private one
         extra = ["--ro-bind", folder, folder]
-        # the agent program the host resolved, where the fresh /tmp would hide it
-        extra += sockets.bind_back(
-            dict.fromkeys([program, os.path.realpath(program)]) if program else []
-        )
+        # the agent program the host resolved and the files its command line names, where the
+        # fresh /tmp would hide them (never one the policy hides)
+        extra += sockets.bind_back(p for p in named if not self._hidden(p))
         out = bwrap.argv(self.policy, self.program, cwd, cover=self.cover, extra=extra)
         no_proxy = no_proxy_for(self.policy.allowed_domains)
         bridge = bridge_argv(
             self.python, proxy_socket, [], no_proxy=no_proxy, status_file=status_file
         )
         return [*out, *bridge]
+
+    def _hidden(self, path: str) -> bool:
+        real = Path(os.path.realpath(path))
+        return any(real == h or real.is_relative_to(h) for h in self.policy.hidden)
 
     def environment(self, env: Mapping[str, str]) -> dict[str, str]:
         """``env`` inside: less every variable that names a host socket or display (none of

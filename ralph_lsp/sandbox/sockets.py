@@ -93,40 +93,48 @@ def proxy_folder() -> Path:
     return Path(tempfile.mkdtemp(prefix="proxy-", dir=private_folder()))
 
 
-def cover_argv(keep: list[str] | None = None) -> list[str]:
+def cover_argv(keep: list[str] | None = None, also: Iterable[str] = ()) -> list[str]:
     """bubblewrap's arguments that lay the host's socket places over (see the module's text);
     ``keep``: paths bound back read-only when a covered folder holds them (default: the
-    interpreter running this, which runs the bridge inside)."""
+    interpreter running this, which runs the bridge inside); ``also``: more such paths (the
+    home: a home under ``/tmp``, as some CI machines have, stays the home)."""
     out: list[str] = []
     for folder in COVERED:
         if os.path.isdir(folder) and not os.path.islink(folder):
             out += ["--tmpfs", folder]
     for found in _sockets():
         out += ["--ro-bind", "/dev/null", found]
-    return out + bind_back(keep if keep is not None else _interpreter())
+    return out + bind_back([*(keep if keep is not None else _interpreter()), *also])
 
 
 def bind_back(paths: Iterable[str]) -> list[str]:
     """``--ro-bind`` of each of ``paths`` that a covered folder holds (and that exists): what
-    the run must still see there (the bridge's interpreter; the agent program the host resolved,
-    which a fresh ``/tmp`` would otherwise hide)."""
+    the run must still see there (the bridge's interpreter; the home; the agent program the host
+    resolved and the files its command line names, which a fresh ``/tmp`` would otherwise
+    hide). A covered folder itself is never bound back."""
     out: list[str] = []
-    for path in paths:
-        if any(_under(path, folder) for folder in COVERED) and os.path.exists(path):
+    for path in dict.fromkeys(paths):
+        if any(_below(path, folder) for folder in COVERED) and os.path.exists(path):
             out += ["--ro-bind", path, path]
     return out
 
 
 def _interpreter() -> list[str]:
-    """What the bridge needs: the interpreter's prefixes, its executable's folder, and this
-    package's folder (``bridge.py`` and ``relay.py``, run by their paths)."""
+    """What the bridge needs: the interpreter's prefixes, its executable's folder, and the
+    folder holding ``ralph_lsp/`` (``bridge.py`` and ``relay.py`` are run by their paths; a
+    checkout's own folder, site-packages for an install)."""
     paths = [sys.prefix, sys.base_prefix, os.path.dirname(os.path.realpath(sys.executable))]
-    paths.append(os.path.dirname(os.path.realpath(__file__)))
+    paths.append(os.path.dirname(os.path.dirname(os.path.dirname(os.path.realpath(__file__)))))
     return list(dict.fromkeys(os.path.realpath(p) for p in paths))
 
 
 def _under(path: str, folder: str) -> bool:
     return path == folder or path.startswith(folder.rstrip("/") + "/")
+
+
+def _below(path: str, folder: str) -> bool:
+    """Strictly inside ``folder``: a path that *is* a covered folder is never bound back."""
+    return path.startswith(folder.rstrip("/") + "/")
 
 
 def _sockets() -> Iterator[str]:

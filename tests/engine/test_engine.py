@@ -182,7 +182,7 @@ async def test_an_agent_waiting_for_the_network_says_so_in_status_and_log(
     # Codex (recorded) with no network: quick retries, then "waiting for network" for as long
     # as it takes. Here the network "comes back" (a file change follows), then it hangs.
     shared = shared_path("fixtures", "recorded")
-    recorded = tmp_path / "codex_offline"
+    recorded = scratch(project) / "codex_offline"  # the replay reads it inside the sandbox
     recorded.with_suffix(".stdout").write_bytes(
         (shared / "codex_json.stdout").read_bytes()
         + b'{"type":"item.completed","item":{"id":"i1","type":"file_change",'
