@@ -19,7 +19,7 @@ from typing import Any
 
 from ralph_lsp.loop.history import load_records
 from tests.conftest import alive
-from tests.tags import programs
+from tests.tags import programs, tagged
 
 TAG = "RALPH_FAULT_TAG"
 FAULT_AGENT = Path(__file__).resolve().parents[1] / "fake_agents" / "fault_agent.py"
@@ -29,20 +29,7 @@ FINAL_STATES = ("succeeded", "stuck", "exhausted", "failed", "stopped", "interru
 
 def tagged_processes(tag: str) -> list[int]:
     """Live processes (zombies excluded) whose environment carries ``TAG=tag``."""
-    needle = f"{TAG}={tag}".encode()
-    found = []
-    for name in os.listdir("/proc"):
-        if not name.isdigit() or int(name) == os.getpid():
-            continue
-        try:
-            with open(f"/proc/{name}/environ", "rb") as f:
-                if needle not in f.read().split(b"\0"):
-                    continue
-        except OSError:
-            continue
-        if alive(int(name)):
-            found.append(int(name))
-    return found
+    return tagged(tag, TAG)
 
 
 WATCHDOG = b"ralph_lsp.proc.watchdog"
