@@ -37,11 +37,12 @@ NO_SHALL = 'Requirement "R{}" should contain SHALL or MUST'
 
 def crafted(size: int = 3_000_000, marker: int = 0) -> str:
     """About `size` characters: half a Purpose of suffixes, half requirements without SHALL
-    (each a finding; `marker` names the last one, so that two edits' findings differ)."""
+    (each a finding; `marker` names the first one, so that two edits' findings differ: past
+    the first 1,000 a file's findings are one diagnostic that counts them)."""
     purpose = PLACEHOLDER_SUFFIX * (size // 2 // len(PLACEHOLDER_SUFFIX))
     block = "### Requirement: R{}" + " " * 80 + "\nThe system works.\n\n#### Scenario: s\n- ok\n\n"
     count = size // 2 // len(block)
-    blocks = "".join(block.format(i) for i in range(count - 1)) + block.format(marker)
+    blocks = block.format(marker) + "".join(block.format(i) for i in range(1, count))
     return f"# Crafted\n\n## Purpose\n{purpose}\n\n## Requirements\n{blocks}"
 
 
@@ -103,3 +104,27 @@ async def test_a_newer_edit_supersedes_the_findings_of_an_older_one(
     await wait_until(lambda: messages(s, uri) == want, timeout=30, what="the last edit's finding")
     await asyncio.sleep(0.5)  # an older result applied late would replace it
     assert messages(s, uri) == want
+
+
+async def test_past_a_thousand_findings_one_diagnostic_counts_the_rest(
+    start_session: StartSession, workspace: Path
+) -> None:
+    """18,000 findings were 5 MB of JSON the event loop wrote while requests waited; an editor
+    shows the first thousand and a count of the rest (`ralph-lsp validate` lists all)."""
+    uri = spec(workspace).as_uri()
+    s = await start_session(workspace)
+    do_open(s.client, uri, PLAIN)
+    await wait_until(lambda: uri in s.client.diagnostics, what="the plain spec's diagnostics")
+    text = crafted(600_000, marker=99999)
+    count = text.count("### Requirement: ")
+    do_edit(s.client, uri, text, 2)
+    await wait_until(
+        lambda: any(m.startswith(NO_SHALL.format(99999)) for m in messages(s, uri)),
+        timeout=60,
+        what="the crafted spec's findings",
+    )
+    shown = s.diagnostics(uri)
+    assert count > 1000 and len(shown) == 1001, (count, len(shown))
+    assert shown[-1].message.startswith("… and "), shown[-1].message
+    assert "more findings in this file" in shown[-1].message
+    assert shown[-1].range.start.line >= shown[-2].range.end.line
