@@ -133,10 +133,11 @@ class RunSandbox:
         # the program as the host finds it on the agent's PATH: bound in where it would be hidden
         name = spec.argv[0] if spec.argv else ""
         self.program = shutil.which(name, path=spec.env.get("PATH")) or name if name else ""
-        named = [self.program, *(w for w in spec.argv[1:] if os.path.isabs(w))]
-        named = [p for w in named if os.path.isfile(w) for p in (w, os.path.realpath(w))]
         prefix = self.box.prefix(
-            spec.cwd, proxy_socket=socket, status_file=self.status_file, named=named
+            spec.cwd,
+            proxy_socket=socket,
+            status_file=self.status_file,
+            named=_named(self.program, spec.argv),
         )
         env = self.box.environment(spec.env)
         if self.proxy.tcp_port is not None:  # Seatbelt: no bridge, the proxy's own port
@@ -166,7 +167,8 @@ class RunSandbox:
     def check(self, spec: SpawnSpec) -> SpawnSpec:
         """A verification command's ``spec`` inside the sandbox: no network but its loopback,
         no proxy socket in view and no proxy variable (not even one of the user's own)."""
-        prefix = self.box.prefix(spec.cwd)
+        program = shutil.which(spec.argv[0], path=spec.env.get("PATH")) if spec.argv else None
+        prefix = self.box.prefix(spec.cwd, named=_named(program or "", spec.argv))
         env = self.box.environment(spec.env)
         env = {k: v for k, v in env.items() if k.lower() not in CHECK_UNSET}
         return replace(spec, env=env, wrapper=tuple(prefix))
@@ -233,6 +235,13 @@ def refusals_in(lines: Sequence[str]) -> list[Refusal]:
         if seen is not None:
             found.append(Refusal(REFUSAL_TOOL, f"{seen[0]}: {seen[1]}"))
     return found
+
+
+def _named(program: str, argv: Sequence[str]) -> list[str]:
+    """The program and the files a command line names (absolute paths of regular files), each
+    as given and where it really is: bound back inside where a fresh ``/tmp`` would hide them."""
+    named = [program, *(w for w in argv[1:] if os.path.isabs(w))]
+    return [p for w in named if w and os.path.isfile(w) for p in (w, os.path.realpath(w))]
 
 
 def _read_status(path: Path | None) -> dict[str, object]:

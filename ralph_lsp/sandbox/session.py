@@ -113,17 +113,17 @@ class Sandbox:
         (the agent's), the command runs behind the bridge to that egress proxy: its only way
         out of a network namespace that has nothing but a loopback of its own. Without it (a
         verification command) no proxy is in view at all: every run's proxy folder is hidden.
-        ``named``: the agent's program and the files its command line names, bound back
+        ``named``: the command's program and the files its command line names, bound back
         read-only where a fresh ``/tmp`` would hide them."""
         if self.kind == "seatbelt":
             return seatbelt.argv(self.policy, self.program)
+        # the program the host resolved and the files its command line names, where the fresh
+        # /tmp would hide them (never one the policy hides)
+        back = sockets.bind_back(p for p in named if not self._hidden(p))
         if proxy_socket is None:
-            return bwrap.argv(self.policy, self.program, cwd, cover=self.cover)
+            return bwrap.argv(self.policy, self.program, cwd, cover=self.cover, extra=back)
         folder = str(proxy_socket.parent)  # this run's own, bound over the hidden private one
-        extra = ["--ro-bind", folder, folder]
-        # the agent program the host resolved and the files its command line names, where the
-        # fresh /tmp would hide them (never one the policy hides)
-        extra += sockets.bind_back(p for p in named if not self._hidden(p))
+        extra = ["--ro-bind", folder, folder, *back]
         out = bwrap.argv(self.policy, self.program, cwd, cover=self.cover, extra=extra)
         no_proxy = no_proxy_for(self.policy.allowed_domains)
         bridge = bridge_argv(
