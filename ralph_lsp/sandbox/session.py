@@ -119,7 +119,7 @@ class Sandbox:
             return seatbelt.argv(self.policy, self.program)
         # the program the host resolved and the files its command line names, where the fresh
         # /tmp would hide them (never one the policy hides)
-        back = sockets.bind_back(p for p in named if not self._hidden(p))
+        back = sockets.bind_back(p for p in named if not self._hidden(p) and not self._seen(p))
         if proxy_socket is None:
             return bwrap.argv(self.policy, self.program, cwd, cover=self.cover, extra=back)
         folder = str(proxy_socket.parent)  # this run's own, bound over the hidden private one
@@ -130,6 +130,16 @@ class Sandbox:
             self.python, proxy_socket, [], no_proxy=no_proxy, status_file=status_file
         )
         return [*out, *bridge]
+
+    def _seen(self, path: str) -> bool:
+        """Inside a folder the sandbox shows already (bound back by the cover, or writable):
+        binding onto it again is needless, and fails where the path is a link there."""
+        shown = [
+            Path(a) for i, a in enumerate(self.cover[1:], 1) if self.cover[i - 1] == "--ro-bind"
+        ]
+        shown = [p for p in shown if str(p) != os.devnull] + list(self.policy.writable)
+        at = Path(os.path.abspath(path))
+        return any(at == f or at.is_relative_to(f) for f in shown)
 
     def _hidden(self, path: str) -> bool:
         real = Path(os.path.realpath(path))

@@ -124,6 +124,11 @@ def _interpreter() -> list[str]:
     folder holding ``ralph_lsp/`` (``bridge.py`` and ``relay.py`` are run by their paths; a
     checkout's own folder, site-packages for an install)."""
     paths = [sys.prefix, sys.base_prefix, os.path.dirname(os.path.realpath(sys.executable))]
+    # a virtual environment's own folder: under ``python -S`` (a detached runner) sys.prefix is
+    # the base interpreter's, and the venv's bin/python (a link) would be nowhere inside
+    venv = os.path.dirname(os.path.dirname(os.path.abspath(sys.executable)))
+    if os.path.isfile(os.path.join(venv, "pyvenv.cfg")):
+        paths.append(venv)
     paths.append(os.path.dirname(os.path.dirname(os.path.dirname(os.path.realpath(__file__)))))
     return list(dict.fromkeys(os.path.realpath(p) for p in paths))
 
