@@ -104,8 +104,10 @@ async def test_a_long_run_keeps_no_more_in_memory_for_each_iteration(project: Pa
     ]
     before, after = (snapshots[n].filter_traces(mine) for n in (10, 40))
     grown = sum(s.size_diff for s in after.compare_to(before, "filename"))
-    # 30 iterations: the old lists held ~1.7 KiB an iteration (~50 KiB); 4 KiB now.
-    assert grown < 16 * 1024, f"{grown / 1024:.1f} KiB kept for 30 iterations"
+    # 30 iterations: the old lists held ~1.7 KiB an iteration (~50 KiB); 4-17 KiB now, the
+    # ledgers' bounded windows of recent entries filling (more of them sandboxed, and more under
+    # load, where phases change more often): 24 KiB keeps half the old growth as margin.
+    assert grown < 24 * 1024, f"{grown / 1024:.1f} KiB kept for 30 iterations"
     newest = load_records(project, CHANGE)[0]
     assert [it["n"] for it in newest["iterations"]] == list(range(1, 41))
     assert sum(t["reason"].startswith("iteration ") for t in newest["transitions"]) == 40
