@@ -15,6 +15,7 @@ import pytest
 from hypothesis import HealthCheck, settings
 
 from tests.tags import SESSION_VAR, TEST_VAR, kill_tagged
+from tests.tags import alive as alive  # the one reader of /proc/<pid>/stat, re-exported
 
 # Property tests check answers, not speed (bench/ measures speed): on a loaded machine one
 # example can take longer than hypothesis' default 200 ms deadline, which failed a test once
@@ -49,16 +50,6 @@ def take_inspection(request: pytest.FixtureRequest) -> None:
     """Set up ``inspection`` now if the test uses it, before an environment is copied."""
     if "inspection" in request.fixturenames:
         request.getfixturevalue("inspection")
-
-
-def alive(pid: int) -> bool:
-    """True while ``pid`` exists and is not a zombie."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            data = f.read()
-    except OSError:
-        return False
-    return data[data.rfind(b")") + 2 :].split()[0] != b"Z"
 
 
 def shared_path(*parts: str) -> Path:

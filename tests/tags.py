@@ -41,7 +41,7 @@ def tagged(value: str, var: str = TEST_VAR) -> list[int]:
                     continue
         except OSError:
             continue
-        if _alive(int(name)):
+        if alive(int(name)):
             found.append(int(name))
     return found
 
@@ -76,7 +76,7 @@ def wait_for(count: int, value: str | None = None, timeout: float = 20.0) -> lis
 def gone_within(pids: list[int], timeout: float) -> list[int]:
     """The ``pids`` still alive after up to ``timeout`` seconds."""
     deadline = time.monotonic() + timeout
-    while (left := [p for p in pids if _alive(p)]) and time.monotonic() < deadline:
+    while (left := [p for p in pids if alive(p)]) and time.monotonic() < deadline:
         time.sleep(0.05)
     return left
 
@@ -100,7 +100,8 @@ def scratch(work_tree: Path) -> Path:
     return folder
 
 
-def _alive(pid: int) -> bool:
+def alive(pid: int) -> bool:
+    """True while ``pid`` exists and is not a zombie."""
     try:
         with open(f"/proc/{pid}/stat", "rb") as f:
             data = f.read()

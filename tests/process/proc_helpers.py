@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from tests.tags import alive as alive
+
 FAKE_AGENTS = Path(__file__).resolve().parent.parent / "fake_agents"
 TAG = "RALPH_TEST_PROCESS_TAG"
 
@@ -23,16 +25,6 @@ def tagged_processes(tag: str) -> list[int]:
         except OSError:
             continue
     return found
-
-
-def alive(pid: int) -> bool:
-    """True while ``pid`` exists and is not a zombie."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            data = f.read()
-    except OSError:
-        return False
-    return data[data.rfind(b")") + 2 :].split()[0] != b"Z"
 
 
 def read_pids(path: Path) -> list[int]:
