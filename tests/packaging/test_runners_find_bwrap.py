@@ -85,6 +85,12 @@ def product_env(bin_dir: Path) -> dict[str, str]:
 def project(tmp_path: Path) -> Path:
     root = tmp_path / "hello"
     shutil.copytree(Path(__file__).resolve().parents[2] / "examples" / "hello", root)
+    # metadata as `openspec new change` writes it: the runner reads it with PyYAML, from the
+    # install's site-packages (an editable install's runner, started in the checkout with
+    # `python -S`, could not import it, and every such run failed)
+    (root / "openspec" / "changes" / CHANGE / ".openspec.yaml").write_text(
+        "schema: spec-driven\ncreated: 2026-12-02\n", encoding="utf-8"
+    )
     return root
 
 

@@ -238,3 +238,20 @@ async def test_the_runner_imports_nothing_from_the_workspace(project: Path) -> N
     assert await asyncio.wait_for(spawned.process.wait(), 60) == 0
     assert not marker.exists(), marker.read_text()
     assert record(project)["state"] == "succeeded"
+
+
+async def test_the_runner_reads_a_changes_metadata_and_shadows_nothing(project: Path) -> None:
+    # A change as `openspec new change` writes it has an `.openspec.yaml`, read with PyYAML,
+    # which lives in the interpreter's site-packages, which `python -S` leaves off the path
+    # (every detached run of such a change failed: "No module named 'yaml'").
+    (project / "openspec" / "changes" / "a" / ".openspec.yaml").write_text(
+        "schema: spec-driven\ncreated: 2026-12-02\n", encoding="utf-8"
+    )
+    # and the site-packages come after the standard library: a `json` there shadows nothing
+    marker = project / "imported"
+    (project / "json.py").write_text(f"open({str(marker)!r}, 'a').write('json')\n")
+    spawned = await spawn(project, "a", settings(demo_settings(0.01)))
+    assert await asyncio.wait_for(spawned.process.wait(), 60) == 0
+    got = record(project)
+    assert got["state"] == "succeeded", got.get("reason")
+    assert not marker.exists()
