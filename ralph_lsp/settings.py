@@ -248,9 +248,7 @@ def _review_agent(v: Any) -> str | tuple[str, ...] | None:
     try:
         return _command_line(v)
     except ValueError:
-        raise ValueError(
-            'a preset name, "same", a command line or an argv list, or null'
-        ) from None
+        raise ValueError('a preset name, "same", a command line or an argv list, or null') from None
 
 
 RESOURCE_KEYS = ("cpus", "memoryMb")

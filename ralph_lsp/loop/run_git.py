@@ -40,6 +40,7 @@ class RunGit:
     checkpointer: Checkpointer | None = None
     worktree: Worktree | None = None
     notes: list[str] = field(default_factory=list)
+    started_from: str | None = None  # checkpoint 0: what a review's diff is from (SPEC §13)
 
     @property
     def work_root(self) -> Path | None:
@@ -55,7 +56,8 @@ class RunGit:
 
     async def begin(self) -> None:
         if self.checkpointer is not None:
-            await asyncio.to_thread(self.checkpointer.record, 0, self._message(0, None))
+            made, _ = await asyncio.to_thread(self.checkpointer.record, 0, self._message(0, None))
+            self.started_from = made.commit if made is not None else None
 
     async def after_iteration(self, n: int, completed: int, total: int) -> dict[str, Any]:
         """The iteration's history fields: ``checkpoint`` (a commit) and ``filesChanged``."""

@@ -402,3 +402,25 @@ def _exists(path: Path) -> bool:
 
 def _unique(paths: Iterable[Path]) -> tuple[Path, ...]:
     return tuple(dict.fromkeys(paths))
+
+
+def reviewer_policy(policy: SandboxPolicy, files: Sequence[Path]) -> SandboxPolicy:
+    """The reviewer's policy (SPEC §13 "Review"): ``policy`` with its whole work tree read-only
+    but ``files`` (the change's task files, each bound itself, writable) and what git needs
+    of its directory, as for an agent; ``.ralph/`` stays read-only, the temporary folder and the
+    agent's state folder stay writable. ``ralph.sandbox.allowWrite`` inside the work tree is not
+    kept: nothing in the tree the reviewer judges is its to write."""
+    root = policy.work_root
+    git_write, _ = git_paths(root)
+    kept = [p for p in policy.writable if p != root and (not _inside(p, root) or p in git_write)]
+    named = [Path(os.path.realpath(f)) for f in files]
+    named = [f for f in named if _inside(f, root) and f.is_file()]
+    return SandboxPolicy(
+        work_root=root,
+        tmp_dir=policy.tmp_dir,
+        writable=_unique([*kept, *named]),
+        hidden=policy.hidden,
+        read_only=policy.read_only,
+        env=policy.env,
+        allowed_domains=policy.allowed_domains,
+    )
