@@ -19,8 +19,15 @@ from pathlib import Path
 from typing import Protocol
 
 from ralph_lsp.reviewer.edit_check import REVIEW_HEADING
-from ralph_lsp.reviewer.prompt import CONFORMANCE_HEADING, ROLE_MARKER
+from ralph_lsp.reviewer.prompt import (
+    CONFORMANCE_HEADING,
+    DIFF_HEADING,
+    ROLE_MARKER,
+    VERIFICATION_HEADING,
+)
 
+# The prompt's sections after the delta specs (reviewer/prompt.py), which end the last one.
+SECTIONS_AFTER_SPECS = (VERIFICATION_HEADING, CONFORMANCE_HEADING, DIFF_HEADING)
 _SCENARIO_RE = re.compile(r"^####\s+Scenario:\s*(.+?)\s*$")
 
 
@@ -77,7 +84,7 @@ def scenario_lines(prompt: str) -> dict[str, str]:
         if line.startswith("## specs/") and line.endswith("spec.md"):
             spec, line_no = line[3:], -1  # the spec's first line follows a blank line
             continue
-        if line.startswith("## "):
+        if line in SECTIONS_AFTER_SPECS:  # the spec's own "## ADDED …" headings are its text
             spec = None
         if spec is None:
             continue

@@ -20,6 +20,8 @@ from ralph_lsp.reviewer.edit_check import REVIEW_HEADING
 ROLE_MARKER = "Role: reviewer"
 TASKS_FILE_MARKER = "Tasks file: "
 CONFORMANCE_HEADING = "## Conformance"
+VERIFICATION_HEADING = "## Verification"
+DIFF_HEADING = "## The run's diff"
 # Bounds that keep the prompt a size an agent takes (a longer one is handed over as a file).
 MAX_FILE_BYTES = 256 * 1024
 MAX_DIFF_CHARS = 400_000
@@ -126,8 +128,8 @@ def build_review_prompt(ctx: ReviewContext) -> str:
     out = _instructions(ctx)
     for name, text in change_files(ctx.folder):
         out += ["", f"## {name}", "", text.rstrip("\n")]
-    out += ["", "## Verification", "", *_checks(ctx.checks)]
+    out += ["", VERIFICATION_HEADING, "", *_checks(ctx.checks)]
     if ctx.conformance is not None:
         out += ["", CONFORMANCE_HEADING, "", ctx.conformance.rstrip("\n")]
-    out += ["", "## The run's diff", "", *_diff(ctx)]
+    out += ["", DIFF_HEADING, "", *_diff(ctx)]
     return "\n".join(out) + "\n"
