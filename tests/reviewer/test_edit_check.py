@@ -7,7 +7,10 @@ import pytest
 
 from ralph_lsp.reviewer.edit_check import check_edit
 
-BEFORE = b"# Tasks\n\n## 1. Command line\n- [x] 1.1 Add cli\n- [x] 1.2 Print\n\n## 2. Docs\n- [x] 2.1 Doc\n"
+BEFORE = (
+    b"# Tasks\n\n## 1. Command line\n- [x] 1.1 Add cli\n- [x] 1.2 Print\n\n## 2. Docs\n"
+    b"- [x] 2.1 Doc\n"
+)
 
 
 def test_nothing_changed_is_an_approval() -> None:
