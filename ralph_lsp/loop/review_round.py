@@ -136,7 +136,12 @@ def _read(path: Path) -> bytes | None:
 
 async def _confine(run: Run, rnd: _Round) -> str | None:
     """The commit the round is checked against (sandbox off; for the diff either way), or why
-    the review cannot run confined."""
+    the review cannot run confined. Sandboxed, the run's latest checkpoint serves the diff (the
+    work tree as the last iteration left it): no writes elsewhere to find, no snapshot to take."""
+    latest = run.git.latest() if run.git is not None else None
+    if run.sandbox is not None and latest is not None:
+        rnd.before = guard.Before(*latest)
+        return None
     repo = await asyncio.to_thread(guard.repo_of, run.work.root)
     if repo is not None:
         message = f"ralph: {run.change.name} before review {rnd.n} (run {run.id})"

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ralph_lsp.git import GitError, find_repo
+from ralph_lsp.git import GitError, Repo, find_repo
 from ralph_lsp.git.checkpoints import Checkpointer, open_checkpointer, prune
 from ralph_lsp.git.worktrees import (
     IsolationError,
@@ -69,6 +69,12 @@ class RunGit:
             "checkpoint": made.commit if made else None,
             "filesChanged": changed if made else None,
         }
+
+    def latest(self) -> tuple[Repo, str] | None:
+        """The repository and the run's latest checkpoint (the work tree as the last iteration
+        left it), or None without checkpoints."""
+        c = self.checkpointer
+        return (c.repo, c.parent) if c is not None and c.parent is not None else None
 
     def no_space(self) -> str | None:
         """Why the run must end when a checkpoint failed for a full disk, or None."""
