@@ -25,6 +25,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import shutil
 import tempfile
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -37,6 +38,7 @@ from ralph_lsp.loop import policy, safe_dir
 from ralph_lsp.loop.events import ReviewEvent
 from ralph_lsp.loop.history import atomic_write_text
 from ralph_lsp.loop.iteration import AgentIteration, IterationOutcome, Level
+from ralph_lsp.loop.sandboxing import REFUSAL_TOOL
 from ralph_lsp.loop.states import RunState
 from ralph_lsp.loop.status import now_iso
 from ralph_lsp.openspec.tasks import TasksDoc
@@ -125,6 +127,7 @@ class _Round:
     started: str = field(default_factory=now_iso)
     added: list[str] = field(default_factory=list)
     refusals: list[str] = field(default_factory=list)
+    listed: dict[Path, set[str]] = field(default_factory=dict)  # the task files' folders
 
 
 def _read(path: Path) -> bytes | None:
@@ -247,8 +250,49 @@ async def _spawn(run: Run, rnd: _Round, prompt: str, prompt_file: Path) -> Itera
             iteration.out.refusals += run.sandbox.take_refusals()
 
 
-async def _check(run: Run, rnd: _Round) -> None:
+def _listing(folders: list[Path]) -> dict[Path, set[str]]:
+    out: dict[Path, set[str]] = {}
+    for folder in folders:
+        with contextlib.suppress(OSError):
+            out[folder] = set(os.listdir(folder))
+    return out
+
+
+def _remove_new(run: Run, rnd: _Round) -> list[str]:
+    """What the reviewer made beside its task files (their folders are writable to it, for an
+    editor's rename), removed; ``created <path>`` for each."""
+    found: list[str] = []
+    for folder, before in rnd.listed.items():
+        for name in sorted(set(_listing([folder]).get(folder, set())) - before):
+            path = folder / name
+            with contextlib.suppress(OSError):
+                if path.is_dir() and not path.is_symlink():
+                    shutil.rmtree(path)
+                else:
+                    path.unlink()
+            found.append(f"the reviewer created {_shown(run, path)}")
+    return found
+
+
+def _shown(run: Run, path: Path) -> str:
+    with contextlib.suppress(ValueError):
+        return path.relative_to(run.work.root).as_posix()
+    return str(path)
+
+
+def _refused_writes(out: IterationOutcome) -> list[str]:
+    """The writes the sandbox refused the reviewer (its output said so, or git's pointers were
+    put back): a round that tried to write elsewhere does not approve."""
+    return [
+        f"the sandbox refused: {r.input}"
+        for r in out.refusals
+        if r.tool == REFUSAL_TOOL and r.input.startswith(("write:", "the reviewer wrote"))
+    ]
+
+
+async def _check(run: Run, rnd: _Round, out: IterationOutcome) -> None:
     """Step 4: the task files' edit judged, and what may not stand undone."""
+    rnd.refusals += _refused_writes(out) + _remove_new(run, rnd)
     for path in rnd.files:
         before, after = rnd.saved[path], _read(path)
         found = check_edit(before or b"", after or b"")
@@ -322,6 +366,7 @@ def _tell(run: Run, record: RoundRecord) -> None:
 async def _round(run: Run, reviewer: Reviewer, conformance: str | None) -> policy.End | RoundRecord:
     files = list(Change(run.work.root, run.work.name).task_files)
     rnd = _Round(len(run.review.rounds) + 1, reviewer, files, {p: _read(p) for p in files})
+    rnd.listed = _listing(list(dict.fromkeys(p.parent for p in files)))
     refusal = await _confine(run, rnd)
     if refusal is not None:
         return policy.End(RunState.FAILED, f"review refused: {refusal}")
@@ -335,7 +380,7 @@ async def _round(run: Run, reviewer: Reviewer, conformance: str | None) -> polic
             path.unlink(missing_ok=True)
     if out.start_error is not None:
         return policy.End(RunState.FAILED, f"the reviewer could not start: {out.start_error}")
-    await _check(run, rnd)
+    await _check(run, rnd, out)
     if out.stopped or run.stop_event.is_set():
         return policy.End(RunState.STOPPED, "stopped by the user")
     return _record(run, rnd, out)

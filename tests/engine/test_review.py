@@ -80,23 +80,28 @@ async def test_a_hostile_reviewer_in_the_sandbox_is_undone_and_refused(
     project: Path, spawn_log: Path
 ) -> None:
     source = project / "hello" / "__init__.py"
-    created = project / "evil.txt"
+    # beside the task file: its folder is writable inside (an editor's rename), so the host
+    # removes what the reviewer made there (a new file elsewhere fails: tests/sandbox)
+    created = project / "openspec" / "changes" / CHANGE / "notes.md"
     before_source = digest(source)
     env = {"FAKE_REVIEW_SOURCE": str(source), "FAKE_REVIEW_CREATE": str(created)}
     settings = reviewing("hostile", review_max_rounds=1, env=env)
     _, status = await run_to_end(project, settings)
     assert status.state == "exhausted", status.reason  # type: ignore[attr-defined]
-    assert status.reason.startswith("the reviewer's edit was refused (tasks.md: ")  # type: ignore[attr-defined]
+    assert status.reason.startswith("the reviewer's edit was refused (")  # type: ignore[attr-defined]
     assert digest(source) == before_source and not created.exists()
     text = tasks_text(project)
     assert "- [ ]" not in text and "R.1" not in text  # the uncheck and the append undone
     [round_] = reviews_of(project)
     assert round_["verdict"] == "refused" and round_["tasksAdded"] == []
-    assert any("line" in r for r in round_["refusals"])  # type: ignore[union-attr]
+    refusals = round_["refusals"]
+    assert any("line" in r for r in refusals)  # type: ignore[union-attr]
+    assert f"the reviewer created openspec/changes/{CHANGE}/notes.md" in refusals  # type: ignore[operator]
+    assert any("Read-only file system" in r for r in refusals)  # type: ignore[union-attr]
     record = load_records(project, CHANGE)[0]
     assert record["sandbox"] is not None  # this ran sandboxed: the writes failed inside
     raw = (project / ".ralph" / "runs" / record["runId"] / "review-1.log").read_text()
-    assert "write a source file" in raw and "create a file" in raw
+    assert "write a source file: [Errno 30] Read-only file system" in raw
 
 
 def _git_project(project: Path) -> None:

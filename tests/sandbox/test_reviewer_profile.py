@@ -1,5 +1,6 @@
 """The reviewer's sandbox profile (SPEC §13), with real bubblewrap, as an ordinary user: the
-whole work tree read-only but the change's task file. A hostile reviewer (a real program) that
+whole work tree read-only but the change's task file (its folder writable for an editor's
+rename, everything else in it read-only). A hostile reviewer (a real program) that
 writes a source file, creates a file, unchecks and checks tasks and appends one leaves the
 source as it was and no new file, has its edit of the task file undone, and its round refused."""
 
@@ -26,6 +27,8 @@ def test_the_reviewers_policy_keeps_only_the_task_files_and_git_writable(tmp_pat
     tasks = root / "openspec" / "changes" / "c" / "tasks.md"
     tasks.parent.mkdir(parents=True)
     tasks.write_text("- [x] 1.1 a\n")
+    (tasks.parent / "proposal.md").write_text("## Why\n")
+    (tasks.parent / "specs").mkdir()
     own = root / "build"
     policy = SandboxPolicy(
         work_root=root,
@@ -35,8 +38,15 @@ def test_the_reviewers_policy_keeps_only_the_task_files_and_git_writable(tmp_pat
         read_only=(root / ".ralph",),
     )
     confined = reviewer_policy(policy, [tasks, tmp_path / "elsewhere.md"])
-    assert confined.writable == (tmp_path / "t", root / ".git", tmp_path / "state", tasks)
-    assert confined.hidden == policy.hidden and confined.read_only == policy.read_only
+    # the task file's folder (an editor renames a new file over it), all else in it read-only
+    assert confined.writable == (tmp_path / "t", root / ".git", tmp_path / "state", tasks.parent)
+    assert confined.read_only == (
+        tasks.parent / "proposal.md",
+        tasks.parent / "specs",
+        root / ".ralph",
+    )
+    assert confined.hidden == policy.hidden
+    assert confined.read_only_first == (root,)  # seen inside (under a fresh /tmp too), read-only
 
 
 @pytest.fixture
