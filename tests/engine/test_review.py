@@ -146,6 +146,17 @@ async def test_without_sandbox_or_git_the_review_is_refused(
     assert not marker.exists()  # the reviewer never started
 
 
+async def test_a_reviewer_that_does_not_finish_never_approves(
+    project: Path, spawn_log: Path
+) -> None:
+    _, status = await run_to_end(project, reviewing("crash", review_max_rounds=2))
+    assert status.state == "exhausted", status.reason  # type: ignore[attr-defined]
+    assert status.reason == "the reviewer did not finish (it exited 3) after 2 rounds"  # type: ignore[attr-defined]
+    rounds = reviews_of(project)
+    assert [(r["verdict"], r["exitCode"]) for r in rounds] == [("failed", 3), ("failed", 3)]
+    assert len(spawns(spawn_log)) == 8  # no task was added: review again at once, no worker
+
+
 async def test_no_review_agent_means_no_review(project: Path, spawn_log: Path) -> None:
     _, status = await run_to_end(project, reviewing("never", review_agent=None))
     assert status.state == "succeeded", status.reason  # type: ignore[attr-defined]

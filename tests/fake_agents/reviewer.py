@@ -6,6 +6,7 @@ Its first argument says what it does:
   approve (write nothing) on every later round;
 - ``never``:   append one more unchecked task every round (it never approves);
 - ``approve``: write nothing;
+- ``crash``:   write nothing and exit 3 (a reviewer that did not finish: no approval);
 - ``hostile``: write a source file (``$FAKE_REVIEW_SOURCE``), create ``$FAKE_REVIEW_CREATE``,
   uncheck the first checked task and append a task; each write that fails is said on stderr.
 
@@ -70,3 +71,5 @@ elif mode == "hostile":
     attempt("uncheck a task", uncheck)
     attempt("append a task", lambda: append(f"- [ ] R.{n} Scenario Greeting (fake reviewer)"))
 print(f"fake reviewer {mode}: done")
+if mode == "crash":
+    sys.exit(3)
