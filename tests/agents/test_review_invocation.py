@@ -89,3 +89,15 @@ def test_a_bad_review_setting_is_said_and_the_default_kept() -> None:
     )
     untrusted, _ = settings_from_dict({"review.agent": "claude"}, trusted=False)
     assert untrusted.review_agent is None  # a workspace that is not trusted names no program
+
+
+def test_a_ray_job_is_sent_the_review_settings() -> None:
+    from ralph_lsp.remote.run import _sent
+
+    sent = _sent(Settings(review_agent="codex", review_model="m", review_max_rounds=3))
+    assert (sent["review.agent"], sent["review.model"], sent["review.maxRounds"]) == (
+        "codex",
+        "m",
+        3,
+    )
+    assert settings_from_dict(sent)[0].review_agent == "codex"  # as the job reads it back

@@ -65,6 +65,18 @@ async def test_a_review_task_is_worked_then_the_reviewer_approves(
     assert "fake reviewer once: done" in (folder / "review-1.log").read_text()
 
 
+async def test_a_change_done_before_the_run_is_reviewed_before_it_succeeds(
+    project: Path, spawn_log: Path
+) -> None:
+    tasks = project / "openspec" / "changes" / CHANGE / "tasks.md"
+    tasks.write_text(tasks.read_text().replace("[ ]", "[x]"))
+    _, status = await run_to_end(project, reviewing("once"))
+    assert status.state == "succeeded", status.reason  # type: ignore[attr-defined]
+    assert status.reason == "every task is checked (9/9); review approved"  # type: ignore[attr-defined]
+    assert len(spawns(spawn_log)) == 1  # only the task the review appended was worked
+    assert [r["verdict"] for r in reviews_of(project)] == ["rejected", "approved"]
+
+
 async def test_a_reviewer_that_never_approves_ends_exhausted_after_max_rounds(
     project: Path, spawn_log: Path
 ) -> None:
