@@ -4,19 +4,23 @@ the run's end, record and events."""
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import os
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
+from ralph_lsp.loop.engine import Engine
 from ralph_lsp.loop.events import ReviewEvent
 from ralph_lsp.loop.history import load_records
 from ralph_lsp.settings import Settings
 from tests.engine.conftest import CHANGE, FAKES, fake, spawns
 from tests.engine.test_engine import run_to_end, tasks_text
 from tests.git.conftest import git, init_repo
+from tests.tags import TEST_VAR, programs
 
 REVIEWER = FAKES / "reviewer.py"
 
@@ -167,6 +171,23 @@ async def test_a_reviewer_that_does_not_finish_never_approves(
     rounds = reviews_of(project)
     assert [(r["verdict"], r["exitCode"]) for r in rounds] == [("failed", 3), ("failed", 3)]
     assert len(spawns(spawn_log)) == 8  # no task was added: review again at once, no worker
+
+
+async def test_a_stop_during_the_review_ends_the_run_stopped_and_undoes_nothing_it_may_keep(
+    project: Path, spawn_log: Path
+) -> None:
+    engine = Engine(lambda _e: None)
+    await engine.start(project, CHANGE, reviewing("hang", stop_grace_seconds=0.5))
+    deadline = time.monotonic() + 60
+    while "R.1" not in tasks_text(project) and time.monotonic() < deadline:
+        await asyncio.sleep(0.05)
+    status = await asyncio.wait_for(engine.stop(project, CHANGE), 15)
+    assert status.state == "stopped" and status.reason == "stopped by the user"
+    assert programs(REVIEWER, os.environ[TEST_VAR]) == []  # the reviewer's tree is gone
+    # what it appended was an unchecked task: it stands, for the next run to work
+    assert "- [ ] R.1 Scenario Greeting, said before the reviewer was stopped" in tasks_text(
+        project
+    )
 
 
 async def test_no_review_agent_means_no_review(project: Path, spawn_log: Path) -> None:

@@ -7,6 +7,7 @@ Its first argument says what it does:
 - ``never``:   append one more unchecked task every round (it never approves);
 - ``approve``: write nothing;
 - ``crash``:   write nothing and exit 3 (a reviewer that did not finish: no approval);
+- ``hang``:    append a task, then sleep (until it is stopped);
 - ``hostile``: write a source file (``$FAKE_REVIEW_SOURCE``), create ``$FAKE_REVIEW_CREATE``,
   uncheck the first checked task and append a task; each write that fails is said on stderr.
 
@@ -20,6 +21,7 @@ from __future__ import annotations
 import os
 import re
 import sys
+import time
 
 sys.path.insert(0, os.path.dirname(__file__))
 from _common import read_prompt, tasks_file
@@ -70,6 +72,10 @@ elif mode == "hostile":
 
     attempt("uncheck a task", uncheck)
     attempt("append a task", lambda: append(f"- [ ] R.{n} Scenario Greeting (fake reviewer)"))
+elif mode == "hang":
+    append(f"- [ ] R.{n} Scenario Greeting, said before the reviewer was stopped")
+    print("fake reviewer hang: waiting", flush=True)
+    time.sleep(600)
 print(f"fake reviewer {mode}: done")
 if mode == "crash":
     sys.exit(3)
