@@ -26,6 +26,7 @@ import asyncio
 import contextlib
 import os
 import shutil
+import stat
 import tempfile
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -41,7 +42,8 @@ from ralph_lsp.loop.iteration import AgentIteration, IterationOutcome, Level
 from ralph_lsp.loop.sandboxing import REFUSAL_TOOL
 from ralph_lsp.loop.states import RunState
 from ralph_lsp.loop.status import now_iso
-from ralph_lsp.openspec.tasks import TasksDoc
+from ralph_lsp.openspec.regular_files import read_regular
+from ralph_lsp.openspec.tasks import MAX_TASKS_BYTES, TasksDoc
 from ralph_lsp.openspec.workspace import Change
 from ralph_lsp.proc.process import AgentStartError, SpawnSpec
 from ralph_lsp.reviewer.edit_check import check_edit
@@ -130,9 +132,11 @@ class _Round:
     listed: dict[Path, set[str]] = field(default_factory=dict)  # the task files' folders
 
 
-def _read(path: Path) -> bytes | None:
+def _read(path: Path, *, follow: bool = True) -> bytes | None:
+    """A task file's bytes, or None when it is no regular file (``follow=False``: nor a link:
+    after the round, what the reviewer left is never read or written through a link)."""
     try:
-        return path.read_bytes()
+        return read_regular(path, MAX_TASKS_BYTES, follow=follow)
     except OSError:
         return None
 
@@ -294,14 +298,17 @@ async def _check(run: Run, rnd: _Round, out: IterationOutcome) -> None:
     """Step 4: the task files' edit judged, and what may not stand undone."""
     rnd.refusals += _refused_writes(out) + _remove_new(run, rnd)
     for path in rnd.files:
-        before, after = rnd.saved[path], _read(path)
+        before, after = rnd.saved[path], _read(path, follow=False)
+        if after is None and before is not None:
+            rnd.refusals.append(f"{path.name}: removed, or replaced by a link or no file")
+            continue
         found = check_edit(before or b"", after or b"")
         rnd.added += found.added
         rnd.refusals += [f"{path.name}: {r}" for r in found.refusals]
     if rnd.refusals:  # the whole edit goes: every task file as it was
         rnd.added = []
         for path, data in rnd.saved.items():
-            if data is not None and _read(path) != data:
+            if data is not None and _read(path, follow=False) != data:
                 _put_back(path, data)
     if run.sandbox is None and rnd.before is not None:
         message = f"ralph: {run.change.name} after review {rnd.n} (run {run.id})"
@@ -313,9 +320,17 @@ async def _check(run: Run, rnd: _Round, out: IterationOutcome) -> None:
 
 
 def _put_back(path: Path, data: bytes) -> None:
-    """``path``'s bytes as they were, written in place (its inode kept: the sandbox of a later
-    round binds the file itself)."""
-    with open(path, "r+b") as f:
+    """``path``'s bytes as they were: written in place when it is still a regular file, else
+    what is there now (a link, a folder, a pipe) removed and the file made again; never through
+    a link (a link put there must not make the host write the bytes elsewhere)."""
+    if os.path.lexists(path) and not stat.S_ISREG(os.lstat(path).st_mode):
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path)
+        else:
+            path.unlink()
+    flags = os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
+    fd = os.open(path, flags, 0o644)
+    with os.fdopen(fd, "wb") as f:
         f.write(data)
         f.truncate()
 

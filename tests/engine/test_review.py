@@ -120,6 +120,21 @@ async def test_a_hostile_reviewer_in_the_sandbox_is_undone_and_refused(
     assert "write a source file: [Errno 30] Read-only file system" in raw
 
 
+async def test_a_link_in_the_task_files_place_is_never_written_through(
+    project: Path, spawn_log: Path, tmp_path: Path
+) -> None:
+    victim = tmp_path / "victim.txt"
+    victim.write_text("the user's own file\n")
+    settings = reviewing("link", review_max_rounds=1, env={"FAKE_REVIEW_VICTIM": str(victim)})
+    _, status = await run_to_end(project, settings)
+    assert status.state == "exhausted", status.reason  # type: ignore[attr-defined]
+    assert victim.read_text() == "the user's own file\n"
+    tasks = project / "openspec" / "changes" / CHANGE / "tasks.md"
+    assert not tasks.is_symlink() and "- [ ]" not in tasks.read_text()  # made again, as it was
+    [round_] = reviews_of(project)
+    assert round_["refusals"] == ["tasks.md: removed, or replaced by a link or no file"]
+
+
 def _git_project(project: Path) -> None:
     init_repo(project)
     git(project, "add", "-A")

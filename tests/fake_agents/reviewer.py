@@ -8,6 +8,8 @@ Its first argument says what it does:
 - ``approve``: write nothing;
 - ``crash``:   write nothing and exit 3 (a reviewer that did not finish: no approval);
 - ``hang``:    append a task, then sleep (until it is stopped);
+- ``link``:    put a link to ``$FAKE_REVIEW_VICTIM`` (a file of the host's) in the task file's
+  place, hoping the host writes the task file's bytes back through it;
 - ``hostile``: write a source file (``$FAKE_REVIEW_SOURCE``), create ``$FAKE_REVIEW_CREATE``,
   uncheck the first checked task and append a task; each write that fails is said on stderr.
 
@@ -72,6 +74,10 @@ elif mode == "hostile":
 
     attempt("uncheck a task", uncheck)
     attempt("append a task", lambda: append(f"- [ ] R.{n} Scenario Greeting (fake reviewer)"))
+elif mode == "link":
+    link = path.with_name(path.name + ".link")
+    os.symlink(os.environ["FAKE_REVIEW_VICTIM"], link)
+    os.replace(link, path)
 elif mode == "hang":
     append(f"- [ ] R.{n} Scenario Greeting, said before the reviewer was stopped")
     print("fake reviewer hang: waiting", flush=True)
