@@ -20,6 +20,7 @@ from bench import (
     plot,
     ray_cases,
     report,
+    review_cases,
     runner_cases,
     sandbox_cases,
     sandbox_run_cases,
@@ -98,6 +99,11 @@ CASES: dict[str, tuple[str, dict[str, float], dict[str, float]]] = {
         {"reps": 30},
         {"reps": 5},
     ),
+    "review_round": (
+        "one review round's orchestration, the reviewer's own time left out (p50)",
+        {"reps": 15},
+        {"reps": 3},
+    ),
     "sandbox_verify": (
         "the examples' verification sandboxed over unsandboxed",
         {"reps": 15},
@@ -170,6 +176,8 @@ def _runner(name: str, a: dict[str, float]) -> Callable[[Results], Awaitable[Non
             await merge_cases.train_overhead(r, a["verify_s"], int(a["trains"]))
         elif name == "sandbox_spawn":
             await sandbox_run_cases.spawn_overhead(r, int(a["reps"]))
+        elif name == "review_round":
+            await review_cases.overhead(r, int(a["reps"]))
         elif name == "sandbox_verify":
             await sandbox_run_cases.verify_ratio(r, int(a["reps"]))
         elif name == "proxy_stream":

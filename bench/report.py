@@ -79,6 +79,7 @@ TARGETS = [
     Target("merge_check_ms", "p50", "<=", 100, "ms"),
     Target("merge_train_overhead", None, "<=", 0.10, "×"),
     Target("sandbox_spawn_overhead_ms", None, "<=", 30, "ms"),
+    Target("review_round_overhead_ms", None, "<=", 100, "ms"),
     Target("sandbox_verify_ratio", None, "<=", 1.05, "×"),
     Target("proxy_stream_ratio", None, "<=", 1.10, "×"),
 ]

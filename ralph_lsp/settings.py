@@ -38,6 +38,8 @@ PROGRAM_SETTINGS = (
     "ray.address",
     "ray.resources",
     "ray.gitRemote",
+    # The reviewer is a program too (SPEC §13 "Review").
+    "review.agent",
     # What a run may touch (SPEC §10 "Sandboxed runs").
     "sandbox",
     "sandbox.allowWrite",
@@ -119,6 +121,11 @@ class Settings:
     # After a run succeeds (its verification passed, when on), archive the change as `openspec
     # archive --yes` does (SPEC §11). Off by default: users review first.
     archive_on_success: bool = False
+    # The reviewer (SPEC §13 "Review"): None (no review), a preset name, "same" (the run's
+    # agent), or a command (argv); its model, and how many rounds may append tasks.
+    review_agent: str | tuple[str, ...] | None = None
+    review_model: str | None = None
+    review_max_rounds: int = 2
 
     def replace(self, **changes: Any) -> Settings:
         return dataclasses.replace(self, **changes)
@@ -231,6 +238,19 @@ def _optional_text(v: Any) -> str | None:
     return v
 
 
+def _review_agent(v: Any) -> str | tuple[str, ...] | None:
+    """A preset name, ``"same"``, a command line (split as a shell would, never run by one), or
+    an argv list; null or "" for no review."""
+    if isinstance(v, str) and (v in PRESETS or v == "same") and v != "custom":
+        return v
+    if isinstance(v, (list, tuple)):
+        return _optional_argv(v)
+    try:
+        return _command_line(v)
+    except ValueError:
+        raise ValueError('a preset name, "same", a command line or an argv list, or null') from None
+
+
 RESOURCE_KEYS = ("cpus", "memoryMb")
 
 
@@ -310,6 +330,9 @@ _FIELDS: dict[str, tuple[str, Callable[[Any], Any]]] = {
     "sandbox.allowedDomains": ("sandbox_allowed_domains", _str_list),
     "validation.strict": ("validation_strict", _bool),
     "archiveOnSuccess": ("archive_on_success", _bool),
+    "review.agent": ("review_agent", _review_agent),
+    "review.model": ("review_model", _optional_text),
+    "review.maxRounds": ("review_max_rounds", positive_int),
 }
 SETTING_NAMES = tuple(_FIELDS)
 
@@ -369,6 +392,8 @@ def settings_from_dict(
         "agentCommand",
         "maxTokens",
         "queueMaxCostUsd",
+        "review.agent",
+        "review.model",
     }
     for key, (name, convert) in _FIELDS.items():
         found, value = _lookup(raw, key)

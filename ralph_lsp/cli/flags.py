@@ -96,6 +96,9 @@ _FLAG_SETTINGS = (
     ("sandbox", "sandbox"),
     ("ray_address", "ray.address"),
     ("git_remote", "ray.gitRemote"),
+    ("review_agent", "review.agent"),
+    ("review_model", "review.model"),
+    ("review_max_rounds", "review.maxRounds"),
 )
 
 

@@ -134,6 +134,20 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument(
         "--stuck-after", type=int, metavar="N", help="iterations without progress (default 3)"
     )
+    sp.add_argument(
+        "--review-agent",
+        metavar="AGENT",
+        help="once tasks, verification and conformance pass, a fresh reviewer judges the change"
+        " (read-only but for the task file) and may append tasks: a preset, 'same' (the run's"
+        " agent) or a command line (default: no review)",
+    )
+    sp.add_argument("--review-model", metavar="MODEL", help="the reviewer's model")
+    sp.add_argument(
+        "--review-max-rounds",
+        type=int,
+        metavar="N",
+        help="review rounds that may append tasks before the run ends exhausted (default 2)",
+    )
     sp.add_argument("--scope", choices=SCOPES, help="iteration scope (default story)")
     sp.add_argument(
         "--iteration-timeout", type=float, metavar="S", help="end an iteration after S seconds"

@@ -8,6 +8,8 @@
   state so the restore can be undone (:class:`RestoreResult`);
 - ``worktrees``    a run's own ``git worktree`` on ``ralph/<change>`` (:class:`Worktree`);
 - ``remote``       a remote run's data plane: push (only ``ralph/…``, never forced), fetch, clone;
+- ``review_guard`` a reviewer without a sandbox held to its task file (SPEC §13): the work
+  tree as a commit before the round, the run's diff, every write outside the task files undone;
 - ``merge``        a run's branch merged (SPEC §12): the conflict check (``merge-tree``), the
   merged commit, a scratch integration worktree, and :func:`~ralph_lsp.git.merge.advance`.
 
@@ -16,8 +18,9 @@ Outside this package, the wrapper is reached only for its types (:class:`Repo`, 
 
 Invariant: only this package starts git (``make lint`` holds that ``git.command`` is imported
 from nowhere else, and ``tests/test_imports.py`` that no other module names git in an argv). It
-never touches the user's index, ``HEAD``, branches, stash or files except in ``restore`` and in a
-merge the user asked for (``merge``): it merges or rebases only in a scratch integration
+never touches the user's index, ``HEAD``, branches, stash or files except in ``restore``, in
+undoing a reviewer's writes outside its task file (``review_guard``), and in a merge the user
+asked for (``merge``): it merges or rebases only in a scratch integration
 worktree, moves a target branch only by a compare-and-swap of its ref, fast-forward only, never
 forced, and moves a work tree that has the target checked out only as ``git merge --ff-only``
 would, refusing first (naming the files) when the merge touches a locally changed or untracked

@@ -98,7 +98,7 @@ def _blocked(top: Path, rel: str, captured: set[str]) -> str | None:
     return None
 
 
-def _remove(top: Path, rel: str) -> bool:
+def remove_path(top: Path, rel: str) -> bool:
     path = top / rel
     mode = _mode(path)
     if mode is None:
@@ -132,7 +132,7 @@ def restore(
     writes: list[str] = []
     for status, mode, rel in _diff(repo, undo_commit, target.commit):
         if status == "D":
-            if _remove(repo.top, rel):
+            if remove_path(repo.top, rel):
                 result.removed.append(rel)
             else:
                 result.skipped.append((rel, "a folder is in the way"))
@@ -149,7 +149,7 @@ def restore(
         else:
             result.skipped.append((rel, why))
     if result.written:
-        _checkout(repo, target.commit, result.written)
+        checkout_paths(repo, target.commit, result.written)
     return result
 
 
@@ -173,7 +173,7 @@ def _absent(repo: Repo, commit: str, paths: list[str]) -> set[str]:
     return absent
 
 
-def _checkout(repo: Repo, commit: str, paths: list[str]) -> None:
+def checkout_paths(repo: Repo, commit: str, paths: list[str]) -> None:
     """Write ``paths`` as ``commit`` has them, through a temporary index."""
     with temporary_index(repo, seed=False) as env:
         repo.run("read-tree", commit, env=env)

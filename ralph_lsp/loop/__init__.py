@@ -12,6 +12,7 @@
   one-run-per-change claim (:class:`ChangeClaim`) and retention;
 - ``run_git``    checkpoints and the worktree of one run (:class:`RunGit`), through ``git``;
 - ``review``     an iteration's diff, a file at a checkpoint and restore, for the operator;
+- ``review_round`` the reviewer's round where a run would succeed (SPEC §13), its hook in ``run``;
 - ``claims``     one run per change on the machine; ``costs`` and ``budget`` what a run spent;
   ``record_schema`` records read back fitted to their types;
 - ``queue``      several changes through one engine; ``on_end`` ``ralph.onRunEnd``.

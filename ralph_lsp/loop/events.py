@@ -77,6 +77,18 @@ class TasksEvent:
 
 
 @dataclass(frozen=True)
+class ReviewEvent:
+    """A review round ended (SPEC §13): ``record`` holds the round as the history keeps it
+    (``round``, ``reviewer``, ``model``, ``verdict``, ``tasksAdded``, ``refusals``,
+    ``costUsd``, …)."""
+
+    root: Path
+    change: str
+    run_id: str
+    record: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
 class EndEvent:
     """The run ended: its final state and reason. The last event of a run."""
 

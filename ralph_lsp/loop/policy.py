@@ -11,7 +11,7 @@ branch here, and ``tests/engine/test_policy.py`` holds one test row per branch.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from ralph_lsp.agents.base import AgentProblem
 from ralph_lsp.loop.states import RunState
@@ -97,6 +97,9 @@ class Wait:
 class End:
     state: RunState
     reason: str
+    # A success after an iteration carries the counters the loop would go on with, for a
+    # review round that appends tasks (SPEC §13; loop/review_round.py). Not compared.
+    counters: Counters | None = field(default=None, compare=False)
 
 
 Decision = Continue | Wait | End
@@ -209,6 +212,9 @@ def after_iteration(r: IterationResult, counters: Counters, limits: Limits, now:
         failing=failing,
     )
     if end is not None:
+        if end.state is RunState.SUCCEEDED:
+            going_on = replace(counters, counted=counters.counted + 1, no_progress=0)
+            return replace(end, counters=going_on)
         return end
     limited = rate_limit(r)
     if limited is not None:

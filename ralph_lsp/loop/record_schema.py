@@ -51,7 +51,7 @@ _RUN: dict[str, Check] = {
     "merge": _obj,
     "sandbox": _obj,
 }
-_RUN_LISTS = ("transitions", "rateLimited", "guidance", "blocked", "iterations")
+_RUN_LISTS = ("transitions", "rateLimited", "guidance", "blocked", "iterations", "reviews")
 _ITERATION: dict[str, Check] = {
     "startedAt": _text,
     "endedAt": _text,

@@ -45,6 +45,7 @@ _PROCESS_STARTED = process_started_at(os.getpid())
 
 if TYPE_CHECKING:
     from ralph_lsp.loop.engine import Engine
+    from ralph_lsp.loop.review_round import ReviewState
 
 
 @dataclass
@@ -71,6 +72,7 @@ class RunReporting:
     ended_at: str | None
     doc: TasksDoc | None
     git: RunGit | None
+    review: ReviewState
 
     @property
     def key(self) -> tuple[Path, str, str]:
@@ -131,6 +133,7 @@ class RunReporting:
             "transitions": self.transitions,
             "iterations": self.iterations,
             "rateLimited": self.rate_limited,
+            "reviews": self.review.rounds,  # each review round (SPEC §13)
             # iterations whose raw output was removed to keep the run under its cap
             "rawOutputDropped": self.history.dropped,
             "worktree": dict(self.status.worktree) if self.status.worktree else None,

@@ -5,6 +5,9 @@ state.
 runs the verification when due (``verification.Verification``), and asks the policy whether to
 go on. Its record and status are kept by the half it inherits (``reporting.RunReporting``).
 Progress is judged from tasks.md alone, never from what the agent says.
+
+Long: the loop and its one spawn read best in one file; the review round (SPEC §13) is a hook
+of a few lines at the point of success, its body in ``review_round``.
 """
 
 from __future__ import annotations
@@ -41,6 +44,7 @@ from ralph_lsp.loop.ledger import Ledger
 from ralph_lsp.loop.policy import DEFAULT_BACKOFF_SECONDS, MAX_BACKOFF_SECONDS
 from ralph_lsp.loop.prompt import build_prompt, scope_story
 from ralph_lsp.loop.reporting import Guidance, RunReporting
+from ralph_lsp.loop.review_round import ReviewState, review_round
 from ralph_lsp.loop.states import RunState
 from ralph_lsp.loop.status import (
     RunEnd,
@@ -131,9 +135,9 @@ class Run(RunReporting, TasksFollowing):
         self.work: Change = change
         self.git: rungit.RunGit | None = None
         self.pruned: list[str] = []  # runs retention removed as this one started
-        # every process of the run lives in it (SPEC §10)
-        self.sandbox: sandboxing.RunSandbox | None = None
+        self.sandbox: sandboxing.RunSandbox | None = None  # every process of the run (§10)
         self.budget = budget.plan(settings, {**os.environ, **settings.env}, change.root)
+        self.review = ReviewState()  # its review rounds (SPEC §13): loop/review_round.py
 
     def reason(self) -> str | None:
         return self.status.reason
@@ -198,20 +202,47 @@ class Run(RunReporting, TasksFollowing):
             return end.state, end.reason
         self.verification.choose()
         self._say_user_config()
-        context, problem = read_project_context(self.work.root)
-        if problem:
-            self.log(problem, "warning")
-        elif context:
-            self.log(f"project context from openspec/config.yaml ({len(context)} characters)")
+        self._say_project_context()
         verified = failed = None
         if doc.total and doc.all_done and self.verification.enabled():
             verified, failed = await self.verification.run()
         end = policy.before_start(doc.completed, doc.total, verified, failed)
         if end is not None and not (self.follow_up and self.guidance and doc.total):
-            return end.state, end.reason
+            if not self.review.wanted(self.settings, end, doc.total):
+                return end.state, end.reason
+            self.review.pending = end  # reviewed before anything else (SPEC §13)
         if self.git is not None:
             await self.git.begin()
         counters = policy.Counters(backoff=_initial_backoff(), failing=failed)
+        limits = self._limits()
+        while True:
+            if self.stop_event.is_set():
+                return RunState.STOPPED, "stopped by the user"
+            if self.review.pending is not None:  # a success waits for its review round
+                end, counters, doc = await review_round(self, counters, doc)
+                if end is not None:
+                    return end.state, end.reason
+                continue
+            end = policy.before_spawn(counters, limits, doc.completed, doc.total) or (
+                _blocked_end(doc) or _full_end(self._disk_full())
+            )
+            if end is not None:
+                return end.state, end.reason
+            doc, decision = await self._iteration(doc, counters, limits)
+            full = self._disk_full()
+            if full is not None:  # nothing is left corrupt, but nothing more can be kept
+                return RunState.FAILED, full
+            if isinstance(decision, policy.End):
+                if not self.review.wanted(self.settings, decision, doc.total):
+                    return decision.state, decision.reason
+                self.review.pending, counters = decision, decision.counters or counters
+                continue
+            if isinstance(decision, policy.Wait):
+                await self._wait(decision)
+            counters = decision.counters
+
+    def _limits(self) -> policy.Limits:
+        """The run's limits, and what its budgets count said once."""
         s = self.settings
         limits = policy.Limits(
             self.status.max_iterations,
@@ -225,23 +256,7 @@ class Run(RunReporting, TasksFollowing):
                 f"the {name} budget counts what this agentCommand reports (Claude's stream-json"
                 f" result); an iteration that reports no {name} ends the run"
             )
-        while True:
-            if self.stop_event.is_set():
-                return RunState.STOPPED, "stopped by the user"
-            end = policy.before_spawn(counters, limits, doc.completed, doc.total) or (
-                _blocked_end(doc) or _full_end(self._disk_full())
-            )
-            if end is not None:
-                return end.state, end.reason
-            doc, decision = await self._iteration(doc, counters, limits)
-            full = self._disk_full()
-            if full is not None:  # nothing is left corrupt, but nothing more can be kept
-                return RunState.FAILED, full
-            if isinstance(decision, policy.End):
-                return decision.state, decision.reason
-            if isinstance(decision, policy.Wait):
-                await self._wait(decision)
-            counters = decision.counters
+        return limits
 
     async def _checkpoint(self, n: int, after: TasksDoc, pending: list[Guidance]) -> None:
         """A counted iteration's checkpoint (SPEC §8) into its record, then its end events."""
@@ -349,6 +364,13 @@ class Run(RunReporting, TasksFollowing):
                 return after, policy.End(RunState.STOPPED, "stopped by the user")
             raise read_error
         return after, decision
+
+    def _say_project_context(self) -> None:
+        context, problem = read_project_context(self.work.root)
+        if problem:
+            self.log(problem, "warning")
+        elif context:
+            self.log(f"project context from openspec/config.yaml ({len(context)} characters)")
 
     def _say_user_config(self) -> None:
         """What of the user's own agent config the preset leaves out (ralph.agentUserConfig)."""

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ralph_lsp.git import GitError, find_repo
+from ralph_lsp.git import GitError, Repo, find_repo
 from ralph_lsp.git.checkpoints import Checkpointer, open_checkpointer, prune
 from ralph_lsp.git.worktrees import (
     IsolationError,
@@ -40,6 +40,7 @@ class RunGit:
     checkpointer: Checkpointer | None = None
     worktree: Worktree | None = None
     notes: list[str] = field(default_factory=list)
+    started_from: str | None = None  # checkpoint 0: what a review's diff is from (SPEC §13)
 
     @property
     def work_root(self) -> Path | None:
@@ -55,7 +56,8 @@ class RunGit:
 
     async def begin(self) -> None:
         if self.checkpointer is not None:
-            await asyncio.to_thread(self.checkpointer.record, 0, self._message(0, None))
+            made, _ = await asyncio.to_thread(self.checkpointer.record, 0, self._message(0, None))
+            self.started_from = made.commit if made is not None else None
 
     async def after_iteration(self, n: int, completed: int, total: int) -> dict[str, Any]:
         """The iteration's history fields: ``checkpoint`` (a commit) and ``filesChanged``."""
@@ -67,6 +69,12 @@ class RunGit:
             "checkpoint": made.commit if made else None,
             "filesChanged": changed if made else None,
         }
+
+    def latest(self) -> tuple[Repo, str] | None:
+        """The repository and the run's latest checkpoint (the work tree as the last iteration
+        left it), or None without checkpoints."""
+        c = self.checkpointer
+        return (c.repo, c.parent) if c is not None and c.parent is not None else None
 
     def no_space(self) -> str | None:
         """Why the run must end when a checkpoint failed for a full disk, or None."""

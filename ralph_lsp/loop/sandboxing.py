@@ -32,6 +32,7 @@ from ralph_lsp.sandbox import proxy as egress
 from ralph_lsp.sandbox.bridge import proxy_env
 from ralph_lsp.sandbox.domains import allowed_domains, base_url_entry, no_proxy_for
 from ralph_lsp.sandbox.git_guard import GitGuard
+from ralph_lsp.sandbox.policy import reviewer_policy
 from ralph_lsp.sandbox.refusals import may_say_refused, refused
 from ralph_lsp.settings import Settings
 
@@ -145,6 +146,17 @@ class RunSandbox:
                 proxy_env(self.proxy.tcp_port, no_proxy_for(self.box.policy.allowed_domains))
             )
         return replace(spec, env=env, wrapper=tuple(prefix))
+
+    def reviewer(self, spec: SpawnSpec, files: Sequence[Path]) -> SpawnSpec:
+        """The reviewer's ``spec`` (SPEC §13): as an agent's, behind the same proxy, but in the
+        reviewer's profile: the work tree read-only except ``files``, the change's task files
+        (:func:`~ralph_lsp.sandbox.policy.reviewer_policy`)."""
+        whole = self.box
+        self.box = replace(whole, policy=reviewer_policy(whole.policy, files))
+        try:
+            return self.agent(spec)
+        finally:
+            self.box = whole
 
     def agent_ended(self, code: int | None) -> tuple[int | None, AgentStartError | None]:
         """The agent's exit code as the run records it, and its start error, from what the

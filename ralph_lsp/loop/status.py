@@ -22,6 +22,7 @@ from ralph_lsp.loop.events import (
     EndEvent,
     GuidanceEvent,
     IterationEvent,
+    ReviewEvent,
     TasksEvent,
     VerificationEvent,
 )
@@ -179,6 +180,7 @@ EngineEvent = (
     | CheckpointEvent
     | GuidanceEvent
     | TasksEvent
+    | ReviewEvent
     | EndEvent
 )
 

@@ -24,6 +24,7 @@ from ralph_lsp.loop.events import (
     EndEvent,
     GuidanceEvent,
     IterationEvent,
+    ReviewEvent,
     TasksEvent,
     VerificationEvent,
 )
@@ -137,6 +138,7 @@ TYPES: tuple[EventType, ...] = (
         (_RUN_ID, Field("text", "text", str), Field("deliveredIn", "delivered_in", int)),
     ),
     EventType("tasks", TasksEvent, (_RUN_ID, Field("text", "text", str))),
+    EventType("review", ReviewEvent, (_RUN_ID, Field("record", "record", _record, dict))),
     EventType(
         "end",
         EndEvent,

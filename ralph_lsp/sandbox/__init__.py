@@ -5,7 +5,8 @@ what a run may touch and turns it into the argv prefix a command is started unde
 hands that prefix to ``proc/`` (``SpawnSpec.wrapper``), so the watchdog stays outside and its
 subreaper still catches everything.
 
-- ``policy.py``: :class:`SandboxPolicy` from plain paths (writable, hidden, read-only again).
+- ``policy.py``: :class:`SandboxPolicy` from plain paths (writable, hidden, read-only again),
+  and the reviewer's (``reviewer_policy``: the work tree read-only but the task files).
 - ``bwrap.py``: bubblewrap on Linux: found without root, probed once, the policy's argv.
 - ``seatbelt.py``: the macOS ``sandbox-exec`` profile of the same policy (built, untested).
 - ``session.py``: one run's :class:`Sandbox` and the fail-closed check (:func:`refusal`).

@@ -202,11 +202,15 @@ def argv(
     """The ``bwrap`` command line that runs a command (appended after it) under ``policy``:
     the whole system read-only, a fresh ``/dev`` and ``/proc``, the host's socket places laid
     over (``cover``: :func:`~ralph_lsp.sandbox.sockets.cover_argv`, a fresh ``/tmp`` among
-    them), then the writable folders bound, the hidden ones covered, the read-only ones bound
-    back, and every namespace of its own (the network too: a loopback of its own; the agent's
-    way out is ``extra``'s proxy, bound last); the fresh folders are made read-only last."""
+    them), then what is bound read-only beneath the writable folders (``read_only_first``: a
+    reviewer's work tree), the writable folders bound, the hidden ones covered, the read-only
+    ones bound back, and every namespace of its own (the network too: a loopback of its own;
+    the agent's way out is ``extra``'s proxy, bound last); the fresh folders are made read-only
+    last."""
     out = [program, *_namespaces(), "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
     out += cover
+    for path in policy.read_only_first:
+        out += ["--ro-bind", str(path), str(path)]
     for path in policy.writable:
         if path.exists():
             out += ["--bind", str(path), str(path)]

@@ -118,6 +118,9 @@ class SandboxPolicy:
     writable: tuple[Path, ...]
     hidden: tuple[Path, ...]
     read_only: tuple[Path, ...]  # inside a writable folder, put back read-only
+    # bound read-only before the writable folders (the reviewer's work tree, SPEC §13: seen
+    # inside even under a fresh /tmp, its task files' folders writable on top of it)
+    read_only_first: tuple[Path, ...] = ()
     env: Mapping[str, str] = field(default_factory=dict)  # set for every process inside
     allowed_domains: tuple[str, ...] = ()  # the agent's egress allowlist (the proxy's)
 
@@ -402,3 +405,45 @@ def _exists(path: Path) -> bool:
 
 def _unique(paths: Iterable[Path]) -> tuple[Path, ...]:
     return tuple(dict.fromkeys(paths))
+
+
+def reviewer_policy(policy: SandboxPolicy, files: Sequence[Path]) -> SandboxPolicy:
+    """The reviewer's policy (SPEC §13 "Review"): ``policy`` with its whole work tree read-only
+    but ``files`` (the change's task files) and what git needs of its directory, as for an
+    agent; ``.ralph/`` stays read-only, the temporary folder and the agent's state folder stay
+    writable. ``ralph.sandbox.allowWrite`` inside the work tree is not kept: nothing in the tree
+    the reviewer judges is its to write.
+
+    An editor writes a file as a new one beside it renamed over it (Claude Code's Edit does), so
+    the folder holding a task file is writable and everything already in it but the task files
+    is bound back read-only: what it can do there beyond the task files is make new files, which
+    the host removes after the round (``loop/review_round.py``)."""
+    root = policy.work_root
+    git_write, _ = git_paths(root)
+    kept = [p for p in policy.writable if p != root and (not _inside(p, root) or p in git_write)]
+    named = [Path(os.path.realpath(f)) for f in files]
+    named = [f for f in named if _inside(f, root) and f != root and f.is_file()]
+    folders = list(dict.fromkeys(f.parent for f in named))
+    again = [e for folder in folders for e in _entries(folder) if not _holds(e, named)]
+    return SandboxPolicy(
+        work_root=root,
+        tmp_dir=policy.tmp_dir,
+        read_only_first=(root,),
+        writable=_unique([*kept, *folders]),
+        hidden=policy.hidden,
+        read_only=_unique([*again, *policy.read_only]),
+        env=policy.env,
+        allowed_domains=policy.allowed_domains,
+    )
+
+
+def _entries(folder: Path) -> list[Path]:
+    try:
+        return sorted(folder / name for name in os.listdir(folder))
+    except OSError:
+        return []
+
+
+def _holds(entry: Path, files: Sequence[Path]) -> bool:
+    """``entry`` is one of ``files``, or a folder holding one (left writable)."""
+    return any(f == entry or f.is_relative_to(entry) for f in files)

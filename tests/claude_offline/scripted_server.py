@@ -33,6 +33,11 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+try:  # imported as tests.claude_offline.scripted_server, or run as a script beside it
+    from .scripted_review import is_review, review_plan
+except ImportError:
+    from scripted_review import is_review, review_plan  # type: ignore[no-redef]
+
 MODES = ("normal", "rate_limit", "overloaded", "auth")
 
 # An absolute path ending in tasks.md, as a prompt would name it (maybe in backticks or quotes).
@@ -218,6 +223,9 @@ class ScriptedModel:
         turns = sum(1 for m in messages if isinstance(m, dict) and m.get("role") == "assistant")
         path = find_tasks_path(messages)
         n = self._next_id()
+        first = next((m for m in messages if isinstance(m, dict) and m.get("role") == "user"), {})
+        if is_review(_text_of(first.get("content"))):  # a review round (scripted_review.py)
+            return review_plan(turns, path, n)
         if turns == 0:
             if path is None:
                 return "no-path", [{"type": "text", "text": "No tasks.md path given."}], "end_turn"

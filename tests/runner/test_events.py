@@ -17,6 +17,7 @@ from ralph_lsp.loop.events import (
     EndEvent,
     GuidanceEvent,
     IterationEvent,
+    ReviewEvent,
     TasksEvent,
     VerificationEvent,
 )
@@ -60,6 +61,7 @@ SAMPLES: dict[str, EngineEvent] = {
     "checkpoint": CheckpointEvent(*KEY, 2, "abc123", ("src/x.py",)),
     "guidance": GuidanceEvent(*KEY, "go on", 3),
     "tasks": TasksEvent(*KEY, "## 1. A\n\n- [x] 1.1 Done\n- [ ] 1.2 Ünicode\n"),
+    "review": ReviewEvent(*KEY, {"round": 1, "verdict": "rejected", "tasksAdded": ["- [ ] R.1"]}),
     "end": EndEvent(*KEY, "succeeded", "every task is checked (4/4)"),
 }
 
