@@ -3,7 +3,9 @@ stream-json) and does the example change's work, so ``make demo`` and the tests 
 
 - ``agent``  reads the prompt (argument, stdin, or the file it points to), finds ``tasks.md`` and
   checks one task per session, with short pauses;
-- ``work``   the files each example task writes.
+- ``work``   the files each example task writes;
+- ``planner`` given a planning prompt (SPEC §14), the change drafted from its description:
+  proposal, delta spec, design and tasks that pass ``openspec validate --strict``.
 
 Invariant: it is started as a separate process, never imported by the product (the demo preset
 runs it by module name), and knows only ``openspec``.

@@ -18,6 +18,8 @@ class RunState(str, Enum):
     EXHAUSTED = "exhausted"
     FAILED = "failed"
     STOPPED = "stopped"
+    # A planning run's change passed the gate (SPEC §14): it waits for a person's approval.
+    PLANNED = "planned"
     # The runner hosting the run died without ending it (SIGKILL, a reboot): set by whoever
     # next finds it gone (SPEC §9).
     INTERRUPTED = "interrupted"

@@ -207,6 +207,8 @@ def argv(
     way out is ``extra``'s proxy, bound last); the fresh folders are made read-only last."""
     out = [program, *_namespaces(), "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
     out += cover
+    for path in policy.shown:
+        out += ["--ro-bind", str(path), str(path)]
     for path in policy.writable:
         if path.exists():
             out += ["--bind", str(path), str(path)]
