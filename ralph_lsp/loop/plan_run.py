@@ -23,13 +23,13 @@ from ralph_lsp.loop import budget, confinement, policy, sandboxing
 from ralph_lsp.loop.events import IterationEvent
 from ralph_lsp.loop.plan_prompt import build_plan_prompt
 from ralph_lsp.loop.run import Run, _facts, _initial_backoff
-from ralph_lsp.loop.states import RunState
+from ralph_lsp.loop.states import PLAN_KIND, RunState
 from ralph_lsp.loop.status import EngineError, now_iso
 from ralph_lsp.openspec.planning import GateResult, change_name_error, gate, open_questions
 from ralph_lsp.openspec.task_files import schema_name
 from ralph_lsp.openspec.tasks_fast import parse_tasks
 
-KIND = "plan"
+KIND = PLAN_KIND
 MAX_REASON_PROBLEMS = 3
 
 

@@ -6,7 +6,10 @@ from __future__ import annotations
 
 from enum import Enum
 
-__all__ = ["RunState"]
+__all__ = ["PLAN_KIND", "RunState"]
+
+#: The ``kind`` of a planning run's status and record (SPEC §14); any other run's is "run".
+PLAN_KIND = "plan"
 
 
 class RunState(str, Enum):

@@ -22,8 +22,8 @@ from urllib.parse import quote
 from lsprotocol import types
 
 from ralph_lsp.loop.history import load_records
-from ralph_lsp.loop.plan_run import KIND, create_change
 from ralph_lsp.loop.request import RunRequest
+from ralph_lsp.loop.states import PLAN_KIND as KIND
 from ralph_lsp.loop.states import RunState
 from ralph_lsp.openspec.workspace import Change, resolve_change
 from ralph_lsp.server import args, render
@@ -51,6 +51,8 @@ async def plan_change(ls: Host, obj: Obj) -> Obj:
     settings = await ls.pull_settings(root)
     if not ls.config.trusted:
         raise RequestFailed(UNTRUSTED_PLAN)
+    from ralph_lsp.loop.plan_run import create_change  # the engine's side: loaded when planning
+
     folder = await asyncio.to_thread(create_change, root, name)  # EngineError: refused
     try:
         status = await ls.engine.start(root, name, settings, RunRequest(plan=description))
