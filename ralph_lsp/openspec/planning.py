@@ -48,8 +48,8 @@ BUILT_IN_ARTIFACTS = (
     ),
     (
         "tasks.md",
-        "## 1. <group> headings with `- [ ] 1.1 <task>` lines, unchecked, small enough for one"
-        " iteration each, ending with the tests that verify the scenarios",
+        "## 1. <group> headings with `- [ ] 1.1 <task>` lines, unchecked, each small enough for one"
+        " agent session, ending with the tests that verify the scenarios",
     ),
 )
 
