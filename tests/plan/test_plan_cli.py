@@ -46,22 +46,6 @@ def toolbox(tmp_path: Path) -> Path:
     return root
 
 
-@pytest.fixture(scope="module")
-def openspec_cli() -> str:
-    try:
-        out = subprocess.run(
-            [str(REPO / "scripts" / "install-openspec.sh")],
-            capture_output=True,
-            text=True,
-            timeout=300,
-        )
-    except subprocess.TimeoutExpired:
-        pytest.skip("the npm registry did not answer in time: cannot install the OpenSpec CLI")
-    if out.returncode != 0:
-        pytest.skip(f"cannot install the OpenSpec CLI: {out.stderr[-500:]}")
-    return out.stdout.strip().splitlines()[-1]
-
-
 def fake(script: str) -> str:
     return f"{sys.executable} {FAKE_AGENTS / script}"
 

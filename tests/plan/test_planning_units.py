@@ -18,7 +18,7 @@ from ralph_lsp.openspec.planning import change_name_error, gate, open_questions
 from ralph_lsp.openspec.workspace import Change
 from ralph_lsp.sandbox import bwrap
 from ralph_lsp.sandbox.policy import build_policy
-from tests.plan.test_plan_cli import TOOLBOX, git, openspec_cli  # noqa: F401  (a fixture)
+from tests.plan.test_plan_cli import TOOLBOX, git
 
 SPEC = """# widget Specification
 
@@ -159,7 +159,7 @@ def test_the_gate_agrees_with_openspec_validate_strict(
     project: Path,
     openspec_cli: str,
     proposal: str,
-    spec: str | None,  # noqa: F811
+    spec: str | None,
 ) -> None:
     folder = project / "openspec" / "changes" / "add-thing"
     (folder / "proposal.md").write_text(proposal)
@@ -184,7 +184,7 @@ def test_the_gate_agrees_with_openspec_validate_strict(
 def test_a_change_name_is_refused_in_the_clis_words(
     tmp_path: Path,
     openspec_cli: str,
-    name: str,  # noqa: F811
+    name: str,
 ) -> None:
     (tmp_path / "openspec" / "changes").mkdir(parents=True)
     real = subprocess.run(
