@@ -91,6 +91,8 @@ def test_the_demo_plan_passes_the_real_strict_validation(toolbox: Path, openspec
     assert record["openQuestions"] == ["Should emoji be kept whole?"]
     assert "Should emoji be kept whole?" in str(record["reason"])
     assert outside_changes(toolbox, "add-reverse") == []
+    (row,) = json.loads(ralph("runs", "--json", cwd=toolbox).stdout)["runs"]
+    assert (row["change"], row["state"], row["kind"]) == ("add-reverse", "planned", "plan")
 
 
 def test_a_second_draft_fixes_exactly_what_the_prompt_names(
