@@ -68,7 +68,7 @@ def _items(root: Path, args: argparse.Namespace) -> list[tuple[str, RunRequest, 
     else:
         if not args.change:
             raise CliError("name the change to plan: ralph-lsp plan NAME --describe TEXT")
-        if bool(args.describe) == bool(args.revise):
+        if not args.describe and not args.revise:
             raise CliError("give --describe TEXT (a new change) or --revise TEXT (another round)")
         if args.revise:
             described = args.describe or _last_description(root, args.change)

@@ -48,7 +48,7 @@ def add_plan_parser(
         "--revise",
         metavar="TEXT",
         help="plan the existing change NAME again, TEXT (e.g. answers to its open questions)"
-        " as guidance",
+        " as guidance; the description is its last planning run's unless --describe gives one",
     )
     sp.add_argument(
         "--from",

@@ -156,6 +156,10 @@ class PlanRun(Run):
     ) -> policy.Decision:
         if outside:
             return policy.End(RunState.FAILED, confinement.describe(outside))
+        if not self.change.folder.is_dir():
+            return policy.End(
+                RunState.FAILED, f"the change folder {self.change.folder} was removed"
+            )
         if isinstance(decision, policy.End) and decision.state is not RunState.SUCCEEDED:
             return policy.End(decision.state, _plan_reason(decision, verdict))
         if verdict.passed and counted:
@@ -187,14 +191,18 @@ def _task_total(folder: Path) -> int:
 
 
 def _plan_reason(end: policy.End, verdict: GateResult) -> str:
-    """A limit's reason, told of a draft rather than of tasks."""
-    head = end.reason.split(" and ", 1)[0] if "(maxIterations)" in end.reason else end.reason
-    head = head.split(";", 1)[0]
-    if end.state is RunState.STUCK:
-        head = end.reason.replace("no task checked in", "the draft did not change its problems in")
+    """A limit's reason told of a draft rather than of tasks, with the gate's problems left."""
+    reason = end.reason
+    if end.state is RunState.EXHAUSTED:  # "… and 1 of 1 tasks remain" / "…; 1 tasks remain"
+        cut = " and " if "(maxIterations)" in reason else ";"
+        reason = reason.split(cut, 1)[0]
+    elif end.state is RunState.STUCK:
+        reason = reason.replace("no task checked in", "the draft did not change its problems in")
+    else:
+        return reason
     if not verdict.problems:
-        return head
+        return reason
     shown = "; ".join(verdict.problems[:MAX_REASON_PROBLEMS])
     more = len(verdict.problems) - MAX_REASON_PROBLEMS
     tail = f" (and {more} more)" if more > 0 else ""
-    return f"{head}; the draft still fails the gate: {shown}{tail}"
+    return f"{reason}; the draft still fails the gate: {shown}{tail}"

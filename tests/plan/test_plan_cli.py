@@ -221,3 +221,24 @@ def test_run_after_planned_implements_the_approved_change(toolbox: Path) -> None
     tasks = (toolbox / "openspec" / "changes" / "add-reverse" / "tasks.md").read_text()
     assert "- [ ]" not in tasks and tasks.count("- [x]") == 3
     assert "succeeded: every task is checked (3/3)" in out.stdout
+
+
+@pytest.mark.parametrize(
+    ("limit", "code", "says"),
+    [
+        (["--stuck-after", "2"], 3, "stuck: the draft did not change its problems in 2 iterations"),
+        (["--max-iterations", "1"], 4, "exhausted: 1 iteration ran (maxIterations)"),
+    ],
+)
+def test_a_planner_that_drafts_nothing_ends_stuck_or_exhausted_naming_the_problems(
+    toolbox: Path, limit: list[str], code: int, says: str
+) -> None:
+    idle = f"{sys.executable} -c pass"
+    out = ralph(
+        "plan", "add-idle", "--describe", "Idle.", "--agent-command", idle, *limit, cwd=toolbox
+    )
+    assert out.returncode == code, out.stderr + out.stdout
+    record = record_of(toolbox, "add-idle")
+    reason = str(record["reason"])
+    assert f"{record['state']}: {reason}".startswith(says), reason
+    assert "; the draft still fails the gate: " in reason and "no unchecked task" in reason
