@@ -5,6 +5,7 @@ folder to the trash only when confirmed."""
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import Any
 
@@ -84,3 +85,31 @@ async def test_discard_moves_the_change_to_the_trash_only_when_confirmed(
     assert done["trash"] == trashed.as_uri() and (trashed / "proposal.md").is_file()
     info = (data / "Trash" / "info" / f"{NAME}.trashinfo").read_text()
     assert info.startswith("[Trash Info]\nPath=") and "DeletionDate=" in info
+
+
+async def test_approve_and_run_implements_the_planned_change_and_only_then(
+    start_session: StartSession, workspace: Path
+) -> None:
+    # examples/hello's own tests need its add-greeting-cli change done: no verification here
+    settings = {"agent": "demo", "verifyWhen": "off"}
+    s = await start_session(workspace, settings=settings, init={"trusted": True})
+    await plan(s)
+    folder = workspace / "openspec" / "changes" / NAME
+    proposal = (folder / "proposal.md").as_uri()
+    await asyncio.sleep(1.0)  # planned: nothing starts by itself
+    assert [st for st in s.statuses if st["change"] == NAME and st.get("kind") == "run"] == []
+    (approve,) = [lens for lens in await s.lenses(proposal) if lens[1] == "▶ Approve and run"]
+    await s.command(approve[2], *approve[3])
+    done = await wait_until(
+        lambda: [
+            st
+            for st in s.statuses
+            if st["change"] == NAME and st["kind"] == "run" and st["state"] != "running"
+        ],
+        timeout=60,
+        what="the approved run's end",
+    )
+    assert done[0]["state"] == "succeeded", done[0]["reason"]
+    assert "- [ ]" not in (folder / "tasks.md").read_text()
+    titles = [lens[1] for lens in await s.lenses(proposal)]
+    assert "▶ Approve and run" not in titles  # implemented: no longer waiting for approval
