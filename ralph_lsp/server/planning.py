@@ -35,6 +35,10 @@ Obj = dict[str, Any]
 #: The client's own commands behind the lenses: each asks the person first.
 REVISE_WITH_COMMENT = "ralph.revise"
 DISCARD_WITH_CONFIRM = "ralph.discard"
+RAY_PLAN = (
+    'a planning run runs on this machine: ralph.runner is "ray", whose jobs implement changes;'
+    ' set ralph.runner to "local" to plan'
+)
 UNTRUSTED_PLAN = (
     "this workspace is not trusted, and planning starts a coding agent that writes the change;"
     " trust the workspace (Manage Workspace Trust) and plan again"
@@ -51,6 +55,8 @@ async def plan_change(ls: Host, obj: Obj) -> Obj:
     settings = await ls.pull_settings(root)
     if not ls.config.trusted:
         raise RequestFailed(UNTRUSTED_PLAN)
+    if settings.runner != "local":  # a Ray job would implement, never plan
+        raise RequestFailed(RAY_PLAN)
     from ralph_lsp.loop.plan_run import create_change  # the engine's side: loaded when planning
 
     folder = await asyncio.to_thread(create_change, root, name)  # EngineError: refused
@@ -72,6 +78,8 @@ async def revise_plan(ls: Host, obj: Obj) -> Obj:
     settings = await ls.pull_settings(change.root)
     if not ls.config.trusted:
         raise RequestFailed(UNTRUSTED_PLAN)
+    if settings.runner != "local":
+        raise RequestFailed(RAY_PLAN)
     record = await asyncio.to_thread(latest_plan, change)
     described = (record or {}).get("description")
     request = RunRequest(

@@ -113,3 +113,13 @@ async def test_approve_and_run_implements_the_planned_change_and_only_then(
     assert "- [ ]" not in (folder / "tasks.md").read_text()
     titles = [lens[1] for lens in await s.lenses(proposal)]
     assert "▶ Approve and run" not in titles  # implemented: no longer waiting for approval
+
+
+async def test_plan_change_refuses_the_ray_runner_and_writes_nothing(
+    start_session: StartSession, workspace: Path
+) -> None:
+    settings = {"agent": "demo", "runner": "ray"}
+    s = await start_session(workspace, settings=settings, init={"trusted": True})
+    with pytest.raises(Exception, match="a planning run runs on this machine"):
+        await s.command("ralph.planChange", {"change": NAME, "description": DESCRIPTION})
+    assert not (workspace / "openspec" / "changes" / NAME).exists()
