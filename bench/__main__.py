@@ -17,6 +17,7 @@ from bench import (
     lsp_cases,
     merge_cases,
     offline,
+    plan_cases,
     plot,
     ray_cases,
     report,
@@ -114,6 +115,12 @@ CASES: dict[str, tuple[str, dict[str, float], dict[str, float]]] = {
         {"reps": 31},
         {"reps": 7},
     ),
+    "plan": (
+        "planning: the gate vs openspec validate --strict on a 50-requirement draft; a planning"
+        " iteration's orchestration beyond its agent",
+        {"reps": 9, "iterations": 21},
+        {"reps": 3, "iterations": 6},
+    ),
     "soak": (
         "1000 short iterations: RSS growth, .ralph/ size",
         {"iterations": 1000, "output_bytes": 600_000},
@@ -182,6 +189,9 @@ def _runner(name: str, a: dict[str, float]) -> Callable[[Results], Awaitable[Non
             await sandbox_run_cases.verify_ratio(r, int(a["reps"]))
         elif name == "proxy_stream":
             await sandbox_cases.proxy_stream(r, int(a["reps"]))
+        elif name == "plan":
+            plan_cases.gate_vs_openspec(r, int(a["reps"]))
+            await plan_cases.iteration_overhead(r, int(a["iterations"]))
         elif name in ("soak", "soak5000"):
             await scale.soak(r, int(a["iterations"]), int(a["output_bytes"]))
 

@@ -82,6 +82,8 @@ TARGETS = [
     Target("review_round_overhead_ms", None, "<=", 100, "ms"),
     Target("sandbox_verify_ratio", None, "<=", 1.05, "×"),
     Target("proxy_stream_ratio", None, "<=", 1.10, "×"),
+    Target("plan_gate_vs_openspec", None, "<=", 0.1, "×"),
+    Target("plan_iteration_overhead_ms", None, "<=", 100, "ms"),
 ]
 
 _OPS: dict[str, Callable[[float, float], bool]] = {

@@ -8,6 +8,7 @@ import { Ctx, UserFacingError } from "./ctx";
 import { formatHistory } from "./history";
 import { changePick, runPickItems, activeChangeIndex } from "./picks";
 import { HistoryPanels } from "./views/historyPanel";
+import { planningCommands } from "./planning";
 import { Reviews } from "./reviewUi";
 import { RalphTree } from "./views/tree";
 import { changeRefFrom, changeRefFromTasksPath, type ChangeInfo, type ChangeRef, type RunStatus } from "./protocol";
@@ -469,6 +470,7 @@ export function registerCommands(ctx: Ctx): vscode.Disposable[] {
     "ralph.runAgainWithComments": (arg) => reviews.runAgain(arg),
     "ralph.mergeChangeRun": mergeRun(ctx, false),
     "ralph.mergeAllRuns": mergeRun(ctx, true),
+    ...planningCommands(ctx, { changeTarget, needTrust }),
   };
   const disposables: vscode.Disposable[] = [
     vscode.workspace.registerTextDocumentContentProvider(HISTORY_SCHEME, docs),

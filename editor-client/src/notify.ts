@@ -35,6 +35,9 @@ export class RunEndNotifier {
     this.told.add(status.runId);
     this.seenRunning.delete(status.runId);
     const reason = status.reason ? `: ${status.reason}` : "";
+    if (status.state === "planned") {
+      return plannedNote(status);
+    }
     return {
       severity: status.state === "succeeded" ? "information" : "warning",
       message: `Ralph: ${status.change} ${status.state} (${status.completed}/${status.total} tasks)${reason}`,
@@ -43,6 +46,18 @@ export class RunEndNotifier {
       ...(status.worktree?.branch ? { runId: status.runId, branch: status.worktree.branch } : {}),
     };
   }
+}
+
+/** A planning run's end (SPEC §14): approve, revise or discard in proposal.md; its questions. */
+export function plannedNote(status: RunStatus): RunEndNote {
+  const questions = status.questions ?? [];
+  const asked = questions.length ? ` · ${questions.length} open question(s): ${questions.join(" ")}` : "";
+  return {
+    severity: "information",
+    message: `Ralph: ${status.change} is planned: approve it (Approve and run), revise or discard it in its proposal.md${asked}`,
+    change: status.change,
+    root: status.root,
+  };
 }
 
 /**

@@ -3,7 +3,7 @@ import { pathToFileURL } from "node:url";
 // unit tests can load it.
 
 /** Final states a run can end in. */
-export const FINAL_STATES = ["succeeded", "stuck", "exhausted", "failed", "stopped", "interrupted"] as const;
+export const FINAL_STATES = ["succeeded", "stuck", "exhausted", "failed", "stopped", "interrupted", "planned"] as const;
 export type FinalState = (typeof FINAL_STATES)[number];
 export type RunState = "running" | FinalState;
 
@@ -43,6 +43,10 @@ export interface RunStatus {
   queue?: { id: string; position: number; total: number } | null;
   /** What the run's sandbox grants (v4, SPEC §10); null when it is off. */
   sandbox?: RunSandbox | null;
+  /** v5 (SPEC §14): "plan" for a planning run, which ends "planned" and waits for approval. */
+  kind?: "run" | "plan";
+  /** v5: a planned change's open questions (design.md's `## Open Questions`). */
+  questions?: string[];
 }
 
 /** A run's sandbox (v4): its mechanism, what it may write, what is hidden, where it may go. */
@@ -382,6 +386,12 @@ export interface ServerCommands {
   "ralph.reviewRun": { params: ChangeRef & { runId?: string; into?: string }; result: ReviewBundle };
   "ralph.mergeRun": { params: ChangeRef & { runId?: string; into?: string; strategy?: "merge" | "squash" | "rebase" }; result: MergeOutcome };
   "ralph.mergeAll": { params: { root?: string; into?: string; strategy?: "merge" | "squash" | "rebase" }; result: TrainResult };
+  /** v5 (SPEC §14): create openspec/changes/<change>/ and start a planning run. */
+  "ralph.planChange": { params: { change: string; description: string; root?: string }; result: { runId: string; change: string; state: string } };
+  /** v5: plan the change again, `text` (a comment, answers) as guidance. */
+  "ralph.revisePlan": { params: ChangeRef & { text: string }; result: { runId: string; change: string; state: string } };
+  /** v5: move the change's folder to the trash; `yes` after the person confirmed. */
+  "ralph.discardChange": { params: ChangeRef & { yes?: boolean }; result: { discarded: string; trash: string } };
 }
 export type ServerCommand = keyof ServerCommands;
 

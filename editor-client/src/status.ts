@@ -79,6 +79,7 @@ export function toneOf(status: RunStatus): StatusTone {
     case "running":
     case "succeeded":
     case "stopped":
+    case "planned":
       return "normal";
     case "stuck":
     case "exhausted":

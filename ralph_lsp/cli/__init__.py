@@ -3,6 +3,7 @@
 - ``parser``        every subcommand and flag, declared once (``validate_parser`` holds
   ``validate``'s, which ``main`` parses alone);
 - ``run``           ``run``: the engine in this process, its events rendered by ``terminal``;
+- ``plan``          ``plan``: a planning run (SPEC §14), its flags in ``plan_parser``;
 - ``verify``        ``verify``: the verification commands, as a run runs them;
 - ``project``       ``changes``, ``prompt`` and ``history``;
 - ``git_commands``  ``diff`` and ``restore``;
@@ -35,6 +36,7 @@ if TYPE_CHECKING:
 HANDLERS = {
     "changes": ("project", "cmd_changes"),
     "run": ("run", "cmd_run"),
+    "plan": ("plan", "cmd_plan"),
     "prompt": ("project", "cmd_prompt"),
     "history": ("project", "cmd_history"),
     "diff": ("git_commands", "cmd_diff"),

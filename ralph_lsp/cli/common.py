@@ -23,6 +23,7 @@ EXIT_CODES: dict[str, int] = {
     RunState.EXHAUSTED: 4,
     RunState.STOPPED: 5,
     RunState.INTERRUPTED: 6,
+    RunState.PLANNED: 7,
 }
 
 

@@ -6,6 +6,7 @@ import argparse
 from collections.abc import Callable
 
 from ralph_lsp import __version__
+from ralph_lsp.cli.plan_parser import add_plan_parser
 from ralph_lsp.cli.validate_parser import add_validate_parser
 from ralph_lsp.settings import (
     ISOLATIONS,
@@ -30,8 +31,9 @@ def build_parser() -> argparse.ArgumentParser:
             " With no command (or `serve`), speak the Language Server Protocol on stdio."
         ),
         epilog=(
-            "exit codes of `run`: 0 succeeded, 1 failed, 3 stuck, 4 exhausted, 5 stopped,"
-            " 6 interrupted; 2 for a usage error in any command"
+            "exit codes of `run` and `plan`: 0 succeeded, 1 failed, 3 stuck, 4 exhausted,"
+            " 5 stopped, 6 interrupted, 7 planned (a planning run's change passed the gate and"
+            " waits for approval); 2 for a usage error in any command"
         ),
     )
     p.add_argument("--version", action="version", version=f"ralph-lsp {__version__}")
@@ -258,6 +260,7 @@ def build_parser() -> argparse.ArgumentParser:
         " (setting ralph.archiveOnSuccess)",
     )
     add_run_flags(sp)
+    add_plan_parser(sub, with_root, sp)  # `plan` takes run's flags that apply to planning
 
     sp = sub.add_parser("prompt", help="print the prompt the next iteration would get")
     sp.add_argument("change", metavar="CHANGE")

@@ -134,7 +134,9 @@ def cmd_runs(args: argparse.Namespace, out: TextIO) -> int:
         (
             r["change"],
             r["runId"],
-            r["state"] + (f" ({r['branchState']})" if r["branchState"] else ""),
+            r["state"]
+            + (f" ({r['branchState']})" if r["branchState"] else "")
+            + (" (planning)" if r["kind"] == "plan" and r["state"] == "running" else ""),
             f"{r['completed']}/{r['total']}",
             str(r["iteration"]),
             str(r["pid"] or "-"),
@@ -171,6 +173,7 @@ async def _rows(root: Path) -> list[dict[str, Any]]:
             "updatedAt": record.get("endedAt"),
             "reason": record.get("reason"),
             "branchState": record.get("branchState"),  # SPEC §12: merged / needs-review
+            "kind": record.get("kind"),  # SPEC §14: "plan" for a planning run
         }
         owner = record.get("owner") or {}
         rows.append(
@@ -210,6 +213,7 @@ def _row(change: str, run_id: str, status: dict[str, Any], pid: Any, live: bool)
         "startedAt": status.get("startedAt"),
         "reason": status.get("reason"),
         "branchState": status.get("branchState"),
+        "kind": "plan" if status.get("kind") == "plan" else "run",
     }
 
 

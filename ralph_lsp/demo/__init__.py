@@ -4,6 +4,8 @@ stream-json) and does the example change's work, so ``make demo`` and the tests 
 - ``agent``  reads the prompt (argument, stdin, or the file it points to), finds ``tasks.md`` and
   checks one task per session, with short pauses;
 - ``work``   the files each example task writes;
+- ``planner`` given a planning prompt (SPEC §14), the change drafted from its description:
+  proposal, delta spec, design and tasks that pass ``openspec validate --strict``;
 - ``review``  the demo as a reviewer (SPEC §13): one task per scenario the prompt's conformance
   table does not show verified, else an approval (nothing written).
 

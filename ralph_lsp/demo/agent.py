@@ -8,7 +8,8 @@ file, as a real agent would), then for each unchecked task in scope, in order, i
 says which task it is on, pauses briefly, and checks that one task by rewriting its box to
 ``[x]``. It decides nothing. On ``examples/hello``'s change it also writes the fixed code and
 tests each task names (``demo_work.py``), so that the example's verification passes; anywhere
-else it writes no code.
+else it writes no code. Given a planning prompt (SPEC §14) it drafts the change instead
+(``demo/planner.py``).
 
 Usage::
 
@@ -50,6 +51,7 @@ from types import FrameType
 from typing import Any
 
 from ralph_lsp.agents import pointed_prompt_file
+from ralph_lsp.demo import planner
 from ralph_lsp.demo import review as demo_review
 from ralph_lsp.demo import work as demo_work
 from ralph_lsp.openspec.tasks import MAX_TASKS_BYTES, Task, TasksDoc, read_regular_text
@@ -304,9 +306,12 @@ def _env_limit(name: str) -> int | None:
 
 # Long: the demo agent's whole script, in the order it prints; kept in one piece to read.
 def run(prompt: str, out: Output, delay: float, limit: int | None) -> int:
-    """Work through the tasks in scope; the exit code."""
+    """Work through the tasks in scope (or draft the change a planning prompt asks for); the
+    exit code."""
     started = time.monotonic()
     out.init(os.getcwd())
+    if planner.is_planning(prompt):
+        return _plan(prompt, out, started)
     path = find_tasks_file(prompt)
     story_id = find_story(prompt)
     turns = 0
@@ -367,6 +372,19 @@ def run(prompt: str, out: Output, delay: float, limit: int | None) -> int:
     )
     out.say(summary)
     out.result(is_error=False, text=summary, turns=turns + 1, started=started)
+    return 0
+
+
+def _plan(prompt: str, out: Output, started: float) -> int:
+    """A planning prompt (SPEC §14): the change's artifacts written from its description."""
+    try:
+        summary = planner.plan(prompt, out.say)
+    except (ValueError, OSError) as exc:
+        out.say(f"demo agent: {exc}")
+        out.result(is_error=True, text=str(exc), turns=2, started=started)
+        return 1
+    out.say(summary)
+    out.result(is_error=False, text=summary, turns=2, started=started)
     return 0
 
 

@@ -15,7 +15,9 @@
 - ``review_round`` the reviewer's round where a run would succeed (SPEC §13), its hook in ``run``;
 - ``claims``     one run per change on the machine; ``costs`` and ``budget`` what a run spent;
   ``record_schema`` records read back fitted to their types;
-- ``queue``      several changes through one engine; ``on_end`` ``ralph.onRunEnd``.
+- ``queue``      several changes through one engine; ``on_end`` ``ralph.onRunEnd``;
+- ``plan_run``   a planning run (SPEC §14: ``PlanRun``, ending ``planned``), its prompt in
+  ``plan_prompt``, and ``confinement``: the work tree compared around an unsandboxed iteration.
 
 Invariant: the loop never imports ``server`` or ``cli``, nor pygls or lsprotocol; it reaches git
 only through ``ralph_lsp.git``, processes only through ``ralph_lsp.proc``, agents only through

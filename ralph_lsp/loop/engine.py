@@ -20,6 +20,7 @@ from ralph_lsp.loop import budget, sandboxing
 from ralph_lsp.loop import run_git as rungit
 from ralph_lsp.loop.claims import ChangeBusy, ChangeClaim
 from ralph_lsp.loop.history import new_run_id, prune_runs
+from ralph_lsp.loop.plan_run import PlanRun
 from ralph_lsp.loop.reporting import Guidance
 from ralph_lsp.loop.request import AS_SETTINGS, RunRequest
 from ralph_lsp.loop.run import Run
@@ -90,7 +91,7 @@ class Engine:
             raise EngineError(str(exc)) from None
         # Retention: the newest historyKeepRuns runs of the change, this one included.
         pruned = prune_runs(resolved.root, resolved.name, settings.history_keep_runs - 1)
-        run = Run(
+        args = (
             self,
             resolved,
             settings,
@@ -100,6 +101,8 @@ class Engine:
             run_id,
             request.story,
         )
+        # a planning run drafts the change (SPEC §14); any other run implements it
+        run = Run(*args) if request.plan is None else PlanRun(*args, description=request.plan)
         run.claim = claim
         # A follow-up: the agent runs on the guidance even when every task is checked.
         run.follow_up = request.follow_up
@@ -197,6 +200,10 @@ def _check_request(change: Change, request: RunRequest) -> int | None:
         raise EngineError(f"iterationScope must be one of {', '.join(SCOPES)}")
     for text in request.guidance:
         _check_guidance(text, allow_empty=True)
+    if request.plan is not None:  # a planning run's description (SPEC §14)
+        if not isinstance(request.plan, str) or not request.plan.strip():
+            raise EngineError("a planning run needs a description of the change")
+        _check_guidance(request.plan)
     if story is not None:
         _check_story(change, story)
     return max_iterations

@@ -33,6 +33,9 @@ class RunRequest:
     # A follow-up run (SPEC §12, review comments): the agent runs on the guidance even when every
     # task is checked already. Local runs only: a Ray run refuses one.
     follow_up: bool = False
+    # A planning run (SPEC §14): the description of the change its agent drafts. Local runs
+    # only: a Ray job never plans.
+    plan: str | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "guidance", tuple(self.guidance))
@@ -54,11 +57,18 @@ class RunRequest:
             out.append(f"--queue={json.dumps(self.queue)}")
         if local and self.follow_up:
             out.append("--follow-up")
+        if local and self.plan is not None:
+            out.append(f"--plan={self.plan}")
         return out
 
     def sent_text(self) -> dict[str, Any]:
         """The free text a remote job carries (checked for secrets before it travels)."""
-        return {"guidance": list(self.guidance), "story": self.story, "scope": self.scope}
+        return {
+            "guidance": list(self.guidance),
+            "story": self.story,
+            "scope": self.scope,
+            "plan": self.plan,
+        }
 
     @staticmethod
     def add_arguments(parser: argparse.ArgumentParser, *, local: bool = True) -> None:
@@ -74,6 +84,7 @@ class RunRequest:
             parser.add_argument(
                 "--follow-up", action="store_true", help="spawn on the guidance, tasks done"
             )
+            parser.add_argument("--plan", help="a planning run: the change's description")
 
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> RunRequest:
@@ -86,6 +97,7 @@ class RunRequest:
             story=args.story,
             queue=json.loads(queue) if queue else None,
             follow_up=bool(getattr(args, "follow_up", False)),
+            plan=getattr(args, "plan", None),
         )
 
 

@@ -167,7 +167,7 @@ class Run(RunReporting, TasksFollowing):
             log.exception("run %s crashed", self.id)
             state, reason = RunState.FAILED, f"internal error: {exc!r}"
             await self._kill_process(self.settings.stop_grace_seconds)
-        if self.stop_event.is_set() and state is not RunState.SUCCEEDED:
+        if self.stop_event.is_set() and state not in (RunState.SUCCEEDED, RunState.PLANNED):
             state, reason = RunState.STOPPED, self.stop_reason
         if state is RunState.SUCCEEDED and self.archived_to:
             reason += f"; the agent archived the change to {self.archived_to}"
@@ -182,7 +182,7 @@ class Run(RunReporting, TasksFollowing):
         spent = costs.summarize(self.iterations).text()
         self.log(
             f"■ {state}: {reason}" + (f" · {spent}" if spent else ""),
-            "info" if state is RunState.SUCCEEDED else "warning",
+            "info" if state in (RunState.SUCCEEDED, RunState.PLANNED) else "warning",
         )
         self.emit(EndEvent(*self.key, state, reason))
         self.history.release_reserve()

@@ -80,10 +80,16 @@ class RunSandbox:
 
     @classmethod
     async def open(
-        cls, settings: Settings, work_root: Path, history_root: Path, log: Log
+        cls,
+        settings: Settings,
+        work_root: Path,
+        history_root: Path,
+        log: Log,
+        confine_to: Path | None = None,
     ) -> RunSandbox | None:
         """The run's sandbox, said in its log; None when ``ralph.sandbox`` is ``off``. A
-        sandbox that cannot start ends the run before any agent is spawned (``RunEnd``)."""
+        sandbox that cannot start ends the run before any agent is spawned (``RunEnd``).
+        ``confine_to``: a planning run's change folder, the one folder it writes (SPEC §14)."""
         chosen, why = mode(settings)
         if chosen == "off":
             log(OFF_LINE.format(why=why), "info")
@@ -102,6 +108,7 @@ class RunSandbox:
                 deny_read=settings.sandbox_deny_read,
                 allowed_domains=domains,
                 history_root=history_root,
+                confine_to=confine_to,
             )
         except (SandboxUnavailable, ValueError) as exc:
             raise RunEnd(RunState.FAILED, f"{exc}") from None

@@ -6,7 +6,10 @@ from __future__ import annotations
 
 from enum import Enum
 
-__all__ = ["RunState"]
+__all__ = ["PLAN_KIND", "RunState"]
+
+#: The ``kind`` of a planning run's status and record (SPEC §14); any other run's is "run".
+PLAN_KIND = "plan"
 
 
 class RunState(str, Enum):
@@ -18,6 +21,8 @@ class RunState(str, Enum):
     EXHAUSTED = "exhausted"
     FAILED = "failed"
     STOPPED = "stopped"
+    # A planning run's change passed the gate (SPEC §14): it waits for a person's approval.
+    PLANNED = "planned"
     # The runner hosting the run died without ending it (SIGKILL, a reboot): set by whoever
     # next finds it gone (SPEC §9).
     INTERRUPTED = "interrupted"

@@ -121,6 +121,10 @@ class RunStatus:
     # The run's sandbox (SPEC §10): {"kind", "writable", "hidden", "allowedDomains"}; None when
     # it is off (or not yet opened).
     sandbox: dict[str, Any] | None = None
+    # "plan" for a planning run (SPEC §14): its change is drafted, then waits for approval.
+    kind: str = "run"
+    # A planning run's open questions (design.md's ## Open Questions), once it is planned.
+    questions: tuple[str, ...] = ()
 
     @property
     def final(self) -> bool:
@@ -148,6 +152,8 @@ class RunStatus:
             "refusals": list(self.refusals),
             "queue": dict(self.queue) if self.queue else None,
             "sandbox": dict(self.sandbox) if self.sandbox else None,
+            "kind": self.kind,
+            "questions": list(self.questions),
         }
 
     @classmethod
@@ -222,4 +228,6 @@ def _status_from_json(cls: type[RunStatus], data: dict[str, Any]) -> RunStatus:
         refusals=tuple(data.get("refusals") or ()),
         queue=data.get("queue") if isinstance(data.get("queue"), dict) else None,
         sandbox=data.get("sandbox") if isinstance(data.get("sandbox"), dict) else None,
+        kind="plan" if data.get("kind") == "plan" else "run",
+        questions=tuple(str(q) for q in data.get("questions") or ()),
     )

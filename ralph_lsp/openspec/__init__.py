@@ -16,6 +16,8 @@ the project's context (SPEC §2).
   reads them (``parse_delta_spec``, ``extract_requirements_section``: validation's reader, in
   archive's types);
 - ``task_files``    a change's task files, as its OpenSpec schema's ``apply.tracks`` names them;
+- ``planning``      what planning reads (SPEC §14): change names, main-spec titles, the schema's
+  artifacts, the gate a drafted change must pass, design.md's open questions;
 - ``spec_apply``, ``archive_checks``, ``archive_plan``, ``archive_paths``  archive decided in
   memory (``plan_archive``): the deltas applied, the rebuilt specs checked, no link on a path it
   writes or moves, main specs read by the regular-file rule; ``archiving/`` writes.

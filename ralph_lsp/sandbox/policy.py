@@ -118,8 +118,9 @@ class SandboxPolicy:
     writable: tuple[Path, ...]
     hidden: tuple[Path, ...]
     read_only: tuple[Path, ...]  # inside a writable folder, put back read-only
-    # bound read-only before the writable folders (the reviewer's work tree, SPEC §13: seen
-    # inside even under a fresh /tmp, its task files' folders writable on top of it)
+    # bound read-only before the writable folders: the work tree of a reviewer (SPEC §13) or a
+    # planning run (§14), seen inside even under a fresh /tmp, and written only where its
+    # writable folders (the task files' folders, the change folder) are bound on top of it
     read_only_first: tuple[Path, ...] = ()
     env: Mapping[str, str] = field(default_factory=dict)  # set for every process inside
     allowed_domains: tuple[str, ...] = ()  # the agent's egress allowlist (the proxy's)
@@ -136,15 +137,22 @@ def build_policy(
     deny_read: Sequence[str] = (),
     allowed_domains: Sequence[str] = (),
     history_root: Path | None = None,
+    confine_to: Path | None = None,
 ) -> SandboxPolicy:
     """The policy of one run whose agent works in ``work_root`` (``history_root``: where its
-    ``.ralph/`` lives, when that is not the work tree)."""
+    ``.ralph/`` lives, when that is not the work tree). ``confine_to`` (a planning run's change
+    folder, SPEC §14): the one folder of the work tree it writes, the rest read-only, git's
+    directory and ``ralph.sandbox.allowWrite`` too."""
     work_root = Path(os.path.realpath(work_root))
     caches = tmp_dir / "cache"
     git_write, git_read_only = git_paths(work_root)
-    writable = [work_root, tmp_dir, *git_write]
-    writable += agent_state(preset, env, home)
-    writable += [_expand(p, home) for p in allow_write]
+    if confine_to is not None:
+        writable = [Path(os.path.realpath(confine_to)), tmp_dir]
+        writable += agent_state(preset, env, home)
+    else:
+        writable = [work_root, tmp_dir, *git_write]
+        writable += agent_state(preset, env, home)
+        writable += [_expand(p, home) for p in allow_write]
     hidden = secrets_of(home) + other_homes(home) + other_agents_state(preset, env, home)
     # a home kept visible because the work tree is in it keeps its secrets hidden
     hidden += [s for h in other_homes(home) if _inside(work_root, h) for s in secrets_of(h)]
@@ -163,6 +171,7 @@ def build_policy(
         read_only=_unique(p for p in read_only if _exists(p) or p.name in MADE_READ_ONLY),
         env=run_env,
         allowed_domains=tuple(dict.fromkeys(allowed_domains)),
+        read_only_first=(work_root,) if confine_to is not None else (),
     )
 
 

@@ -72,8 +72,10 @@ class Sandbox:
         deny_read: Sequence[str] = (),
         allowed_domains: Sequence[str] = (),
         history_root: Path | None = None,
+        confine_to: Path | None = None,
     ) -> Sandbox:
-        """The sandbox for a run working in ``work_root``. Raises ``SandboxUnavailable``."""
+        """The sandbox for a run working in ``work_root`` (writing only ``confine_to`` of it,
+        when given: a planning run). Raises ``SandboxUnavailable``."""
         problem = refusal("auto")
         if problem is not None:
             raise SandboxUnavailable(problem)
@@ -91,6 +93,7 @@ class Sandbox:
             deny_read=hide,
             allowed_domains=allowed_domains,
             history_root=history_root,
+            confine_to=confine_to,
         )
         _prepare(policy, agent_state(preset, env, home))
         if sys.platform == "darwin":

@@ -16,6 +16,8 @@ it ends, no agent process of a run outlives it.
 - ``watch``, ``inotify``  each root's ``openspec/changes/`` watched for tasks.md edits
 - ``validation``, ``spec_watch``  OpenSpec diagnostics (SPEC §11), live on edits and on disk
 - ``authoring``     OpenSpec symbols, completion, definition, hover and quick fixes
+- ``archive``, ``planning``  archive in the editor; planning (SPEC §14): ``ralph.planChange``
+  and a planned change's Approve / Revise… / Discard lenses
 - ``lifetime``      shutdown, exit and a closed pipe, leaving no agent behind
 - ``logs``          batched ``window/logMessage``, and Python logging forwarded to it
 - ``config``        settings and workspace trust from the client; ``errors`` the JSON-RPC errors

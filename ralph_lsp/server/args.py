@@ -47,6 +47,10 @@ FIELDS: dict[str, tuple[str, ...]] = {
     "ralph.reviewRun": ("change", "root", "runId", "into"),
     "ralph.mergeRun": ("change", "root", "runId", "into", "strategy"),
     "ralph.mergeAll": ("root", "into", "strategy"),
+    # v5: planning (SPEC §14)
+    "ralph.planChange": ("change", "description", "root"),
+    "ralph.revisePlan": ("change", "text", "root"),
+    "ralph.discardChange": ("change", "root", "yes"),
 }
 
 

@@ -22,7 +22,7 @@ from ralph_lsp.openspec.workspace import (
     list_changes,
     resolve_change,
 )
-from ralph_lsp.server import archive, args, git_commands, merge_commands, queues
+from ralph_lsp.server import archive, args, git_commands, merge_commands, planning, queues
 from ralph_lsp.server.errors import InvalidArguments, RequestFailed
 from ralph_lsp.server.host import Host
 from ralph_lsp.settings import SCOPES
@@ -177,4 +177,7 @@ COMMANDS: dict[str, Handler] = {
     "ralph.reviewRun": merge_commands.review_run,
     "ralph.mergeRun": merge_commands.merge_run,
     "ralph.mergeAll": merge_commands.merge_all,
+    "ralph.planChange": planning.plan_change,
+    "ralph.revisePlan": planning.revise_plan,
+    "ralph.discardChange": planning.discard_change,
 }

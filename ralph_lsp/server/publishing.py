@@ -19,7 +19,7 @@ from lsprotocol import types
 from ralph_lsp.loop.claims import running_elsewhere
 from ralph_lsp.loop.history import read_record
 from ralph_lsp.openspec.workspace import Change, list_changes, root_of_file, tasks_uri
-from ralph_lsp.server import archive, render, worktree_view
+from ralph_lsp.server import archive, planning, render, worktree_view
 from ralph_lsp.server.documents import DocState
 from ralph_lsp.server.lifetime import CLIENT_TIMEOUT
 from ralph_lsp.server.roots import path_of, root_key
@@ -54,7 +54,9 @@ class Publisher:
         if found is None:
             path = path_of(uri)
             proposal = archive.proposal_of(path) if path is not None else None
-            return archive.proposal_lenses(proposal) if proposal is not None else []
+            if proposal is None:
+                return []
+            return archive.proposal_lenses(proposal) + planning.planned_lenses(self.ls, proposal)
         state, root, change = found
         status = self.ls.feed.status_of(root, change)
         state = worktree_view.followed(self.ls.docs, state, status)

@@ -75,3 +75,16 @@ describe("RunEndNotifier on a branch", () => {
     assert.ok(none && none.branch === undefined && none.runId === undefined);
   });
 });
+
+describe("planned (SPEC §14)", () => {
+  it("a planning run's end asks for approval and lists its open questions", () => {
+    const n = new RunEndNotifier();
+    n.observe(status({ runId: "p1", kind: "plan" }));
+    const note = n.observe(
+      status({ runId: "p1", kind: "plan", state: "planned", questions: ["Localized?", "Which locale first?"], reason: "passes the gate" }),
+    );
+    assert.equal(note?.severity, "information");
+    assert.match(note?.message ?? "", /is planned: approve it \(Approve and run\), revise or discard it in its proposal\.md/);
+    assert.match(note?.message ?? "", /2 open question\(s\): Localized\? Which locale first\?$/);
+  });
+});

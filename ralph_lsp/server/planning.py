@@ -1,0 +1,172 @@
+"""Planning in the editor (SPEC §14): ``ralph.planChange`` starts a planning run, and a planned
+change's ``proposal.md`` carries the person's approval: **Approve and run** (``ralph.run``),
+**Revise…** (a comment that becomes the guidance of another planning run,
+``ralph.revisePlan``) and **Discard** (``ralph.discardChange``: the folder moved to the trash,
+after the client's confirmation).
+
+A change is planned when its latest run is a planning run that ended ``planned`` (live in this
+server, else its record under ``.ralph/``). Creating the folder is ``loop/plan_run.py``'s, the
+gate the engine's: this module checks arguments, trust and running, and answers.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime
+import os
+import shutil
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+from lsprotocol import types
+
+from ralph_lsp.loop.history import load_records
+from ralph_lsp.loop.request import RunRequest
+from ralph_lsp.loop.states import PLAN_KIND as KIND
+from ralph_lsp.loop.states import RunState
+from ralph_lsp.openspec.workspace import Change, resolve_change
+from ralph_lsp.server import args, render
+from ralph_lsp.server.errors import InvalidArguments, RequestFailed
+from ralph_lsp.server.host import Host
+
+Obj = dict[str, Any]
+
+#: The client's own commands behind the lenses: each asks the person first.
+REVISE_WITH_COMMENT = "ralph.revise"
+DISCARD_WITH_CONFIRM = "ralph.discard"
+RAY_PLAN = (
+    'a planning run runs on this machine: ralph.runner is "ray", whose jobs implement changes;'
+    ' set ralph.runner to "local" to plan'
+)
+UNTRUSTED_PLAN = (
+    "this workspace is not trusted, and planning starts a coding agent that writes the change;"
+    " trust the workspace (Manage Workspace Trust) and plan again"
+)
+
+
+async def plan_change(ls: Host, obj: Obj) -> Obj:
+    cmd = "ralph.planChange"
+    name = args.required_string(cmd, obj, "change")
+    description = args.required_string(cmd, obj, "description")
+    if not description.strip():
+        raise InvalidArguments(f'{cmd}: "description" is blank; say what the change is to do')
+    root = ls.resolve_root(cmd, args.optional_string(cmd, obj, "root"))
+    settings = await ls.pull_settings(root)
+    if not ls.config.trusted:
+        raise RequestFailed(UNTRUSTED_PLAN)
+    if settings.runner != "local":  # a Ray job would implement, never plan
+        raise RequestFailed(RAY_PLAN)
+    from ralph_lsp.loop.plan_run import create_change  # the engine's side: loaded when planning
+
+    folder = await asyncio.to_thread(create_change, root, name)  # EngineError: refused
+    try:
+        status = await ls.engine.start(root, name, settings, RunRequest(plan=description))
+    except Exception:
+        shutil.rmtree(folder, ignore_errors=True)  # only what create_change wrote is there
+        raise
+    ls.publisher.refresh_lenses()
+    return {"runId": status.run_id, "change": status.change, "state": status.state}
+
+
+async def revise_plan(ls: Host, obj: Obj) -> Obj:
+    cmd = "ralph.revisePlan"
+    change = _target(ls, cmd, obj)
+    text = args.required_string(cmd, obj, "text")
+    if not text.strip():
+        raise InvalidArguments(f'{cmd}: "text" is blank; send the comment to plan with')
+    settings = await ls.pull_settings(change.root)
+    if not ls.config.trusted:
+        raise RequestFailed(UNTRUSTED_PLAN)
+    if settings.runner != "local":
+        raise RequestFailed(RAY_PLAN)
+    record = await asyncio.to_thread(latest_plan, change)
+    described = (record or {}).get("description")
+    request = RunRequest(
+        plan=described if isinstance(described, str) and described.strip() else text,
+        guidance=[text],
+    )
+    status = await ls.engine.start(change.root, change.name, settings, request)
+    return {"runId": status.run_id, "change": status.change, "state": status.state}
+
+
+async def discard_change(ls: Host, obj: Obj) -> Obj:
+    cmd = "ralph.discardChange"
+    change = _target(ls, cmd, obj)
+    if obj.get("yes") is not True:
+        raise InvalidArguments(f'{cmd}: discarding moves the change to the trash: pass "yes": true')
+    await ls.pull_settings(change.root)
+    if not ls.config.trusted:
+        raise RequestFailed("this workspace is not trusted; trust it to discard a change")
+    if render.is_running(ls.status_of(change.root, change.name)):
+        raise RequestFailed(f"{change.name} is running; stop it before discarding it")
+    try:
+        where = await asyncio.to_thread(to_trash, change.folder)
+    except OSError as exc:
+        raise RequestFailed(f"cannot discard {change.name}: {exc}; nothing was moved") from None
+    ls.publisher.refresh_lenses()
+    return {"discarded": change.name, "trash": where.as_uri()}
+
+
+def _target(ls: Host, cmd: str, obj: Obj) -> Change:
+    name = args.required_string(cmd, obj, "change")
+    root = ls.resolve_root(cmd, args.optional_string(cmd, obj, "root"))
+    resolve_change(root, name)
+    return Change(root, name)
+
+
+def latest_plan(change: Change) -> dict[str, Any] | None:
+    """The change's latest run record when it is a planning run's, else None."""
+    records = load_records(change.root, change.name)
+    return records[0] if records and records[0].get("kind") == KIND else None
+
+
+def trash_dir() -> Path:
+    """The user's trash (freedesktop.org: ``$XDG_DATA_HOME/Trash``, else ~/.local/share)."""
+    data = os.environ.get("XDG_DATA_HOME") or os.path.join(os.path.expanduser("~"), ".local/share")
+    return Path(data) / "Trash"
+
+
+def to_trash(folder: Path) -> Path:
+    """Move ``folder`` into the trash with its ``.trashinfo`` (restorable); where it went."""
+    trash = trash_dir()
+    (trash / "files").mkdir(parents=True, exist_ok=True)
+    (trash / "info").mkdir(parents=True, exist_ok=True)
+    name, n = folder.name, 1
+    while (trash / "files" / name).exists() or (trash / "info" / f"{name}.trashinfo").exists():
+        n += 1
+        name = f"{folder.name}.{n}"
+    when = datetime.datetime.now().strftime("%Y-%m-%dT%H:%M:%S")
+    info = f"[Trash Info]\nPath={quote(str(folder.resolve()))}\nDeletionDate={when}\n"
+    (trash / "info" / f"{name}.trashinfo").write_text(info, "utf-8")
+    target = trash / "files" / name
+    shutil.move(str(folder), str(target))  # a rename, or a copy then removal across devices
+    return target
+
+
+def planned_lenses(ls: Host, change: Change) -> list[types.CodeLens]:
+    """Approve and run, Revise…, Discard on line 0 of a planned change's proposal.md."""
+    status = ls.status_of(change.root, change.name)
+    if status is not None and status.kind == KIND:
+        planned, questions = status.state is RunState.PLANNED, list(status.questions)
+    elif status is not None and render.is_running(status):
+        return []
+    else:
+        record = latest_plan(change)
+        planned = record is not None and record.get("state") == RunState.PLANNED.value
+        questions = list((record or {}).get("openQuestions") or [])
+    if not planned:
+        return []
+    ref: Obj = {"change": change.name, "root": change.root.as_uri()}
+    pos = types.Position(line=0, character=0)
+    return [
+        types.CodeLens(
+            range=types.Range(start=pos, end=pos),
+            command=types.Command(title=title, command=command, arguments=[arg]),
+        )
+        for title, command, arg in (
+            ("▶ Approve and run", "ralph.run", ref),
+            ("✎ Revise…", REVISE_WITH_COMMENT, {**ref, "questions": questions}),
+            ("🗑 Discard", DISCARD_WITH_CONFIRM, ref),
+        )
+    ]
