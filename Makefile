@@ -9,7 +9,7 @@ STAMP := $(VENV)/.installed
 CACHE := $(CURDIR)/.cache
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: help venv demo test lint typecheck pytest agent-clis nvim-setup client client-test e2e vsix bench bench-quick bench-soak soak clean
+.PHONY: help venv demo test lint typecheck pytest agent-clis nvim-setup client client-test e2e screenshots vsix bench bench-quick bench-soak soak clean
 
 help:
 	@echo "make demo       run the bundled demo agent over examples/hello (a scratch copy)"
@@ -19,6 +19,8 @@ help:
 	@echo "make pytest     Python unit, engine, fault, LSP and headless Neovim tests"
 	@echo "make client-test  editor-client unit tests (node --test)"
 	@echo "make e2e        the extension in a real VS Code (code-server + chromium)"
+	@echo "make screenshots  take the README's screenshots again in a real VS Code (the e2e files"
+	@echo "                that take them), into docs/images/"
 	@echo "make vsix       package the extension into editor-client/*.vsix"
 	@echo "make bench      every benchmark but the 5,000-iteration soak (at most 15 min on 2 cores);"
 	@echo "                prints a table, writes bench/results.json and the charts"
@@ -67,6 +69,10 @@ client-test:
 
 e2e: $(STAMP)
 	@bash editor-client/scripts/e2e.sh
+
+# The pictures of the README and the extension's page, from the e2e files that take them.
+screenshots: $(STAMP)
+	@bash editor-client/scripts/screenshots.sh
 
 vsix:
 	@bash editor-client/scripts/build.sh --vsix

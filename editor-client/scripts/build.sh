@@ -99,6 +99,12 @@ if $vsix; then
   out="$CLIENT_DIR/ralph-lsp-$target-$version.vsix"
   log "package $out"
   rm -f "$out"
-  "$BIN/vsce" package --no-dependencies --allow-missing-repository --target "$target" --out "$out" >/dev/null
+  # The README's image links (to the repository's docs/images/) are packaged as they are: vsce
+  # would otherwise need the repository's URL to rewrite them (package.json names none) and stop
+  # offline. VS Code shows a README's images from https: addresses only, so for a Marketplace
+  # upload set VSIX_BASE_IMAGES_URL to the published address of editor-client/.
+  links=(--no-rewrite-relative-links)
+  [[ -n ${VSIX_BASE_IMAGES_URL:-} ]] && links=(--baseImagesUrl "$VSIX_BASE_IMAGES_URL")
+  "$BIN/vsce" package --no-dependencies --allow-missing-repository "${links[@]}" --target "$target" --out "$out" >/dev/null
   echo "$out"
 fi

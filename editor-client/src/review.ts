@@ -42,43 +42,6 @@ export function reviewTriples(b: Pick<ReviewBundle, "files" | "base" | "tip">): 
   }));
 }
 
-/** What sits beside the diff (Markdown): the task → iteration → commit map, the verification,
- * the cost (nothing where the agent reported none), and the commits since the merge-base. */
-export function reviewMarkdown(b: ReviewBundle): string {
-  const out = [
-    `# Review: ${b.change}, run ${b.runId}`,
-    "",
-    `\`${b.branch}\` against \`${b.into}\`, from the merge-base \`${b.base.slice(0, 12)}\` to the tip \`${b.tip.slice(0, 12)}\`. Run ${b.state}${b.branchState ? `; branch ${b.branchState}` : ""}.`,
-  ];
-  if (b.merge) {
-    out.push("", `Last merge into \`${b.merge.into}\`: ${b.merge.commit ? `\`${b.merge.commit.slice(0, 12)}\`` : "none"}: ${b.merge.reason}`);
-  }
-  if (typeof b.costUsd === "number" && b.costUsd > 0) {
-    out.push("", `Cost: $${b.costUsd.toFixed(4)}`);
-  }
-  out.push("", "## Tasks → iterations → commits", "", "| iteration | tasks checked | commit | files |", "|---|---|---|---|");
-  for (const it of b.iterations) {
-    const files = (it.filesChanged ?? []).map((f) => `\`${f}\``).join(", ") || "—";
-    out.push(`| ${it.n} | ${it.tasksChecked ?? "—"} | ${it.commit ? `\`${it.commit.slice(0, 12)}\`` : "—"} | ${files} |`);
-  }
-  out.push("", "## Verification", "");
-  if (!b.verification) {
-    out.push("The run did not verify.");
-  } else if (b.verification.length === 0) {
-    out.push("Nothing ran.");
-  } else {
-    for (const v of b.verification) {
-      const ok = v.exitCode === 0 ? "passed" : `failed (exit ${v.exitCode ?? "—"})`;
-      out.push(`- \`${v.command}\`: ${ok}`);
-    }
-  }
-  out.push("", `## ${b.files.length} file(s)`, "", ...b.files.map((f) => `- ${f.status} \`${f.path}\``));
-  if (b.commits.length > 0) {
-    out.push("", "## Commits", "", ...b.commits.map((c) => `- \`${c.commit.slice(0, 12)}\` ${c.subject}`));
-  }
-  return `${out.join("\n")}\n`;
-}
-
 /** An inline comment left on a line range of a reviewed file (lines 1-based, as people count). */
 export interface ReviewComment {
   path: string;

@@ -2,10 +2,12 @@
 // diff editor (`vscode.changes`, merge-base → branch tip, each file served read-only by the
 // server's `ralph.fileAt`), the task → iteration → commit map beside it, and inline comments on
 // the tip side that become the guidance of a follow-up run on the same branch.
+import { randomBytes } from "node:crypto";
 import * as vscode from "vscode";
 import type { Ctx } from "./ctx";
 import type { ChangeRef, ReviewBundle } from "./protocol";
-import { commentGuidance, reviewMarkdown, reviewTriples, type ReviewComment } from "./review";
+import { commentGuidance, reviewTriples, type ReviewComment } from "./review";
+import { reviewHtml } from "./views/reviewHtml";
 
 export const REVIEW_SCHEME = "ralph-review";
 
@@ -23,7 +25,8 @@ interface OpenReview {
 
 export class Reviews implements vscode.TextDocumentContentProvider, vscode.Disposable {
   private readonly open = new Map<string, OpenReview>();
-  private readonly summaries = new Map<string, string>();
+  /** The page beside each change's diff (one per change, reused). */
+  private readonly pages = new Map<string, vscode.WebviewPanel>();
   private readonly controller: vscode.CommentController;
   private readonly threads: vscode.CommentThread[] = [];
   private readonly disposables: vscode.Disposable[] = [];
@@ -49,9 +52,6 @@ export class Reviews implements vscode.TextDocumentContentProvider, vscode.Dispo
 
   async provideTextDocumentContent(uri: vscode.Uri): Promise<string> {
     const q = new URLSearchParams(uri.query);
-    if (q.get("summary")) {
-      return this.summaries.get(q.get("summary") as string) ?? "";
-    }
     const commit = q.get("commit");
     if (!commit) {
       return "";
@@ -73,20 +73,31 @@ export class Reviews implements vscode.TextDocumentContentProvider, vscode.Dispo
       reviewUri(ref.root, ref.change, t.path, t.modified),
     ]);
     const title = `Review ${bundle.change}: ${bundle.branch} ↔ ${bundle.into}`;
-    this.summaries.set(bundle.runId, reviewMarkdown(bundle));
-    const summary = vscode.Uri.from({
-      scheme: REVIEW_SCHEME,
-      path: `/${bundle.change} review.md`,
-      query: new URLSearchParams({ summary: bundle.runId }).toString(),
-    });
-    const doc = await vscode.workspace.openTextDocument(summary);
-    await vscode.languages.setTextDocumentLanguage(doc, "markdown");
-    await vscode.window.showTextDocument(doc, { preview: true, viewColumn: vscode.ViewColumn.Two, preserveFocus: true });
+    this.showPage(bundle);
     if (changes.length === 0) {
       void vscode.window.showInformationMessage(`Ralph: ${bundle.branch} changes nothing against ${bundle.into}.`);
       return;
     }
     await vscode.commands.executeCommand("vscode.changes", title, changes);
+  }
+
+  /** The map, verification and cost as a rendered page beside the diff, as the history page is. */
+  private showPage(bundle: ReviewBundle): void {
+    let panel = this.pages.get(bundle.change);
+    if (panel) {
+      panel.reveal(vscode.ViewColumn.Two, true);
+    } else {
+      const created = vscode.window.createWebviewPanel(
+        "ralph.review",
+        `Ralph: ${bundle.change} review`,
+        { viewColumn: vscode.ViewColumn.Two, preserveFocus: true },
+        { enableScripts: false, localResourceRoots: [] },
+      );
+      created.onDidDispose(() => this.pages.delete(bundle.change));
+      this.pages.set(bundle.change, created);
+      panel = created;
+    }
+    panel.webview.html = reviewHtml({ bundle, nonce: randomBytes(16).toString("base64"), cspSource: panel.webview.cspSource });
   }
 
   private addComment(reply: vscode.CommentReply): void {
@@ -155,6 +166,9 @@ export class Reviews implements vscode.TextDocumentContentProvider, vscode.Dispo
   }
 
   dispose(): void {
+    for (const page of [...this.pages.values()]) {
+      page.dispose();
+    }
     for (const t of this.threads.splice(0)) {
       t.dispose();
     }

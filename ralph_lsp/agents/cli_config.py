@@ -100,7 +100,7 @@ def _toml_str(text: str) -> str:
 
 def gemini_policy(rules: Sequence[str]) -> str:
     """The ``--policy`` TOML: the shell commands of ``rules`` and the build-file move."""
-    out = ["# Written by ralph-lsp for one Gemini CLI spawn (see README, Agents).", ""]
+    out = ["# Written by ralph-lsp for one Gemini CLI spawn (see docs/guide/agents.md).", ""]
     prefixes = gemini_shell_prefixes(rules)
     if prefixes:
         out += [

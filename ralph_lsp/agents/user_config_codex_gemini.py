@@ -1,13 +1,14 @@
 """``ralph.agentUserConfig: isolate`` for the codex and gemini presets (what their CLIs allow).
 
-Measured with the real CLIs offline (codex 0.169, gemini 0.61), see README "Your own agent
-config". Codex: ``--ignore-user-config`` drops ``$CODEX_HOME/config.toml`` (MCP servers,
-profiles, developer instructions, memories, features) but keeps ``auth.json``; the login part of
-that file (model, model provider, base URLs, login method) is passed back with ``-c``, and the
-user's skills are switched off one by one (``skills.config``). Gemini: ``-e none`` (extensions),
-``--allowed-mcp-server-names`` (the project's servers only) and ``skills.disabled`` in the
-preset's system-defaults file. Neither CLI can leave out its global ``AGENTS.md`` / ``GEMINI.md``
-without moving the home that also holds the login: that file is still used, and the notes say so.
+Measured with the real CLIs offline (codex 0.169, gemini 0.61), see docs/guide/agents.md "Your
+own agent config". Codex: ``--ignore-user-config`` drops ``$CODEX_HOME/config.toml`` (MCP
+servers, profiles, developer instructions, memories, features) but keeps ``auth.json``; the
+login part of that file (model, model provider, base URLs, login method) is passed back with
+``-c``, and the user's skills are switched off one by one (``skills.config``). Gemini: ``-e
+none`` (extensions), ``--allowed-mcp-server-names`` (the project's servers only) and
+``skills.disabled`` in the preset's system-defaults file. Neither CLI can leave out its global
+``AGENTS.md`` / ``GEMINI.md`` without moving the home that also holds the login: that file is
+still used, and the notes say so.
 """
 
 from __future__ import annotations

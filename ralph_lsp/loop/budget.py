@@ -35,7 +35,7 @@ from ralph_lsp.settings import Settings
 #: differently: this is an estimate, and ``ralph.modelPrices`` replaces or adds entries.
 LIST_PRICES_DATE = "2026-11-26"
 LIST_PRICES: dict[str, dict[str, float]] = {
-    # codex 0.169: its default model, and the one with plain tools (README, Codex presets)
+    # codex 0.169: its default model, and the one with plain tools (docs/guide/agents.md)
     "gpt-6.1-sol": {"input": 2.00, "cachedInput": 0.10, "output": 10.00},
     "gpt-5.5": {"input": 5.00, "cachedInput": 0.50, "output": 30.00},
     # gemini 0.61: the models its default ("auto") routes to, and its fixed-model defaults

@@ -4,8 +4,8 @@ The engine gathers what an iteration produced (tasks.md before and after, how th
 what it reported) into an :class:`IterationResult` and asks :func:`after_iteration` whether to
 go on, wait (a rate limit that does not count), or end with a state and a reason. Before each
 spawn, :func:`before_spawn` applies the limits; before the first, :func:`before_start` ends a
-run that has nothing to do. Every row of the outcome table in the README ("How a run ends") is a
-branch here, and ``tests/engine/test_policy.py`` holds one test row per branch.
+run that has nothing to do. Every row of the outcome table in docs/guide/runs.md ("How a run
+ends") is a branch here, and ``tests/engine/test_policy.py`` holds one test row per branch.
 """
 
 from __future__ import annotations

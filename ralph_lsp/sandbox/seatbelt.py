@@ -3,7 +3,7 @@
 Built from the same :class:`SandboxPolicy`: everything readable but the hidden paths, writes
 only into the writable folders and never into the read-only ones inside them, and no network
 but the loopback (the agent's proxy, when there is one, listens there). Built and unit-tested
-as text; not tested on macOS (SPEC §10, README "Security model").
+as text; not tested on macOS (SPEC §10, docs/guide/sandbox.md).
 """
 
 from __future__ import annotations
@@ -46,7 +46,7 @@ def profile(policy: SandboxPolicy, *, proxy_port: int | None = None) -> str:
     for path in policy.hidden:
         lines.append(f"(deny file-read* file-write* (subpath {_quote(path)}))")
     # No network namespace on macOS: the loopback is the host's own (a test server works,
-    # and so would a listener of the host's: weaker than Linux, said in the README).
+    # and so would a listener of the host's: weaker than Linux, said in docs/guide/sandbox.md).
     lines.append('(allow network-bind network-inbound (local ip "localhost:*"))')
     port = "*" if proxy_port is None else str(proxy_port)
     lines.append(f'(allow network-outbound (remote ip "localhost:{port}") (remote unix-socket))')

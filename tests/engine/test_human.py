@@ -25,7 +25,7 @@ def tasks_md(project: Path) -> Path:
 
 
 def block(project: Path, task_id: str, why: str) -> None:
-    """Mark a task blocked the way the README says: a `- blocked:` line indented under it."""
+    """Mark a task blocked as docs/guide/runs.md says: a `- blocked:` line indented under it."""
     path = tasks_md(project)
     lines = path.read_text().split("\n")
     at = next(i for i, line in enumerate(lines) if f"] {task_id} " in line)

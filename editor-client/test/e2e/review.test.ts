@@ -84,12 +84,16 @@ describe("Review and merge a run in a real VS Code", () => {
     await step("review", async () => {
       await toast("succeeded").getByRole("button", { name: "Review" }).click();
       await wb.page.locator(".tabs-container .tab", { hasText: `Review ${change}` }).first().waitFor();
-      await wb.page.locator(".tabs-container .tab", { hasText: `${change} review.md` }).first().waitFor();
-      // the multi-file diff editor: one header per changed file, each with a diff editor
+      await wb.page.locator(".tabs-container .tab", { hasText: `Ralph: ${change} review` }).first().waitFor();
+      // The page beside the diff is rendered, as the history page is: its map is a table.
+      const page = wb.page.frameLocator("iframe.webview.ready").first().frameLocator("iframe#active-frame");
+      await wb.until("the review page's iteration table", async () => (await page.locator("table.iterations tbody tr").count()) >= 1);
+      // the multi-file diff editor: one header per changed file, each with a diff editor (it
+      // lays out the files in view only); the page beside it names every changed file
       await wb.until("a diff editor in the review", async () => (await wb.page.locator(".monaco-diff-editor").count()) > 0);
-      const body = (await wb.page.locator(".part.editor").innerText()).replace(/\u00a0/g, " ");
+      const listed = (await page.locator("body").innerText()).replace(/\u00a0/g, " ");
       for (const file of changed) {
-        assert.ok(body.includes(path.basename(file)), `the review names ${file}`);
+        assert.ok(listed.includes(file), `the review names ${file}`);
       }
       await wb.screenshot(path.join(results, "80-review-diff.png"));
     });

@@ -1,7 +1,8 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { ReviewBundle } from "../../src/protocol";
-import { commentGuidance, reviewMarkdown, reviewText, reviewTriples } from "../../src/review";
+import { commentGuidance, reviewText, reviewTriples } from "../../src/review";
+import { reviewHtml } from "../../src/views/reviewHtml";
 
 function bundle(over: Partial<ReviewBundle> = {}): ReviewBundle {
   return {
@@ -57,15 +58,35 @@ describe("the review in VS Code's diff editors", () => {
     ]);
   });
 
-  it("puts the task → iteration → commit map, the verification and the cost beside it", () => {
-    const md = reviewMarkdown(bundle());
-    assert.match(md, /\| 1 \| 2 \| `cccccccccccc` \| `calc\.py` \|/);
-    assert.match(md, /- `make test`: passed/);
-    assert.doesNotMatch(md, /Cost/);
-    assert.match(reviewMarkdown(bundle({ costUsd: 0.5 })), /Cost: \$0\.5000/);
-    const failed = reviewMarkdown(bundle({ verification: [{ command: "pytest", exitCode: 1, durationMs: 1, outputTail: "" }] }));
-    assert.match(failed, /- `pytest`: failed \(exit 1\)/);
-    assert.match(reviewMarkdown(bundle({ verification: null })), /The run did not verify\./);
+  it("puts the task → iteration → commit map, the verification and the cost beside it, as a page", () => {
+    const page = (over: Partial<ReviewBundle> = {}) => reviewHtml({ bundle: bundle(over), nonce: "N0", cspSource: "vscode-webview:" });
+    const html = page();
+    assert.match(html, /<table class="iterations"><thead><tr><th>iteration<\/th><th>tasks checked<\/th><th>commit<\/th><th>files<\/th><\/tr><\/thead>/);
+    assert.match(html, /<tr><td>1<\/td><td>2<\/td><td><code>cccccccccccc<\/code><\/td><td><code>calc\.py<\/code><\/td><\/tr>/);
+    assert.match(html, /<li><code>make test<\/code>: <span class="ok">passed<\/span><\/li>/);
+    assert.doesNotMatch(html, /Cost/);
+    assert.match(page({ costUsd: 0.5 }), /Cost: \$0\.5000/);
+    const failed = page({ verification: [{ command: "pytest", exitCode: 1, durationMs: 1, outputTail: "" }] });
+    assert.match(failed, /<code>pytest<\/code>: <span class="bad">failed \(exit 1\)<\/span>/);
+    assert.match(page({ verification: null }), /The run did not verify\./);
+    // No script, nothing loaded from anywhere: the page's policy allows its own style only.
+    assert.match(html, /content="default-src 'none'; style-src vscode-webview: 'nonce-N0';"/);
+    assert.doesNotMatch(html, /<script/);
+  });
+
+  it("escapes every text of the repository on the page", () => {
+    const hostile = "<img src=x onerror=alert(1)>";
+    const html = reviewHtml({
+      bundle: bundle({
+        files: [{ status: "M", path: hostile }],
+        commits: [{ commit: "d".repeat(40), subject: hostile }],
+        iterations: [{ n: 1, tasksChecked: 1, commit: null, filesChanged: [hostile], costUsd: null }],
+      }),
+      nonce: "N0",
+      cspSource: "vscode-webview:",
+    });
+    assert.doesNotMatch(html, /<img/);
+    assert.equal(html.split("&lt;img src=x onerror=alert(1)&gt;").length - 1, 3);
   });
 
   it("turns comments into guidance naming the path, the line(s) and the quoted code", () => {
