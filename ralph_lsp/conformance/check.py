@@ -1,0 +1,39 @@
+"""A change's conformance table in one call: its scenarios, the links the scanner finds now, and
+the cases of a verification's reports (what the loop, the CLI and the server each call)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from ralph_lsp.conformance.junit import Case
+from ralph_lsp.conformance.scan import Scanner
+from ralph_lsp.conformance.scenarios import change_scenarios, main_spec_titles
+from ralph_lsp.conformance.table import Table, Titles, build_table, resolve_links
+
+
+@dataclass(frozen=True)
+class Conformance:
+    table: Table
+    project_linked: bool  # a test names a scenario of the main specs (the `auto` gate)
+
+
+def conformance(
+    root: Path,
+    change_folder: Path,
+    scanner: Scanner,
+    cases: Sequence[Case] = (),
+    warnings: Sequence[str] = (),
+) -> Conformance:
+    """The table of the change at ``change_folder`` (below ``root``), ``warnings`` (the
+    reports') first among its warnings."""
+    scenarios, spec_warnings = change_scenarios(root, change_folder)
+    main = main_spec_titles(root)
+    files = scanner.scan()
+    links, link_warnings = resolve_links(files, Titles(scenarios, main))
+    own = {(s.capability, s.title) for s in scenarios}
+    project_linked = any((link.capability, link.title) not in own for link in links)
+    mine = [link for link in links if (link.capability, link.title) in own]
+    every = [*warnings, *spec_warnings, *scanner.warnings, *link_warnings]
+    return Conformance(build_table(scenarios, mine, cases, every), project_linked)
