@@ -17,6 +17,8 @@ PRESETS = ("claude", "codex", "gemini", "demo", "custom")
 SCOPES = ("story", "change")
 ISOLATIONS = ("none", "worktree")
 VERIFY_WHEN = ("final", "each", "off")
+# ralph.conformance.require (SPEC §13): what a run's scenarios must be for it to succeed.
+CONFORMANCE_REQUIRES = ("auto", "verified", "linked", "off")
 # ralph.agentUserConfig: keep the user's own global agent config (~/.claude, …) out of each
 # iteration, passing on only their login, or let the agent load it all.
 USER_CONFIGS = ("isolate", "inherit")
@@ -119,6 +121,11 @@ class Settings:
     # After a run succeeds (its verification passed, when on), archive the change as `openspec
     # archive --yes` does (SPEC §11). Off by default: users review first.
     archive_on_success: bool = False
+    # The conformance gate (SPEC §13): "auto" ("verified" once any test of the project names
+    # any scenario, else "off"), "verified", "linked" or "off"; and the test files scanned for
+    # `Scenario: <title>` (empty: the usual test locations, conformance/globs.py).
+    conformance_require: str = "auto"
+    conformance_test_globs: tuple[str, ...] = ()
 
     def replace(self, **changes: Any) -> Settings:
         return dataclasses.replace(self, **changes)
@@ -310,6 +317,8 @@ _FIELDS: dict[str, tuple[str, Callable[[Any], Any]]] = {
     "sandbox.allowedDomains": ("sandbox_allowed_domains", _str_list),
     "validation.strict": ("validation_strict", _bool),
     "archiveOnSuccess": ("archive_on_success", _bool),
+    "conformance.require": ("conformance_require", _choice(CONFORMANCE_REQUIRES)),
+    "conformance.testGlobs": ("conformance_test_globs", _str_list),
 }
 SETTING_NAMES = tuple(_FIELDS)
 
