@@ -182,6 +182,10 @@ def _annotated(language: str, lines: list[str]) -> dict[int, str]:
     return out
 
 
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip())
+
+
 def _decl_finder(lines: list[str], decls: dict[int, str]) -> Finder:
     ordered = sorted(decls)
 
@@ -190,8 +194,8 @@ def _decl_finder(lines: list[str], decls: dict[int, str]) -> Finder:
             j = i + 1  # a comment right above a test leads into it
             while j < len(lines) and lines[j].lstrip().startswith(_LEAD_STARTS):
                 j += 1
-            if j in decls:
-                return decls[j]
+            if j in decls and _indent(lines[i]) <= _indent(lines[j]):
+                return decls[j]  # (an indented comment is inside the test above)
         k = bisect.bisect_right(ordered, i)
         return decls[ordered[k - 1]] if k else None
 

@@ -2,15 +2,15 @@
 
 Before each verification a private folder is made for the reports (in the run's sandbox
 temporary folder, which the checks may write and the host reads; without a sandbox, a private
-temporary folder), and each command gets ``PYTEST_ADDOPTS=--junitxml=<folder>/<n>.xml``
-appended to any value it had: pytest writes its JUnit report there, and the command line the
-user sees is unchanged. After it, the reports there and every ``*.xml`` written or changed under
+temporary folder), and each command gets ``PYTEST_ADDOPTS=--junitxml=<folder>/<n>.xml`` appended
+to any value it had: pytest writes its JUnit report there, and the command line the user sees is
+unchanged; ``RALPH_JUNIT_DIR`` names the folder for any other runner (the examples' unittest
+runner writes there). After it, the reports there and every ``*.xml`` written or changed under
 the root during the verification are read (``conformance/junit.py``), the test files rescanned
 (incrementally) and the table made. What the policy needs is :meth:`ConformanceGate.facts`; the
 next prompt's Conformance section :meth:`prompt_args`; the record, the table per verification
 and the last one's cases (``conformance-cases.json`` beside the record, for ``ralph-lsp
-conformance``).
-"""
+conformance``)."""
 
 from __future__ import annotations
 
@@ -34,6 +34,8 @@ from ralph_lsp.openspec.workspace import Change
 from ralph_lsp.settings import Settings
 
 CASES_FILE = "conformance-cases.json"
+#: Set for each verification command: a folder any test runner may write JUnit XML into.
+JUNIT_DIR_VARIABLE = "RALPH_JUNIT_DIR"
 Stamps = dict[str, tuple[int, int, int]]
 
 
@@ -126,7 +128,11 @@ class ConformanceGate:
         env = {**os.environ, **self.host.settings.env}
         option = "--junitxml=" + shlex.quote(str(self._folder / f"pytest-{n}.xml"))
         mine = env.get("PYTEST_ADDOPTS", "").strip()
-        return {"PYTEST_ADDOPTS": f"{mine} {option}" if mine else option}
+        return {
+            "PYTEST_ADDOPTS": f"{mine} {option}" if mine else option,
+            # where any other runner may write its JUnit XML (the examples' unittest runner)
+            JUNIT_DIR_VARIABLE: str(self._folder),
+        }
 
     def end(self) -> None:
         """After a verification: the reports read, the table made, the cases kept."""
