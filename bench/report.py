@@ -81,6 +81,9 @@ TARGETS = [
     Target("sandbox_spawn_overhead_ms", None, "<=", 30, "ms"),
     Target("sandbox_verify_ratio", None, "<=", 1.05, "×"),
     Target("proxy_stream_ratio", None, "<=", 1.10, "×"),
+    Target("conformance_scan_vs_grep", None, "<=", 2.0, "×"),
+    Target("conformance_rescan_ms", "p50", "<=", 10, "ms"),
+    Target("conformance_gate_overhead", None, "<=", 1.05, "×"),
 ]
 
 _OPS: dict[str, Callable[[float, float], bool]] = {

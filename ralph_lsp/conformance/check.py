@@ -3,11 +3,12 @@ the cases of a verification's reports (what the loop, the CLI and the server eac
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from ralph_lsp.conformance.junit import Case
+from ralph_lsp.conformance.links import Mention
 from ralph_lsp.conformance.scan import Scanner
 from ralph_lsp.conformance.scenarios import change_scenarios, main_spec_titles
 from ralph_lsp.conformance.table import Table, Titles, build_table, resolve_links
@@ -25,12 +26,14 @@ def conformance(
     scanner: Scanner,
     cases: Sequence[Case] = (),
     warnings: Sequence[str] = (),
+    files: Mapping[str, Sequence[Mention]] | None = None,
 ) -> Conformance:
     """The table of the change at ``change_folder`` (below ``root``), ``warnings`` (the
-    reports') first among its warnings."""
+    reports') first among its warnings; the mentions are ``scanner.scan()``'s, or ``files``
+    (what an update of the scanner just gave: the server's path after a file change)."""
     scenarios, spec_warnings = change_scenarios(root, change_folder)
     main = main_spec_titles(root)
-    files = scanner.scan()
+    files = scanner.scan() if files is None else files
     links, link_warnings = resolve_links(files, Titles(scenarios, main))
     own = {(s.capability, s.title) for s in scenarios}
     project_linked = any((link.capability, link.title) not in own for link in links)

@@ -87,6 +87,7 @@ def mentions(path: str, text: str) -> list[Mention]:
     found = [
         (i, collapse(line[m.end() : m.end() + MAX_MENTION_CHARS]))
         for i, line in enumerate(lines)
+        if "cenario:" in line or "CENARIO:" in line
         for m in _MENTION.finditer(line)
     ]
     found = [(i, t) for i, t in found if t]
@@ -126,7 +127,57 @@ def _py_tests(tree: ast.Module) -> list[tuple[int, int, str]]:
     return out
 
 
+_PY_BLOCK = re.compile(r"^[ \t]*(?:async[ \t]+)?(def|class)[ \t]+(\w+)")
+
+
+def _py_by_indent(lines: list[str], i: int) -> str | None:
+    """The test line ``i`` is in, read from the indentation of the lines above it (what a
+    parse would say for ordinary code, without parsing): its enclosing classes and the
+    outermost enclosing function, which pytest collects when it is ``test*``. A comment right
+    above a ``def`` belongs to it. None when the lines do not say (the parse decides)."""
+    limit = _indent(lines[i]) + 1 if lines[i].strip() else 0
+    if lines[i].lstrip().startswith("#"):
+        j = i + 1
+        while j < len(lines) and lines[j].lstrip().startswith(("#", "@")):
+            j += 1
+        if j < len(lines) and _PY_BLOCK.match(lines[j]) and _indent(lines[j]) + 1 >= limit:
+            i, limit = j, _indent(lines[j]) + 1
+    chain: list[tuple[str, str]] = []
+    for k in range(i, -1, -1):
+        line = lines[k]
+        if not line.strip() or line.lstrip().startswith("#") or _indent(line) >= limit:
+            continue
+        m = _PY_BLOCK.match(line)
+        chain.append((m.group(1), m.group(2)) if m else ("", ""))
+        limit = _indent(line)
+        if limit == 0:
+            break
+    if limit != 0:
+        return None
+    names: list[str] = []
+    for kind, name in reversed(chain):
+        if kind != "class":
+            return "::".join([*names, name]) if kind == "def" and name.startswith("test") else None
+        names.append(name)
+    return None
+
+
 def _python_finder(text: str, lines: list[str]) -> Finder:
+    """By indentation where it says, else by a parse (``ast``) of the file."""
+    parsed: list[Finder] = []
+
+    def find(i: int) -> str | None:
+        fast = _py_by_indent(lines, i)
+        if fast is not None:
+            return fast
+        if not parsed:
+            parsed.append(_python_parsed(text, lines))
+        return parsed[0](i)
+
+    return find
+
+
+def _python_parsed(text: str, lines: list[str]) -> Finder:
     try:
         tests = _py_tests(ast.parse(text))
     except (SyntaxError, ValueError, RecursionError, MemoryError):

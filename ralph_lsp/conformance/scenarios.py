@@ -60,22 +60,48 @@ def _read(path: Path, warnings: list[str], shown: str) -> str | None:
         return None
 
 
+# (path, mtime_ns, size) → its scenarios: a rescan after a test file's change reads no spec
+_PARSED: dict[tuple[str, int, int], tuple[tuple[str, str, int, str | None], ...]] = {}
+_PARSED_MAX = 256
+
+
+def _scenarios_of(path: Path, text: str) -> tuple[tuple[str, str, int, str | None], ...]:
+    """(requirement, title, 1-based line, delta section) of each scenario of a spec's text."""
+    return tuple(
+        (req.name, collapse(sc.name), sc.line + 1, req.delta_key)
+        for req in outline(text).requirements
+        for sc in req.scenarios
+    )
+
+
+def _cached(
+    path: Path, warnings: list[str], shown: str
+) -> tuple[tuple[str, str, int, str | None], ...]:
+    try:
+        st = os.lstat(path)
+        key = (str(path), st.st_mtime_ns, st.st_size)
+    except OSError:
+        key = None
+    if key is not None and key in _PARSED:
+        return _PARSED[key]
+    text = _read(path, warnings, shown)
+    found = _scenarios_of(path, text) if text is not None else ()
+    if key is not None and text is not None:
+        if len(_PARSED) >= _PARSED_MAX:
+            _PARSED.clear()
+        _PARSED[key] = found
+    return found
+
+
 def spec_scenarios(root: Path, specs: Path, *, delta: bool, warnings: list[str]) -> list[Scenario]:
     """The scenarios of every spec below ``specs``: of ADDED/MODIFIED requirements when
     ``delta``, of every requirement otherwise (a main spec). Unreadable files are warnings."""
     out: list[Scenario] = []
     for capability, path in _spec_files(specs):
         shown = os.path.relpath(path, root).replace(os.sep, "/")
-        text = _read(path, warnings, shown)
-        if text is None:
-            continue
-        for req in outline(text).requirements:
-            if delta and req.delta_key not in _COUNTED:
-                continue
-            for sc in req.scenarios:
-                title = collapse(sc.name)
-                if title:
-                    out.append(Scenario(capability, req.name, title, shown, sc.line + 1))
+        for requirement, title, line, key in _cached(path, warnings, shown):
+            if title and (not delta or key in _COUNTED):
+                out.append(Scenario(capability, requirement, title, shown, line))
     return out
 
 

@@ -10,6 +10,7 @@ cases of the last verification's JUnit reports.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -18,6 +19,10 @@ from ralph_lsp.conformance.junit import FAILED, PASSED, Case, matches
 from ralph_lsp.conformance.links import Mention, TestRef
 from ralph_lsp.conformance.scenarios import Scenario
 
+# where a title may end: before a character that is not a letter or digit, after one that is not
+# a space
+_BOUNDARY = re.compile(r"(?<! )[^\w]|_")
+_CLOSERS = " \"'`.,;:!?)]}*/>-"
 VERIFIED, FAILING, NOT_RUN, UNLINKED = "verified", "failing", "not-run", "unlinked"
 STATES = (VERIFIED, FAILING, NOT_RUN, UNLINKED)
 _MARKS = {
@@ -122,14 +127,19 @@ class Titles:
 
     def _prefixes(self, text: str) -> Iterable[str]:
         """The prefixes of ``text`` that end at a word's end, longest first."""
-        ends = [i for i in range(1, len(text)) if not text[i].isalnum() and text[i - 1] != " "]
+        ends = [m.start() for m in _BOUNDARY.finditer(text, 1)]
         for i in [len(text), *reversed(ends)]:
             yield text[:i].rstrip()
 
     def resolve(self, text: str) -> tuple[str | None, str | None, bool]:
         """(capability or None when unqualified, title, ambiguous) of the scenario ``text``
         names, or (None, None, False)."""
-        for cut in [i for i, ch in enumerate(text) if ch == "/"]:
+        quick = text.rstrip(_CLOSERS)  # the usual mention: the title, then a quote or a dot
+        caps = self.by_title.get(quick)
+        if caps and "/" not in text:
+            return (next(iter(caps)), quick, False) if len(caps) == 1 else (None, quick, True)
+        cut = -1
+        while (cut := text.find("/", cut + 1)) > 0:
             if text[:cut] in self.capabilities:
                 cap = text[:cut]
                 for p in self._prefixes(text[cut + 1 :]):
@@ -193,6 +203,8 @@ class Results:
             self.by_short.setdefault(_short(c.name), []).append(c)
 
     def state_of(self, ref: TestRef) -> str:
+        if not self.cases:
+            return NOT_RUN
         pool = self.cases if ref.language == "js" else self.by_short.get(_short(ref.name), [])
         outcomes = {c.outcome for c in pool if matches(ref, c)}
         if FAILED in outcomes:
@@ -206,7 +218,9 @@ _RANK = {FAILING: 0, VERIFIED: 1, NOT_RUN: 2}
 def _row(s: Scenario, tests: list[TestRef], results: Results) -> Row:
     if not tests:
         return Row(s.key, s.capability, s.requirement, s.title, UNLINKED, None, s.spec, s.line)
-    states = sorted(((results.state_of(t), t.id) for t in tests), key=lambda x: _RANK[x[0]])
+    states = [(results.state_of(t), t.id) for t in tests]
+    if len(states) > 1:
+        states.sort(key=lambda x: _RANK[x[0]])
     if any(st == VERIFIED for st, _ in states) and states[0][0] != FAILING:
         state, test = next((st, t) for st, t in states if st == VERIFIED)
     else:

@@ -34,6 +34,11 @@ from ralph_lsp.openspec.workspace import Change
 from ralph_lsp.settings import Settings
 
 CASES_FILE = "conformance-cases.json"
+NO_REPORT = (
+    "the verification wrote no JUnit XML report, so no test is known to pass: pytest is asked"
+    " for one (PYTEST_ADDOPTS); another runner must write one under the root or into"
+    " $RALPH_JUNIT_DIR"
+)
 #: Set for each verification command: a folder any test runner may write JUnit XML into.
 JUNIT_DIR_VARIABLE = "RALPH_JUNIT_DIR"
 Stamps = dict[str, tuple[int, int, int]]
@@ -149,10 +154,12 @@ class ConformanceGate:
         s = self.host.settings
         self.require = gate.effective(s.conformance_require, now.table, now.project_linked)
         self.table, self.cases, self.at = now.table, cases, now_iso()
-        for warning in now.table.warnings:
+        self._keep_cases()
+        if self.require == "off":  # auto, and no test names a scenario yet: nothing to say
+            return
+        for warning in [*now.table.warnings, *([] if paths else [NO_REPORT])]:
             self.host.log(f"conformance: {warning}", "warning")
         self.host.log(f"conformance: {now.table.summary()}")
-        self._keep_cases()
 
     def _keep_cases(self) -> None:
         history = self.host.history

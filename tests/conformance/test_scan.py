@@ -116,3 +116,18 @@ def test_a_test_naming_a_main_spec_scenario_turns_the_auto_gate_on(tmp_path: Pat
     found = conformance(root, root / "openspec" / "changes" / CHANGE, Scanner(root))
     assert found.table.linked == 0 and found.project_linked
     assert effective("auto", found.table, found.project_linked) == "verified"
+
+
+def test_an_update_of_the_changed_files_agrees_with_a_full_scan(tmp_path: Path) -> None:
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_a.py").write_text(LINKED)
+    scanner = Scanner(tmp_path)
+    scanner.scan()
+    (tmp_path / "tests" / "test_b.py").write_text(LINKED.replace("once", "twice"))
+    (tmp_path / "tests" / "test_a.py").unlink()
+    (tmp_path / "node_modules").mkdir()
+    (tmp_path / "node_modules" / "test_c.py").write_text(LINKED)
+    changed = ["tests/test_a.py", "tests/test_b.py", "node_modules/test_c.py", "README.md"]
+    updated = scanner.update(changed)
+    assert scanner.reads == 1 and list(updated) == ["tests/test_b.py"]
+    assert updated == Scanner(tmp_path).scan()

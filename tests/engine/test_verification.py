@@ -150,7 +150,8 @@ def test_the_verify_command(project: Path, before_work: bool) -> None:
     env = {**os.environ, "RALPH_DEMO_DELAY": "0"}
     if not before_work:
         done = subprocess.run(
-            [*cli, "run", CHANGE, "--agent", "demo", "--verify", UNITTEST],
+            # (plain unittest writes no JUnit report: the conformance gate off, SPEC §13)
+            [*cli, "run", CHANGE, "--agent", "demo", "--verify", UNITTEST, "--conformance", "off"],
             cwd=project,
             capture_output=True,
             text=True,
@@ -227,7 +228,9 @@ async def test_a_verify_timeout_of_zero_means_no_limit(project: Path) -> None:
 async def test_a_passing_commands_stderr_is_no_warning_a_failure_is(project: Path) -> None:
     """unittest writes its report to stderr: while the command passes that is no warning (the
     Output panel showed `[warning]` lines for a passing check); its failure is one."""
-    rec, status = await run(project, Settings(agent="demo", verify_commands=(UNITTEST,)))
+    # (plain unittest writes no JUnit report: the conformance gate off, SPEC §13)
+    settings = Settings(agent="demo", verify_commands=(UNITTEST,), conformance_require="off")
+    rec, status = await run(project, settings)
     assert status.state == "succeeded", status.reason
     verify = [e for e in rec.events if isinstance(e, LogEvent) and e.text.startswith("verify")]
     assert any("Ran 8 tests" in e.text for e in verify)  # the stderr report is in the log
