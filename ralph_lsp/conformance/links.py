@@ -135,15 +135,20 @@ def _py_by_indent(lines: list[str], i: int) -> str | None:
     parse would say for ordinary code, without parsing): its enclosing classes and the
     outermost enclosing function, which pytest collects when it is ``test*``. A comment right
     above a ``def`` belongs to it. None when the lines do not say (the parse decides)."""
-    limit = _indent(lines[i]) + 1 if lines[i].strip() else 0
+    limit = _indent(lines[i])
     if lines[i].lstrip().startswith("#"):
         j = i + 1
         while j < len(lines) and lines[j].lstrip().startswith(("#", "@")):
             j += 1
-        if j < len(lines) and _PY_BLOCK.match(lines[j]) and _indent(lines[j]) + 1 >= limit:
-            i, limit = j, _indent(lines[j]) + 1
+        if j < len(lines) and _PY_BLOCK.match(lines[j]) and _indent(lines[j]) >= limit:
+            i, limit = j, _indent(lines[j])
     chain: list[tuple[str, str]] = []
-    for k in range(i, -1, -1):
+    own = _PY_BLOCK.match(lines[i])  # a mention on a `def` line is in that test
+    if own is not None:
+        chain.append((own.group(1), own.group(2)))
+    if limit == 0:
+        return _named(chain)
+    for k in range(i - 1, -1, -1):
         line = lines[k]
         if not line.strip() or line.lstrip().startswith("#") or _indent(line) >= limit:
             continue
@@ -152,8 +157,11 @@ def _py_by_indent(lines: list[str], i: int) -> str | None:
         limit = _indent(line)
         if limit == 0:
             break
-    if limit != 0:
-        return None
+    return _named(chain) if limit == 0 else None
+
+
+def _named(chain: list[tuple[str, str]]) -> str | None:
+    """The test of a chain of enclosing blocks (innermost first): classes, then a ``test*``."""
     names: list[str] = []
     for kind, name in reversed(chain):
         if kind != "class":
@@ -184,9 +192,12 @@ def _python_parsed(text: str, lines: list[str]) -> Finder:
         return _decl_finder(lines, _py_fallback(lines))
     ranges = []
     for first, last, name in tests:
+        inner = _indent(lines[first]) if first < len(lines) else 0
         start = first
-        while start > 0 and lines[start - 1].lstrip().startswith("#"):
+        while start > 0 and _leading(lines[start - 1], inner):
             start -= 1  # the comments right above a test are its own
+        while last + 1 < len(lines) and _trailing(lines[last + 1], inner):
+            last += 1  # and so are the comments ending its body (the parse ends at its code)
         ranges.append((start, last, name))
 
     def find(i: int) -> str | None:
@@ -194,6 +205,14 @@ def _python_parsed(text: str, lines: list[str]) -> Finder:
         return min(inside)[1] if inside else None
 
     return find
+
+
+def _leading(line: str, indent: int) -> bool:
+    return line.lstrip().startswith("#") and _indent(line) <= indent
+
+
+def _trailing(line: str, indent: int) -> bool:
+    return line.lstrip().startswith("#") and _indent(line) > indent
 
 
 def _py_fallback(lines: list[str]) -> dict[int, str]:

@@ -3,7 +3,9 @@ change's titles (SPEC §13 "Linked")."""
 
 from __future__ import annotations
 
-from hypothesis import given
+import ast
+
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from ralph_lsp.conformance.globs import DEFAULT_TEST_GLOBS, compile_globs
@@ -155,3 +157,36 @@ def test_the_default_globs_take_the_usual_test_files_and_nothing_else() -> None:
 
 def test_a_test_ref_id_is_the_file_and_the_name() -> None:
     assert Ref("tests/test_cli.py", "C::test_x", "python").id == "tests/test_cli.py::C::test_x"
+
+
+_BLOCKS = st.recursive(
+    st.sampled_from(["pass", "x = 1", "# Scenario: M", '"""Scenario: M"""']).map(lambda s: [s]),
+    lambda inner: st.tuples(
+        st.sampled_from(["def test_a", "def helper", "class TestK", "async def test_b"]),
+        st.lists(inner, min_size=1, max_size=3),
+    ).map(
+        lambda t: [
+            t[0] + ("():" if "def" in t[0] else ":"),
+            *("    " + line for block in t[1] for line in block),
+        ]
+    ),
+    max_leaves=8,
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(_BLOCKS, min_size=1, max_size=4))
+def test_reading_by_indentation_agrees_with_the_parse(blocks: list[list[str]]) -> None:
+    from ralph_lsp.conformance.links import _py_by_indent, _python_parsed
+
+    lines = [line for block in blocks for line in block]
+    text = "\n".join(lines) + "\n"
+    try:
+        ast.parse(text)
+    except SyntaxError:
+        assume(False)  # (a body of only a comment: the parse's fallback is the nearer guess)
+    parsed = _python_parsed(text, lines)
+    for i, line in enumerate(lines):
+        if "Scenario:" in line:
+            fast = _py_by_indent(lines, i)
+            assert fast is None or fast == parsed(i), (i, text)
