@@ -10,8 +10,18 @@ from pathlib import Path
 from ralph_lsp.conformance.junit import Case
 from ralph_lsp.conformance.links import Mention
 from ralph_lsp.conformance.scan import Scanner
-from ralph_lsp.conformance.scenarios import change_scenarios, main_spec_titles
+from ralph_lsp.conformance.scenarios import Scenario, change_scenarios, main_spec_titles
 from ralph_lsp.conformance.table import Table, Titles, build_table, resolve_links
+
+# the titles of the last call, with what they resolved: a rescan with unchanged specs reuses them
+_LAST: list[tuple[tuple[object, ...], Titles]] = []
+
+
+def _titles(scenarios: Sequence[Scenario], main: Sequence[tuple[str, str]]) -> Titles:
+    key = (*((s.capability, s.title) for s in scenarios), None, *main)
+    if not _LAST or _LAST[0][0] != key:
+        _LAST[:] = [(key, Titles(scenarios, main))]
+    return _LAST[0][1]
 
 
 @dataclass(frozen=True)
@@ -34,7 +44,7 @@ def conformance(
     scenarios, spec_warnings = change_scenarios(root, change_folder)
     main = main_spec_titles(root)
     files = scanner.scan() if files is None else files
-    links, link_warnings = resolve_links(files, Titles(scenarios, main))
+    links, link_warnings = resolve_links(files, _titles(scenarios, main))
     own = {(s.capability, s.title) for s in scenarios}
     project_linked = any((link.capability, link.title) not in own for link in links)
     mine = [link for link in links if (link.capability, link.title) in own]

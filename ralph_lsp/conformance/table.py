@@ -124,6 +124,7 @@ class Titles:
         for cap, title in [*((s.capability, s.title) for s in scenarios), *others]:
             self.by_title.setdefault(title, set()).add(cap)
         self.capabilities = {c for caps in self.by_title.values() for c in caps}
+        self._memo: dict[str, tuple[str | None, str | None, bool]] = {}
 
     def _prefixes(self, text: str) -> Iterable[str]:
         """The prefixes of ``text`` that end at a word's end, longest first."""
@@ -133,7 +134,13 @@ class Titles:
 
     def resolve(self, text: str) -> tuple[str | None, str | None, bool]:
         """(capability or None when unqualified, title, ambiguous) of the scenario ``text``
-        names, or (None, None, False)."""
+        names, or (None, None, False); each text resolved once per set of titles."""
+        found = self._memo.get(text)
+        if found is None:
+            found = self._memo[text] = self._resolve(text)
+        return found
+
+    def _resolve(self, text: str) -> tuple[str | None, str | None, bool]:
         quick = text.rstrip(_CLOSERS)  # the usual mention: the title, then a quote or a dot
         caps = self.by_title.get(quick)
         if caps and "/" not in text:
@@ -215,17 +222,35 @@ class Results:
 _RANK = {FAILING: 0, VERIFIED: 1, NOT_RUN: 2}
 
 
-def _row(s: Scenario, tests: list[TestRef], results: Results) -> Row:
+def _state(tests: list[TestRef], results: Results) -> tuple[str, str | None]:
+    """A scenario's state and the test shown: failing when any fails, else verified when any
+    passed, else not run; unlinked without a test."""
     if not tests:
-        return Row(s.key, s.capability, s.requirement, s.title, UNLINKED, None, s.spec, s.line)
-    states = [(results.state_of(t), t.id) for t in tests]
-    if len(states) > 1:
-        states.sort(key=lambda x: _RANK[x[0]])
-    if any(st == VERIFIED for st, _ in states) and states[0][0] != FAILING:
-        state, test = next((st, t) for st, t in states if st == VERIFIED)
-    else:
-        state, test = states[0]
-    return Row(s.key, s.capability, s.requirement, s.title, state, test, s.spec, s.line)
+        return UNLINKED, None
+    if len(tests) == 1:
+        return results.state_of(tests[0]), tests[0].id
+    states = sorted(((results.state_of(t), t.id) for t in tests), key=lambda x: _RANK[x[0]])
+    if states[0][0] != FAILING:
+        return next(((st, t) for st, t in states if st == VERIFIED), states[0])
+    return states[0]
+
+
+# (scenario, state, test) → its row: a rescan makes the same rows again (a frozen dataclass is
+# slow to build, and a table has thousands)
+_ROWS: dict[tuple[Scenario, str, str | None], Row] = {}
+
+
+def _row(s: Scenario, tests: list[TestRef], results: Results) -> Row:
+    state, test = _state(tests, results)
+    key = (s, state, test)
+    row = _ROWS.get(key)
+    if row is None:
+        if len(_ROWS) >= 100_000:
+            _ROWS.clear()
+        row = _ROWS[key] = Row(
+            s.key, s.capability, s.requirement, s.title, state, test, s.spec, s.line
+        )
+    return row
 
 
 def build_table(
