@@ -107,3 +107,18 @@ async def test_the_gate_off_succeeds_on_tasks_and_checks_as_before(shout_project
 def test_the_cli_refuses_an_unknown_change(shout_project: Path) -> None:
     shown = _cli(shout_project, "no-such-change")
     assert shown.returncode == 2 and "unknown change 'no-such-change'" in shown.stderr
+
+
+def test_the_cli_before_any_run_shows_the_links_and_no_test_known_to_pass(
+    shout_project: Path,
+) -> None:
+    (shout_project / "tests" / "test_shout.py").write_text(
+        'def test_shout():\n    """Scenario: Shout once"""\n'
+    )
+    shown = _cli(shout_project, CHANGE, "--json")
+    assert shown.returncode == 1
+    data = json.loads(shown.stdout)
+    assert data["run"] is None and data["summary"] == "0/3 scenarios verified"
+    assert [r["state"] for r in data["rows"]] == ["not-run", "unlinked", "unlinked"]
+    assert data["rows"][0]["test"] == "tests/test_shout.py::test_shout"
+    assert "no verified run yet" in shown.stderr
