@@ -14,6 +14,7 @@ from pathlib import Path
 from bench import (
     adversarial_cases,
     claude_home,
+    conformance_cases,
     lsp_cases,
     merge_cases,
     offline,
@@ -121,6 +122,12 @@ CASES: dict[str, tuple[str, dict[str, float], dict[str, float]]] = {
         {"reps": 9, "iterations": 21},
         {"reps": 3, "iterations": 6},
     ),
+    "conformance": (
+        "conformance: linking 1,000 scenarios in 5,000 test files vs grep, a rescan, the gate's"
+        " cost in a demo run",
+        {"reps": 7, "runs": 7},
+        {"reps": 2, "runs": 2},
+    ),
     "soak": (
         "1000 short iterations: RSS growth, .ralph/ size",
         {"iterations": 1000, "output_bytes": 600_000},
@@ -192,6 +199,9 @@ def _runner(name: str, a: dict[str, float]) -> Callable[[Results], Awaitable[Non
         elif name == "plan":
             plan_cases.gate_vs_openspec(r, int(a["reps"]))
             await plan_cases.iteration_overhead(r, int(a["iterations"]))
+        elif name == "conformance":
+            conformance_cases.scan_vs_grep(r, int(a["reps"]))
+            await conformance_cases.gate_overhead(r, int(a["runs"]))
         elif name in ("soak", "soak5000"):
             await scale.soak(r, int(a["iterations"]), int(a["output_bytes"]))
 

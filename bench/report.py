@@ -84,6 +84,9 @@ TARGETS = [
     Target("proxy_stream_ratio", None, "<=", 1.10, "×"),
     Target("plan_gate_vs_openspec", None, "<=", 0.1, "×"),
     Target("plan_iteration_overhead_ms", None, "<=", 100, "ms"),
+    Target("conformance_scan_vs_grep", None, "<=", 2.0, "×"),
+    Target("conformance_rescan_ms", "p50", "<=", 10, "ms"),
+    Target("conformance_gate_overhead", None, "<=", 1.05, "×"),
 ]
 
 _OPS: dict[str, Callable[[float, float], bool]] = {

@@ -17,6 +17,8 @@ PRESETS = ("claude", "codex", "gemini", "demo", "custom")
 SCOPES = ("story", "change")
 ISOLATIONS = ("none", "worktree")
 VERIFY_WHEN = ("final", "each", "off")
+# ralph.conformance.require (SPEC §13): what a run's scenarios must be for it to succeed.
+CONFORMANCE_REQUIRES = ("auto", "verified", "linked", "off")
 # ralph.agentUserConfig: keep the user's own global agent config (~/.claude, …) out of each
 # iteration, passing on only their login, or let the agent load it all.
 USER_CONFIGS = ("isolate", "inherit")
@@ -126,6 +128,11 @@ class Settings:
     review_agent: str | tuple[str, ...] | None = None
     review_model: str | None = None
     review_max_rounds: int = 2
+    # The conformance gate (SPEC §13): "auto" ("verified" once any test of the project names
+    # any scenario, else "off"), "verified", "linked" or "off"; and the test files scanned for
+    # `Scenario: <title>` (empty: the usual test locations, conformance/globs.py).
+    conformance_require: str = "auto"
+    conformance_test_globs: tuple[str, ...] = ()
 
     def replace(self, **changes: Any) -> Settings:
         return dataclasses.replace(self, **changes)
@@ -333,6 +340,8 @@ _FIELDS: dict[str, tuple[str, Callable[[Any], Any]]] = {
     "review.agent": ("review_agent", _review_agent),
     "review.model": ("review_model", _optional_text),
     "review.maxRounds": ("review_max_rounds", positive_int),
+    "conformance.require": ("conformance_require", _choice(CONFORMANCE_REQUIRES)),
+    "conformance.testGlobs": ("conformance_test_globs", _str_list),
 }
 SETTING_NAMES = tuple(_FIELDS)
 

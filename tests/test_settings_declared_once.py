@@ -16,6 +16,7 @@ from ralph_lsp import cli
 from ralph_lsp.cli import flags as cli_flags
 from ralph_lsp.cli import parser as cli_parser
 from ralph_lsp.settings import (
+    CONFORMANCE_REQUIRES,
     ISOLATIONS,
     MACHINE_SETTINGS,
     PRESETS,
@@ -151,6 +152,7 @@ def test_the_cli_flags_set_declared_settings_with_the_same_choices() -> None:
     choices["agent_user_config"] = USER_CONFIGS
     choices["runner"] = RUNNERS
     choices["sandbox"] = SANDBOXES
+    choices["conformance"] = CONFORMANCE_REQUIRES
     with_choices = {dest for dest, a in flags.items() if a.choices and dest != "help"}
     assert with_choices == set(choices), with_choices
     for dest, declared in choices.items():

@@ -48,6 +48,8 @@ export const SERVER_SETTING_KEYS = [
   "sandbox.denyRead",
   "sandbox.allowedDomains",
   "validation.strict",
+  "conformance.require",
+  "conformance.testGlobs",
 ] as const;
 export type ServerSettingKey = (typeof SERVER_SETTING_KEYS)[number];
 

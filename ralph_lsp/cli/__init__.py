@@ -5,6 +5,7 @@
 - ``run``           ``run``: the engine in this process, its events rendered by ``terminal``;
 - ``plan``          ``plan``: a planning run (SPEC §14), its flags in ``plan_parser``;
 - ``verify``        ``verify``: the verification commands, as a run runs them;
+- ``conformance``   ``conformance``: a change's scenarios and their tests' last word (SPEC §13);
 - ``project``       ``changes``, ``prompt`` and ``history``;
 - ``git_commands``  ``diff`` and ``restore``;
 - ``merging``       ``review`` and ``merge`` (SPEC §12);
@@ -42,6 +43,7 @@ HANDLERS = {
     "diff": ("git_commands", "cmd_diff"),
     "restore": ("git_commands", "cmd_restore"),
     "verify": ("verify", "cmd_verify"),
+    "conformance": ("conformance", "cmd_conformance"),
     "archive": ("archive", "cmd_archive"),
     "runs": ("runs", "cmd_runs"),
     "attach": ("runs", "cmd_attach_here"),

@@ -91,6 +91,7 @@ _FLAG_SETTINGS = (
     ("agent_user_config", "agentUserConfig"),
     ("verify_when", "verifyWhen"),
     ("verify_timeout", "verifyTimeoutSeconds"),
+    ("conformance", "conformance.require"),
     ("parallel", "queueParallel"),
     ("runner", "runner"),
     ("sandbox", "sandbox"),

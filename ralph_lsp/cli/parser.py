@@ -9,6 +9,7 @@ from ralph_lsp import __version__
 from ralph_lsp.cli.plan_parser import add_plan_parser
 from ralph_lsp.cli.validate_parser import add_validate_parser
 from ralph_lsp.settings import (
+    CONFORMANCE_REQUIRES,
     ISOLATIONS,
     PRESETS,
     RUNNERS,
@@ -173,6 +174,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="stop a verification command after S seconds (default 900; 0: no limit)",
     )
     sp.add_argument(
+        "--conformance",
+        choices=CONFORMANCE_REQUIRES,
+        help="what the change's scenarios must be to succeed: each named by a test that passed"
+        " in the last verification (verified), named by a test (linked), nothing (off), or"
+        " auto (the default: verified once any test of the project names a scenario)",
+    )
+    sp.add_argument(
         "--finish-grace",
         type=float,
         metavar="S",
@@ -261,6 +269,15 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add_run_flags(sp)
     add_plan_parser(sub, with_root, sp)  # `plan` takes run's flags that apply to planning
+
+    sp = sub.add_parser(
+        "conformance",
+        help="CHANGE's scenarios, the tests that name them and whether they passed in the last"
+        " run's verification; exit 0 only when every scenario is verified",
+    )
+    sp.add_argument("change", metavar="CHANGE")
+    with_root(sp)
+    sp.add_argument("--json", action="store_true", help="print the table as JSON")
 
     sp = sub.add_parser("prompt", help="print the prompt the next iteration would get")
     sp.add_argument("change", metavar="CHANGE")

@@ -3,7 +3,9 @@
 ``add-title-case``, ``add-word-count``: independent, so a queue can run them side by side), so
 that a demo run does the work and the example's verification passes.
 
-The files are fixed text, keyed by task id; nothing is generated. In any other project the demo
+The files are fixed text, keyed by task id; nothing is generated. Each test it writes names the
+scenario it checks (``Scenario: <title>`` in its docstring, SPEC §13), so that a demo run ends
+with every scenario verified. In any other project the demo
 agent writes no code (it only checks boxes), and a verified run of it then cannot succeed.
 """
 
@@ -65,16 +67,20 @@ def run(*args: str) -> str:
 
 class HelloCli(unittest.TestCase):
     def test_one_name(self) -> None:
+        """Scenario: One name"""
         self.assertEqual(run("Ada"), "Hello, Ada!\\n")
 
     def test_several_names(self) -> None:
+        """Scenario: Several names"""
         self.assertEqual(run("Ada", "Grace"), "Hello, Ada!\\nHello, Grace!\\n")
 
     def test_shout(self) -> None:
+        """Scenario: Shout"""
         self.assertEqual(run("--shout", "Ada"), "HELLO, ADA!\\n")
 {more}'''
 _NO_NAME_TEST = """
     def test_no_name_exits_2(self) -> None:
+        # Scenario: No name
         with contextlib.redirect_stderr(io.StringIO()), self.assertRaises(SystemExit) as exit:
             main([])
         self.assertEqual(exit.exception.code, 2)
@@ -148,7 +154,9 @@ def _toolbox(change: str) -> dict[str, list[tuple[str, str, bool]]]:
     test = (
         f"import unittest\n\nfrom toolbox.{mod} import {fn}\n\n\n"
         f"class Test{fn.title().replace('_', '')}(unittest.TestCase):\n"
-        f"    def test_example(self) -> None:\n        {check}\n"
+        f"    def test_example(self) -> None:\n"
+        f'        """Scenario: {mod}/Example"""\n'
+        f"        {check}\n"
     )
     return {
         "1.1": [(f"toolbox/{mod}.py", f'"""{note}"""\n\n{code}', False)],

@@ -78,6 +78,7 @@ class SpawnRecord(TypedDict):
     usage: dict[str, Any] | None
     tokens: TokensRecord | None  # input, output and cache tokens, whichever agent
     verification: list[VerificationRecord] | None  # None: it did not run after this spawn
+    conformance: dict[str, Any] | None  # the conformance table after it (SPEC §13)
     refusals: list[RefusalRecord]
 
 
@@ -133,6 +134,7 @@ class RunRecord(TypedDict):
     story: str | None
     blocked: list[BlockedRecord]
     progress: dict[str, int]  # completed, total, maxIterations as the run last saw them
+    conformance: dict[str, Any] | None  # the last verification's table (SPEC §13)
 
 
 def history_root(root: Path) -> Path:

@@ -48,6 +48,10 @@ class Counters:
     tokens: int = 0  # what maxTokens counts, summed
     backoff: float = DEFAULT_BACKOFF_SECONDS  # the next wait for a limit with no reset time
     failing: str | None = None  # the failing verification, e.g. "make test exited 2"
+    # The conformance gate (SPEC §13): its first unmet scenario as the last verification left
+    # it, and the most scenarios verified so far (one more is progress).
+    unmet: str | None = None
+    scenarios_verified: int = 0
 
 
 @dataclass(frozen=True)
@@ -73,6 +77,11 @@ class IterationResult:
     verified: str | None = None
     verify_failed: str | None = None
     verify_fixed: bool = False
+    # The conformance gate after that verification, when it is on: "3/4 scenarios verified",
+    # the first unmet scenario as a sentence (None: met), and how many are verified.
+    conformance: str | None = None
+    unmet: str | None = None
+    scenarios_verified: int | None = None
 
     @property
     def checked(self) -> int:
@@ -106,15 +115,21 @@ Decision = Continue | Wait | End
 
 
 def before_start(
-    completed: int, total: int, verified: str | None = None, verify_failed: str | None = None
+    completed: int,
+    total: int,
+    verified: str | None = None,
+    verify_failed: str | None = None,
+    conformance: str | None = None,
+    unmet: str | None = None,
 ) -> End | None:
     """A run with nothing to do ends before the first spawn: no tasks at all (without
-    verification), or every task checked and verification passing (or not used)."""
+    verification), or every task checked, verification passing (or not used) and the
+    conformance gate met (or off)."""
     if total == 0:
         return End(RunState.SUCCEEDED, "tasks.md lists no tasks: nothing to do")
-    if completed >= total and verify_failed is None:
+    if completed >= total and verify_failed is None and unmet is None:
         reason = f"every task is already checked ({completed}/{total})"
-        return End(RunState.SUCCEEDED, reason + _passed(verified))
+        return End(RunState.SUCCEEDED, reason + _passed(verified) + _conforms(conformance))
     return None
 
 
@@ -136,6 +151,10 @@ def _passed(verified: str | None) -> str:
     return f"; verification passed ({verified})" if verified else ""
 
 
+def _conforms(conformance: str | None) -> str:
+    return f"; {conformance}" if conformance else ""
+
+
 def before_spawn(counters: Counters, limits: Limits, completed: int, total: int) -> End | None:
     """The limits, checked before each spawn."""
     if counters.counted >= limits.max_iterations:
@@ -144,6 +163,8 @@ def before_spawn(counters: Counters, limits: Limits, completed: int, total: int)
             return End(
                 RunState.EXHAUSTED, f"{ran} and verification still fails ({counters.failing})"
             )
+        if completed >= total and counters.unmet:
+            return End(RunState.EXHAUSTED, f"{ran}; conformance not met: {counters.unmet}")
         failing = f"; verification fails ({counters.failing})" if counters.failing else ""
         return End(
             RunState.EXHAUSTED,
@@ -201,15 +222,15 @@ def add_cost(total: float | None, cost: float | None) -> float | None:
 def after_iteration(r: IterationResult, counters: Counters, limits: Limits, now: float) -> Decision:
     """Continue, wait, or end, after one spawn (``now`` is the epoch time, for reset times)."""
     end = _ending(r)
-    failing = (
-        counters.failing if r.verified is None and r.verify_failed is None else r.verify_failed
-    )
+    checked = r.verified is not None or r.verify_failed is not None  # verification ran
+    failing = r.verify_failed if checked else counters.failing
     counters = replace(
         counters,
         cost_usd=add_cost(counters.cost_usd, r.cost_usd),
         cost_estimated=counters.cost_estimated or (r.cost_estimated and r.cost_usd is not None),
         tokens=counters.tokens + (r.tokens or 0),
         failing=failing,
+        unmet=r.unmet if checked else counters.unmet,
     )
     if end is not None:
         if end.state is RunState.SUCCEEDED:
@@ -225,6 +246,11 @@ def after_iteration(r: IterationResult, counters: Counters, limits: Limits, now:
     return _counted(r, replace(counters, counted=counters.counted + 1), limits)
 
 
+def scenario_gained(r: IterationResult, counters: Counters) -> bool:
+    """Whether this iteration's verification verified more scenarios than any before it."""
+    return r.scenarios_verified is not None and r.scenarios_verified > counters.scenarios_verified
+
+
 def _ending(r: IterationResult) -> End | None:
     """The outcomes that end a run whatever the counters say."""
     if r.stopped:
@@ -233,9 +259,11 @@ def _ending(r: IterationResult) -> End | None:
         return End(RunState.FAILED, r.start_error)
     if r.total == 0:
         return End(RunState.FAILED, "tasks.md no longer lists any task (was it emptied?)")
-    if r.completed >= r.total and r.verify_failed is None:
+    if r.completed >= r.total and r.verify_failed is None and r.unmet is None:
+        # tasks, verification and conformance pass; with ralph.review.agent set the run hands
+        # this success to a review round first (loop/review_round.py, SPEC §13 "Review")
         reason = f"every task is checked ({r.completed}/{r.total})"
-        return End(RunState.SUCCEEDED, reason + _passed(r.verified))
+        return End(RunState.SUCCEEDED, reason + _passed(r.verified) + _conforms(r.conformance))
     auth = next((p for p in r.problems if p.kind == "auth"), None)
     if auth is not None:
         return End(RunState.FAILED, f"the agent cannot authenticate: {auth.message}")
@@ -275,7 +303,11 @@ def _counted(r: IterationResult, counters: Counters, limits: Limits) -> Decision
         counters = replace(counters, last_startup_error=signature)
     else:
         counters = replace(counters, last_startup_error=None)
-    if r.checked > 0 or r.verify_fixed:  # progress: a task, or a failing check made to pass
+    gained = scenario_gained(r, counters)
+    if gained:
+        counters = replace(counters, scenarios_verified=r.scenarios_verified or 0)
+    # progress: a task, a failing check made to pass, or one more scenario verified
+    if r.checked > 0 or r.verify_fixed or gained:
         return Continue(replace(counters, no_progress=0))
     no_progress = counters.no_progress + 1
     if no_progress >= limits.stuck_after:
@@ -284,6 +316,11 @@ def _counted(r: IterationResult, counters: Counters, limits: Limits) -> Decision
                 RunState.STUCK,
                 f"verification fails ({counters.failing}); no progress in"
                 f" {iterations(no_progress)}",
+            )
+        if counters.unmet and r.completed >= r.total:
+            return End(
+                RunState.STUCK,
+                f"conformance not met: {counters.unmet}; no progress in {iterations(no_progress)}",
             )
         return End(RunState.STUCK, f"no task checked in {iterations(no_progress)}")
     return Continue(replace(counters, no_progress=no_progress))

@@ -45,6 +45,8 @@ def build_prompt(
     guidance: Sequence[str] = (),
     verify_failure: Result | None = None,
     start_story: str | None = None,
+    scenario_rule: str | None = None,
+    conformance: Sequence[str] = (),
 ) -> str:
     folder = change.folder
     other_files = [p for p in (folder / "proposal.md", folder / "design.md") if p.is_file()]
@@ -95,8 +97,13 @@ def build_prompt(
             add(f"- `{command}`")
     else:
         add("No verification commands are configured; run the project's own tests if it has any.")
+    if scenario_rule:  # the conformance gate is on (fixed for the run: SPEC §13)
+        add(scenario_rule)
     if verify_failure is not None:
         _add_failure(add, verify_failure)
+    if conformance:  # the scenarios not met yet, as the project's state now
+        add("")
+        out.extend(conformance)
     if guidance:
         add("")
         add("## Guidance")

@@ -50,6 +50,7 @@ _RUN: dict[str, Check] = {
     "branchState": _text,  # SPEC §12: null, "needs-review" or "merged"
     "merge": _obj,
     "sandbox": _obj,
+    "conformance": _obj,  # SPEC §13: the last verification's table
 }
 _RUN_LISTS = ("transitions", "rateLimited", "guidance", "blocked", "iterations", "reviews")
 _ITERATION: dict[str, Check] = {
@@ -63,6 +64,7 @@ _ITERATION: dict[str, Check] = {
     "checkpoint": _text,
     "outputUri": _text,
     "promptUri": _text,
+    "conformance": _obj,
 }
 
 

@@ -46,6 +46,7 @@ _PROCESS_STARTED = process_started_at(os.getpid())
 if TYPE_CHECKING:
     from ralph_lsp.loop.engine import Engine
     from ralph_lsp.loop.review_round import ReviewState
+    from ralph_lsp.loop.verification import Verification
 
 
 @dataclass
@@ -73,6 +74,7 @@ class RunReporting:
     doc: TasksDoc | None
     git: RunGit | None
     review: ReviewState
+    verification: Verification
 
     @property
     def key(self) -> tuple[Path, str, str]:
@@ -149,6 +151,8 @@ class RunReporting:
                 "total": self.status.total,
                 "maxIterations": self.status.max_iterations,
             },
+            # the last verification's conformance table (SPEC §13), its cases beside the record
+            "conformance": self.verification.gate.record_json(),
         }
 
     def save(self) -> None:
@@ -191,6 +195,8 @@ class RunReporting:
             "usage": res.usage if res else None,
             "tokens": tokens_of(res.usage) if res else None,
             "verification": [c.to_json() for c in checks] if checks else None,
+            # the conformance table after that verification (None: it did not run, or no gate)
+            "conformance": self.verification.gate.table_json() if checks else None,
             "refusals": [r.to_json() for r in outcome.refusals],
         }
         if counts:

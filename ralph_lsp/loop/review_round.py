@@ -57,12 +57,10 @@ if TYPE_CHECKING:
 
 @dataclass
 class ReviewState:
-    """A run's review: its rounds (the record's ``reviews``), the success waiting for one, and
-    the conformance table to show the reviewer (Markdown; set by the conformance gate)."""
+    """A run's review: its rounds (the record's ``reviews``) and the success waiting for one."""
 
     rounds: list[dict[str, Any]] = field(default_factory=list)
     pending: policy.End | None = None
-    conformance: str | None = None
 
     def wanted(self, settings: Settings, end: policy.End, total: int) -> bool:
         """Whether ``end`` waits for a review round: a success of a change with tasks, when
@@ -378,6 +376,13 @@ def _tell(run: Run, record: RoundRecord) -> None:
     run.log(f"⚖ review {record.round} by {record.reviewer}: {said}", level)
 
 
+def _conformance(run: Run) -> str | None:
+    """The conformance table of the run's last verification, as the reviewer reads it
+    (Markdown), or None where no verification made one."""
+    table = run.verification.gate.table
+    return None if table is None else table.render_markdown()
+
+
 async def _round(run: Run, reviewer: Reviewer, conformance: str | None) -> policy.End | RoundRecord:
     files = list(Change(run.work.root, run.work.name).task_files)
     rnd = _Round(len(run.review.rounds) + 1, reviewer, files, {p: _read(p) for p in files})
@@ -413,7 +418,7 @@ async def review_round(
     if reviewer is None:
         run.review.pending = None
         return success, counters, doc
-    ended = await _round(run, reviewer, run.review.conformance)
+    ended = await _round(run, reviewer, _conformance(run))
     if isinstance(ended, policy.End):
         return ended, counters, doc
     _tell(run, ended)

@@ -46,13 +46,7 @@ from ralph_lsp.loop.prompt import build_prompt, scope_story
 from ralph_lsp.loop.reporting import Guidance, RunReporting
 from ralph_lsp.loop.review_round import ReviewState, review_round
 from ralph_lsp.loop.states import RunState
-from ralph_lsp.loop.status import (
-    RunEnd,
-    RunStatus,
-    clock,
-    iso,
-    now_iso,
-)
+from ralph_lsp.loop.status import RunEnd, RunStatus, clock, iso, now_iso
 from ralph_lsp.loop.verification import Verification
 from ralph_lsp.openspec.project_context import read_project_context
 from ralph_lsp.openspec.tasks import TasksDoc
@@ -206,14 +200,14 @@ class Run(RunReporting, TasksFollowing):
         verified = failed = None
         if doc.total and doc.all_done and self.verification.enabled():
             verified, failed = await self.verification.run()
-        end = policy.before_start(doc.completed, doc.total, verified, failed)
+        end = self.verification.before_start(doc, verified, failed)
         if end is not None and not (self.follow_up and self.guidance and doc.total):
             if not self.review.wanted(self.settings, end, doc.total):
                 return end.state, end.reason
             self.review.pending = end  # reviewed before anything else (SPEC §13)
         if self.git is not None:
             await self.git.begin()
-        counters = policy.Counters(backoff=_initial_backoff(), failing=failed)
+        counters = self.verification.counters(_initial_backoff(), failed)
         limits = self._limits()
         while True:
             if self.stop_event.is_set():
@@ -323,6 +317,7 @@ class Run(RunReporting, TasksFollowing):
             guidance=[g.text for g in pending],
             verify_failure=self.verification.last_failure if counters.failing else None,
             start_story=self.start_story,
+            **self.verification.gate.prompt_args(),
         )
         self._announce(n, story, doc, len(pending))
         started, t0 = now_iso(), time.monotonic()
@@ -337,12 +332,11 @@ class Run(RunReporting, TasksFollowing):
             read_error = exc
         result = _facts(outcome, doc.completed, after, self.budget, self.stop_event.is_set())
         checks: list[verify.Result] = []
-        if read_error is None and self.verification.due_after(result, counters.failing):
+        if read_error is None and self.verification.due_after(result, counters):
             self.update(completed=after.completed, total=after.total)
             verified, failed = await self.verification.run()
             checks = list(self.verification.last_results)
-            fixed = counters.failing is not None and failed is None
-            result = replace(result, verified=verified, verify_failed=failed, verify_fixed=fixed)
+            result = replace(result, **self.verification.facts(verified, failed, counters))
             outcome.refusals += self.verification.take_refusals()
         decision = policy.after_iteration(result, counters, limits, time.time())
         counts = not isinstance(decision, policy.Wait)

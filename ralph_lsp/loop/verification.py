@@ -13,10 +13,13 @@ from typing import Any, Protocol
 
 from ralph_lsp.agents.base import Refusal
 from ralph_lsp.loop import policy, sandboxing, verify
+from ralph_lsp.loop.conformance_step import ConformanceGate
 from ralph_lsp.loop.events import VerificationEvent
+from ralph_lsp.loop.history import RunHistory
 from ralph_lsp.loop.iteration import bounded
 from ralph_lsp.loop.states import RunState
 from ralph_lsp.loop.status import Level, RunEnd
+from ralph_lsp.openspec.tasks import TasksDoc
 from ralph_lsp.openspec.workspace import Change
 from ralph_lsp.proc.process import AgentProcess
 from ralph_lsp.settings import Settings
@@ -29,6 +32,7 @@ class VerificationHost(Protocol):
     stop_event: asyncio.Event
     work: Change
     sandbox: sandboxing.RunSandbox | None  # the checks run inside it: no network but a loopback
+    history: RunHistory  # the conformance gate keeps the last verification's cases there
 
     @property
     def key(self) -> tuple[Path, str, str]: ...
@@ -46,6 +50,7 @@ class Verification:
         self.last_results: list[verify.Result] = []
         self.last_failure: verify.Result | None = None
         self.refusals: list[Refusal] = []  # what the sandbox refused the checks
+        self.gate = ConformanceGate(host)  # the scenarios' tests, read after each verification
 
     @property
     def process(self) -> AgentProcess | None:
@@ -69,6 +74,7 @@ class Verification:
         else:
             used = "; ".join(f"{c.line} ({c.source})" for c in self.commands)
             self.host.log(f"verification ({self.host.settings.verify_when}): {used}")
+        self.gate.start(self.enabled())
 
     def _lines(self, lines: list[str], err: bool) -> None:
         if self.host.sandbox is not None:
@@ -83,15 +89,41 @@ class Verification:
     def enabled(self) -> bool:
         return bool(self.commands) and self.host.settings.verify_when != "off"
 
-    def due_after(self, r: policy.IterationResult, failing: str | None) -> bool:
+    def due_after(self, r: policy.IterationResult, counters: policy.Counters) -> bool:
         """Verification after an iteration: when every task is checked, after one that checked
-        a task (verifyWhen each), and after every iteration while it fails."""
+        a task (verifyWhen each), and after every iteration while it fails or the conformance
+        gate is not met."""
         if not self.enabled() or r.stopped or r.start_error or r.total == 0:
             return False
         if policy.rate_limit(r) is not None:
             return False
         each = self.host.settings.verify_when == "each" and r.checked > 0
-        return r.completed >= r.total or each or failing is not None
+        unmet = counters.failing is not None or counters.unmet is not None
+        return r.completed >= r.total or each or unmet
+
+    def before_start(
+        self, doc: TasksDoc, verified: str | None, failed: str | None
+    ) -> policy.End | None:
+        """``policy.before_start`` after the run's first verification (and its conformance)."""
+        summary, unmet = self.gate.said()
+        return policy.before_start(doc.completed, doc.total, verified, failed, summary, unmet)
+
+    def counters(self, backoff: float, failed: str | None) -> policy.Counters:
+        """The run's first counters, as its first verification (if any) left them."""
+        return policy.Counters(backoff=backoff, failing=failed, **self.gate.counters())
+
+    def facts(
+        self, verified: str | None, failed: str | None, counters: policy.Counters
+    ) -> dict[str, Any]:
+        """The fields of an IterationResult this verification gives: what passed or failed,
+        whether it made a failing check pass, and the conformance gate after it."""
+        fixed = counters.failing is not None and failed is None
+        return {
+            "verified": verified,
+            "verify_failed": failed,
+            "verify_fixed": fixed,
+            **self.gate.facts(),
+        }
 
     async def run(self) -> tuple[str | None, str | None]:
         """Run the commands; (what passed, None) or (None, what failed)."""
@@ -110,6 +142,8 @@ class Verification:
         )
         self.runner = runner
         box = self.host.sandbox
+        self.gate.begin()
+        runner.env_for = self.gate.env_for
         if box is not None:
             box.watch_git()
         try:
@@ -118,6 +152,7 @@ class Verification:
             self.runner = None
             if box is not None:  # before the checkpoint runs git
                 self.refusals += box.undo_git("a verification command")
+            self.gate.end()
         self.host.update(phase=None)
         self.last_failure = next((r for r in self.last_results if not r.passed), None)
         results = tuple(dict(r.to_json()) for r in self.last_results)

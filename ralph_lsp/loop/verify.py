@@ -252,24 +252,27 @@ class Runner:
         self.on_lines = on_lines
         self.grace = grace
         self.wrap = wrap  # each command's spec as it is started (in the run's sandbox)
+        # what the n-th command's environment adds (a JUnit report of its own: conformance)
+        self.env_for: Callable[[int], dict[str, str]] | None = None
         self.process: AgentProcess | None = None
 
     async def run(self, cmds: Sequence[Command]) -> list[Result]:
         """Every command in order until one fails (or the run is stopped)."""
         results: list[Result] = []
-        for cmd in cmds:
+        for n, cmd in enumerate(cmds):
             if self.stop.is_set():
                 break
-            result = await self._one(cmd)
+            result = await self._one(cmd, n)
             results.append(result)
             if not result.passed:
                 break
         return results
 
-    async def _one(self, cmd: Command) -> Result:
+    async def _one(self, cmd: Command, n: int = 0) -> Result:
         started = time.monotonic()
         self.on_lines([f"verify $ {cmd.line}"], False)
-        spec = SpawnSpec(argv=list(cmd.argv), cwd=self.cwd, env=self.env, stdin_data=None)
+        env = self.env if self.env_for is None else {**self.env, **self.env_for(n)}
+        spec = SpawnSpec(argv=list(cmd.argv), cwd=self.cwd, env=env, stdin_data=None)
         if self.wrap is not None:
             spec = self.wrap(spec)
         try:

@@ -92,7 +92,10 @@ def test_run_demo_succeeds_and_last_line_is_state(project: Path) -> None:
     out = ralph("run", CHANGE, "--root", str(project), "--agent", "demo")
     assert out.returncode == 0, out.stdout + out.stderr
     lines = out.stdout.rstrip("\n").splitlines()
-    assert lines[-1] == "succeeded: every task is checked (8/8); verification passed (make test)"
+    assert lines[-1] == (
+        "succeeded: every task is checked (8/8); verification passed (make test);"
+        " 4/4 scenarios verified"
+    )
     assert any(line.startswith("→ Edit ") for line in lines)
     assert any("▶ iteration 1/20" in line for line in lines)
     hist = json.loads(ralph("history", CHANGE, "--root", str(project), "--json").stdout)

@@ -67,7 +67,10 @@ def test_the_status_line_fits_a_narrow_terminal(tmp_path: Path, colour: bool) ->
     wide_status = [ANSI.sub("", p) for p in re.split(r"[\r\n]", wide) if "tasks · iter" in p]
     assert any(re.search(r" · running · \d+s$", p) for p in wide_status), wide_status[:3]
     finals = [p for p in pieces if p.startswith("succeeded: ")]
-    assert finals == ["succeeded: every task is checked (8/8); verification passed (make test)"]
+    assert finals == [
+        "succeeded: every task is checked (8/8); verification passed (make test);"
+        " 4/4 scenarios verified"
+    ]
 
 
 def test_the_server_started_by_hand_says_it_waits_for_a_client() -> None:

@@ -382,6 +382,7 @@ async def test_history_record_is_valid_json_with_spec_fields(project: Path) -> N
         "usage",
         "tokens",  # input, output, cacheRead, cacheWrite, whichever agent
         "verification",  # null when it did not run after this iteration (SPEC §3)
+        "conformance",  # the conformance table after that verification (SPEC §13)
         "refusals",  # tool calls the agent was refused (SPEC §4 v2)
     }
     assert (folder / "iteration-1.log").read_bytes().startswith(b"checked one task")

@@ -398,3 +398,78 @@ def test_a_budget_a_custom_agent_does_not_feed_ends_the_run() -> None:
     ended = after_iteration(it(completed=3, cost_usd=0.1), Counters(), tokens, NOW)
     assert isinstance(ended, End) and "maxTokens cannot be enforced" in ended.reason
     assert isinstance(after_iteration(it(completed=3, tokens=5), Counters(), tokens, NOW), Continue)
+
+
+# --- the conformance gate (SPEC §13): one row per branch -------------------------------------
+
+UNMET = "Scenario *Shout twice* has no test that names it (openspec/x/spec.md:10)"
+
+
+@pytest.mark.parametrize(
+    ("conformance", "unmet", "expected"),
+    [
+        (
+            "3/3 scenarios verified",
+            None,
+            End(
+                RunState.SUCCEEDED,
+                "every task is already checked (4/4); verification passed (make test);"
+                " 3/3 scenarios verified",
+            ),
+        ),
+        ("2/3 scenarios verified", UNMET, None),  # the loop goes on for the scenario
+    ],
+)
+def test_before_start_with_the_gate(
+    conformance: str, unmet: str | None, expected: End | None
+) -> None:
+    assert before_start(4, 4, "make test", None, conformance, unmet) == expected
+
+
+def test_all_checked_and_verified_with_the_gate_met_succeeds_saying_it() -> None:
+    r = it(completed=5, verified="make test", conformance="3/3 scenarios verified")
+    d = after_iteration(r, Counters(), LIMITS, NOW)
+    assert d == End(
+        RunState.SUCCEEDED,
+        "every task is checked (5/5); verification passed (make test); 3/3 scenarios verified",
+    )
+
+
+def test_all_checked_and_verified_with_the_gate_unmet_goes_on() -> None:
+    r = it(completed=5, completed_before=4, verified="make test", unmet=UNMET, scenarios_verified=2)
+    d = after_iteration(r, Counters(), LIMITS, NOW)
+    assert isinstance(d, Continue)
+    assert d.counters.unmet == UNMET and d.counters.scenarios_verified == 2
+
+
+def test_one_more_scenario_verified_is_progress() -> None:
+    r = it(completed=5, completed_before=5, verified="make test", unmet=UNMET, scenarios_verified=2)
+    d = after_iteration(r, Counters(no_progress=2, scenarios_verified=1), LIMITS, NOW)
+    assert isinstance(d, Continue)
+    assert d.counters.no_progress == 0 and d.counters.scenarios_verified == 2
+
+
+def test_the_gate_unmet_without_progress_is_stuck_naming_the_scenario() -> None:
+    r = it(completed=5, completed_before=5, verified="make test", unmet=UNMET, scenarios_verified=2)
+    d = after_iteration(r, Counters(no_progress=2, scenarios_verified=2), LIMITS, NOW)
+    assert d == End(RunState.STUCK, f"conformance not met: {UNMET}; no progress in 3 iterations")
+
+
+def test_a_failing_verification_is_named_before_the_gate() -> None:
+    r = it(completed=5, completed_before=5, verify_failed="make test exited 1", unmet=UNMET)
+    d = after_iteration(r, Counters(no_progress=2), LIMITS, NOW)
+    assert d == End(
+        RunState.STUCK, "verification fails (make test exited 1); no progress in 3 iterations"
+    )
+
+
+def test_an_iteration_without_verification_keeps_the_gate_as_it_was() -> None:
+    d = after_iteration(it(), Counters(unmet=UNMET), LIMITS, NOW)
+    assert isinstance(d, Continue) and d.counters.unmet == UNMET
+
+
+def test_exhausted_with_every_task_checked_names_the_unmet_scenario() -> None:
+    d = before_spawn(Counters(counted=20, unmet=UNMET), LIMITS, 5, 5)
+    assert d == End(
+        RunState.EXHAUSTED, f"20 iterations ran (maxIterations); conformance not met: {UNMET}"
+    )

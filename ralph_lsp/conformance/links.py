@@ -1,0 +1,272 @@
+"""The ``Scenario: <title>`` texts of a test file, and the test each is in (SPEC §13 "Linked").
+
+A file's :class:`Mention` s are what follows ``Scenario:`` on a line (whitespace collapsed), with
+the test that encloses it (:class:`TestRef`): which scenario a mention names is decided later,
+against the change's titles (``table.py``), so a file's mentions stay true when the specs change
+and the scanner keeps them per file.
+
+- Python is parsed (``ast``): a mention in a test function, a ``Class::method`` (any class with
+  ``test*`` methods, as pytest collects unittest's too), or in the comments right above one,
+  names that test; the pytest node id is ``tests/test_cli.py::test_shout``. A file that does not
+  parse falls back to the nearest preceding ``def test…``.
+- JavaScript/TypeScript: the title string of the ``it(…)``/``test(…)`` on the mention's line or
+  the nearest before it.
+- Go, Rust, Java: the nearest preceding test declaration (``func TestX``, ``#[test] fn x``,
+  ``@Test void x``), or the one a comment right above leads into.
+"""
+
+from __future__ import annotations
+
+import ast
+import bisect
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from ralph_lsp.conformance.scenarios import collapse
+
+#: What follows ``Scenario:`` is read this far (a title is shorter).
+MAX_MENTION_CHARS = 500
+_MENTION = re.compile(r"scenario:", re.IGNORECASE)
+_JS_TEST = re.compile(r"""\b(?:it|test|specify)(?:\.\w+)*\s*\(\s*(['"`])((?:\\.|(?!\1).)*)\1""")
+_GO_TEST = re.compile(r"^\s*func\s+(Test\w*)\s*\(")
+_RUST_ATTR = re.compile(r"^\s*#\[(?:[\w:]*::)?(?:test|rstest|test_case)\b")
+_RUST_FN = re.compile(r"^\s*(?:pub(?:\([^)]*\))?\s+)?(?:async\s+)?(?:unsafe\s+)?fn\s+(\w+)")
+_JAVA_ANNOTATION = re.compile(
+    r"^\s*@(?:org\.junit\.\w+\.)?(?:Test|ParameterizedTest|RepeatedTest|TestFactory|TestTemplate)\b"
+)
+_JAVA_METHOD = re.compile(r"\b[\w<>\[\],.?]+\s+(\w+)\s*\(")
+_JAVA_PLAIN = re.compile(r"\bvoid\s+(test\w*)\s*\(")
+_PY_DEF = re.compile(r"^\s*(?:async\s+)?def\s+(test\w*)")
+_COMMENT_STARTS = ("//", "/*", "*", "#")
+_LEAD_STARTS = ("//", "/*", "*", "#[", "@")
+# 0-based line → the name of the test it is in (None: in none)
+Finder = Callable[[int], "str | None"]
+LANGUAGES = {
+    ".py": "python",
+    ".go": "go",
+    ".rs": "rust",
+    ".java": "java",
+    **{f".{e}": "js" for e in ("js", "jsx", "mjs", "cjs", "ts", "tsx", "mts", "cts")},
+}
+
+
+@dataclass(frozen=True)
+class TestRef:
+    """A test as a link names it: its file (relative, with ``/``), its name in that file
+    (``test_x``, ``Class::test_x``, an ``it`` title, ``TestX``, a function or method) and the
+    language that says how a JUnit report names it."""
+
+    file: str
+    name: str
+    language: str
+
+    @property
+    def id(self) -> str:
+        """``tests/test_cli.py::test_shout`` (pytest's node id for Python)."""
+        return f"{self.file}::{self.name}"
+
+
+@dataclass(frozen=True)
+class Mention:
+    line: int  # 1-based
+    text: str  # what follows `Scenario:`, whitespace collapsed
+    test: TestRef | None  # None: outside every test
+
+
+def language_of(path: str) -> str | None:
+    dot = path.rfind(".")
+    return LANGUAGES.get(path[dot:]) if dot >= 0 else None
+
+
+def mentions(path: str, text: str) -> list[Mention]:
+    """Every ``Scenario:`` text of ``text`` (the file ``path``, relative) and its test."""
+    if "cenario:" not in text and "CENARIO:" not in text:  # Scenario:, scenario:, SCENARIO:
+        return []
+    lines = text.splitlines()
+    found = [
+        (i, collapse(line[m.end() : m.end() + MAX_MENTION_CHARS]))
+        for i, line in enumerate(lines)
+        if "cenario:" in line or "CENARIO:" in line
+        for m in _MENTION.finditer(line)
+    ]
+    found = [(i, t) for i, t in found if t]
+    if not found:
+        return []
+    language = language_of(path) or "other"
+    if language == "python":
+        finder = _python_finder(text, lines)
+    else:
+        finder = _decl_finder(lines, _declarations(language, lines))
+    out = []
+    for i, mention in found:
+        name = finder(i)
+        out.append(Mention(i + 1, mention, TestRef(path, name, language) if name else None))
+    return out
+
+
+# --- Python --------------------------------------------------------------------------------
+
+
+def _py_tests(tree: ast.Module) -> list[tuple[int, int, str]]:
+    """(first line, last line, name) of each test, 0-based; a class's methods as ``C::m``."""
+    out: list[tuple[int, int, str]] = []
+
+    def visit(body: list[ast.stmt], prefix: str) -> None:
+        for node in body:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                if node.name.startswith("test"):
+                    first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+                    out.append(
+                        (first - 1, (node.end_lineno or node.lineno) - 1, prefix + node.name)
+                    )
+            elif isinstance(node, ast.ClassDef):
+                visit(node.body, f"{prefix}{node.name}::")
+
+    visit(tree.body, "")
+    return out
+
+
+_PY_BLOCK = re.compile(r"^[ \t]*(?:async[ \t]+)?(def|class)[ \t]+(\w+)")
+
+
+def _py_by_indent(lines: list[str], i: int) -> str | None:
+    """The test line ``i`` is in, read from the indentation of the lines above it (what a
+    parse would say for ordinary code, without parsing): its enclosing classes and the
+    outermost enclosing function, which pytest collects when it is ``test*``. A comment right
+    above a ``def`` belongs to it. None when the lines do not say (the parse decides)."""
+    limit = _indent(lines[i])
+    if lines[i].lstrip().startswith("#"):
+        j = i + 1
+        while j < len(lines) and lines[j].lstrip().startswith(("#", "@")):
+            j += 1
+        if j < len(lines) and _PY_BLOCK.match(lines[j]) and _indent(lines[j]) >= limit:
+            i, limit = j, _indent(lines[j])
+    chain: list[tuple[str, str]] = []
+    own = _PY_BLOCK.match(lines[i])  # a mention on a `def` line is in that test
+    if own is not None:
+        chain.append((own.group(1), own.group(2)))
+    if limit == 0:
+        return _named(chain)
+    for k in range(i - 1, -1, -1):
+        line = lines[k]
+        if not line.strip() or line.lstrip().startswith("#") or _indent(line) >= limit:
+            continue
+        m = _PY_BLOCK.match(line)
+        chain.append((m.group(1), m.group(2)) if m else ("", ""))
+        limit = _indent(line)
+        if limit == 0:
+            break
+    return _named(chain) if limit == 0 else None
+
+
+def _named(chain: list[tuple[str, str]]) -> str | None:
+    """The test of a chain of enclosing blocks (innermost first): classes, then a ``test*``."""
+    names: list[str] = []
+    for kind, name in reversed(chain):
+        if kind != "class":
+            return "::".join([*names, name]) if kind == "def" and name.startswith("test") else None
+        names.append(name)
+    return None
+
+
+def _python_finder(text: str, lines: list[str]) -> Finder:
+    """By indentation where it says, else by a parse (``ast``) of the file."""
+    parsed: list[Finder] = []
+
+    def find(i: int) -> str | None:
+        fast = _py_by_indent(lines, i)
+        if fast is not None:
+            return fast
+        if not parsed:
+            parsed.append(_python_parsed(text, lines))
+        return parsed[0](i)
+
+    return find
+
+
+def _python_parsed(text: str, lines: list[str]) -> Finder:
+    try:
+        tests = _py_tests(ast.parse(text))
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return _decl_finder(lines, _py_fallback(lines))
+    ranges = []
+    for first, last, name in tests:
+        inner = _indent(lines[first]) if first < len(lines) else 0
+        start = first
+        while start > 0 and _leading(lines[start - 1], inner):
+            start -= 1  # the comments right above a test are its own
+        while last + 1 < len(lines) and _trailing(lines[last + 1], inner):
+            last += 1  # and so are the comments ending its body (the parse ends at its code)
+        ranges.append((start, last, name))
+
+    def find(i: int) -> str | None:
+        inside = [(last - start, name) for start, last, name in ranges if start <= i <= last]
+        return min(inside)[1] if inside else None
+
+    return find
+
+
+def _leading(line: str, indent: int) -> bool:
+    return line.lstrip().startswith("#") and _indent(line) <= indent
+
+
+def _trailing(line: str, indent: int) -> bool:
+    return line.lstrip().startswith("#") and _indent(line) > indent
+
+
+def _py_fallback(lines: list[str]) -> dict[int, str]:
+    return {i: m.group(1) for i, line in enumerate(lines) if (m := _PY_DEF.match(line))}
+
+
+# --- other languages -----------------------------------------------------------------------
+
+
+def _declarations(language: str, lines: list[str]) -> dict[int, str]:
+    """0-based line → the test declared there."""
+    if language == "js":
+        return {i: m.group(2) for i, line in enumerate(lines) if (m := _JS_TEST.search(line))}
+    if language == "go":
+        return {i: m.group(1) for i, line in enumerate(lines) if (m := _GO_TEST.match(line))}
+    if language in ("rust", "java"):
+        return _annotated(language, lines)
+    return {}
+
+
+def _annotated(language: str, lines: list[str]) -> dict[int, str]:
+    """Functions (Rust) or methods (Java) under a test attribute or annotation; in Java also a
+    JUnit 3 ``void testX()``."""
+    attr, decl = (_RUST_ATTR, _RUST_FN) if language == "rust" else (_JAVA_ANNOTATION, _JAVA_METHOD)
+    out: dict[int, str] = {}
+    pending = False
+    for i, line in enumerate(lines):
+        if attr.match(line):
+            pending = True
+            continue
+        m = decl.search(line) if pending else None
+        if m is not None and not line.lstrip().startswith("@"):
+            out[i] = m.group(1)
+            pending = False
+        elif language == "java" and (plain := _JAVA_PLAIN.search(line)):
+            out[i] = plain.group(1)
+    return out
+
+
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip())
+
+
+def _decl_finder(lines: list[str], decls: dict[int, str]) -> Finder:
+    ordered = sorted(decls)
+
+    def find(i: int) -> str | None:
+        if lines[i].lstrip().startswith(_COMMENT_STARTS) and i not in decls:
+            j = i + 1  # a comment right above a test leads into it
+            while j < len(lines) and lines[j].lstrip().startswith(_LEAD_STARTS):
+                j += 1
+            if j in decls and _indent(lines[i]) <= _indent(lines[j]):
+                return decls[j]  # (an indented comment is inside the test above)
+        k = bisect.bisect_right(ordered, i)
+        return decls[ordered[k - 1]] if k else None
+
+    return find
