@@ -46,6 +46,7 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
         except ValueError as exc:
             raise CliError(f"--model-prices: not JSON ({exc})") from None
         raw["modelPrices"] = _checked("model_prices", "modelPrices", prices)
+    _model_flags(args, raw)
     if getattr(args, "on_end", None) is not None:
         raw["onRunEnd"] = _checked("on_end", "onRunEnd", args.on_end)
     if getattr(args, "verify", None):
@@ -96,7 +97,26 @@ _FLAG_SETTINGS = (
     ("sandbox", "sandbox"),
     ("ray_address", "ray.address"),
     ("git_remote", "ray.gitRemote"),
+    ("escalate_after", "escalateAfter"),
 )
+_MODEL_FLAGS = (("plan_model", "plan"), ("model", "apply"), ("review_model", "review"))
+
+
+def _model_flags(args: argparse.Namespace, raw: dict[str, Any]) -> None:
+    """``--model``, ``--plan-model``, ``--review-model`` and ``--escalation a,b,c`` (SPEC §15)."""
+    models = {
+        phase: getattr(args, attr) for attr, phase in _MODEL_FLAGS if getattr(args, attr, None)
+    }
+    for attr, phase in _MODEL_FLAGS:
+        if phase in models:
+            _checked(attr, "models", {phase: models[phase]})
+    if models:
+        raw["models"] = models
+    ladder = getattr(args, "escalation", None)
+    if ladder is not None:
+        raw["escalation"] = _checked(
+            "escalation", "escalation", [m.strip() for m in ladder.split(",") if m.strip()]
+        )
 
 
 def _checked(attr: str, key: str, value: Any) -> Any:

@@ -50,6 +50,7 @@ _RUN: dict[str, Check] = {
     "branchState": _text,  # SPEC §12: null, "needs-review" or "merged"
     "merge": _obj,
     "sandbox": _obj,
+    "costs": _obj,
 }
 _RUN_LISTS = ("transitions", "rateLimited", "guidance", "blocked", "iterations")
 _ITERATION: dict[str, Check] = {
@@ -59,6 +60,11 @@ _ITERATION: dict[str, Check] = {
     "costUsd": _number,
     "numTurns": _whole,
     "usage": _obj,
+    "agentUsage": _obj,
+    "model": _text,
+    "modelReason": _text,
+    "costSource": _text,
+    "endReason": _text,
     "tasksChecked": _count,
     "checkpoint": _text,
     "outputUri": _text,
@@ -81,7 +87,7 @@ def _iteration(raw: Any, odd: list[str]) -> dict[str, Any] | None:
     it = dict(raw)
     where = f"iteration {it['n']}: "
     _fit(it, _ITERATION, where, odd)
-    for key in ("verification", "filesChanged", "refusals"):
+    for key in ("verification", "filesChanged", "refusals", "tasks"):
         value = it.get(key)
         if value is None:
             continue
@@ -89,7 +95,7 @@ def _iteration(raw: Any, odd: list[str]) -> dict[str, Any] | None:
             it[key] = None
             odd.append(f"{where}{key}")
             continue
-        kind = str if key == "filesChanged" else dict
+        kind = str if key in ("filesChanged", "tasks") else dict
         kept = [v for v in value if isinstance(v, kind)]
         if len(kept) != len(value):
             odd.append(f"{where}{key}")

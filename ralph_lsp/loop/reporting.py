@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ralph_lsp.loop import policy, verify
-from ralph_lsp.loop.costs import tokens_of
+from ralph_lsp.loop import budget, policy, spawn_facts, verify
+from ralph_lsp.loop.costs import CostTally
 from ralph_lsp.loop.events import CheckpointEvent, GuidanceEvent, IterationEvent
 from ralph_lsp.loop.history import (
     BlockedRecord,
@@ -28,6 +28,7 @@ from ralph_lsp.loop.history import (
 )
 from ralph_lsp.loop.iteration import IterationOutcome
 from ralph_lsp.loop.ledger import Ledger
+from ralph_lsp.loop.receipts import costs_json
 from ralph_lsp.loop.run_git import RunGit
 from ralph_lsp.loop.status import (
     EngineEvent,
@@ -56,6 +57,18 @@ class Guidance:
 
 class RunReporting:
     """The record-and-status half of a run (mixed into ``run.Run``)."""
+
+    #: the costs of the counted iterations so far (made on first use by ``tally`` below)
+    _tally: CostTally | None = None
+    #: the model of the spawn under way, and why (the run sets it before each spawn)
+    choice = policy.ModelChoice(None, None)
+    budget: budget.Budget  # how the run prices what its agent reports
+
+    @property
+    def tally(self) -> CostTally:
+        if self._tally is None:
+            self._tally = CostTally()
+        return self._tally
 
     engine: Engine
     id: str
@@ -146,6 +159,8 @@ class RunReporting:
                 "total": self.status.total,
                 "maxIterations": self.status.max_iterations,
             },
+            # SPEC §15: the total, cost per verified task, the spend without progress
+            "costs": costs_json(self.tally.summary()),
         }
 
     def save(self) -> None:
@@ -176,8 +191,13 @@ class RunReporting:
         result: policy.IterationResult,
         counts: bool,
         checks: list[verify.Result],
+        docs: tuple[TasksDoc, TasksDoc],
     ) -> None:
+        """The spawn's record, its receipt (SPEC §15) included; ``docs``: tasks.md before and
+        after it."""
         res = outcome.result
+        timeout = self.settings.iteration_timeout_seconds
+        receipt = spawn_facts.receipt(outcome, result, self.choice, self.budget, docs, timeout)
         spawn: SpawnRecord = {
             "startedAt": started,
             "endedAt": now_iso(),
@@ -185,10 +205,9 @@ class RunReporting:
             "costUsd": result.cost_usd,
             "costEstimated": result.cost_estimated,
             "numTurns": res.num_turns if res else None,
-            "usage": res.usage if res else None,
-            "tokens": tokens_of(res.usage) if res else None,
             "verification": [c.to_json() for c in checks] if checks else None,
             "refusals": [r.to_json() for r in outcome.refusals],
+            **receipt,
         }
         if counts:
             entry: IterationRecord = {
@@ -199,6 +218,7 @@ class RunReporting:
                 "filesChanged": None,
             }
             self.iterations.append(entry)
+            self.tally.add(entry)
         else:  # a rate-limited spawn has no number of its own: kept apart, before iteration n
             self.rate_limited.append({"beforeIteration": n, **spawn})
 
