@@ -259,3 +259,37 @@ async def test_every_prompt_of_a_run_starts_with_the_same_fixed_part(
     assert all(p.index("## Scope") >= len(fixed) for p in prompts)
     assert prompts[0].index("## Guidance") > prompts[0].index("## Scope")
     assert prompts[1].index("## Verification state") > prompts[1].index("## Scope")
+
+
+# Gemini CLI 0.61's stream-json end, in the shape the real CLI prints (no recording of a
+# successful real run exists here: it cannot reach its service; the field names are the CLI's)
+GEMINI_RESULT = (
+    '{"type":"init","timestamp":"2026-11-22T04:35:48.259Z","session_id":"s","model":"auto"}\n'
+    '{"type":"result","timestamp":"2026-11-22T04:35:50.001Z","status":"success","stats":'
+    '{"total_tokens":2600,"input_tokens":2400,"output_tokens":200,"cached":1000,'
+    '"duration_ms":1742,"tool_calls":1,"models":{"gemini-2.5-flash":{"total_tokens":2600,'
+    '"input_tokens":2400,"output_tokens":200,"cached":1000}}}}\n'
+)
+
+
+async def test_receipts_from_the_gemini_clis_stream_json(
+    project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    recorded = scratch(project) / "gemini_result"
+    recorded.with_suffix(".stdout").write_text(GEMINI_RESULT)
+    recorded.with_suffix(".stderr").write_bytes(b"")
+    gemini_argv = '[ "$1" = -p ] && [ "$4" = stream-json ]'
+    preset_binary(tmp_path / "bin", "gemini", gemini_argv, "$2", recorded, 0)
+    monkeypatch.setenv("PATH", f"{tmp_path / 'bin'}{os.pathsep}{os.environ['PATH']}")
+    _, record = await run_to_end(project, Settings(agent="gemini"), max_iterations=1)
+    it = record["iterations"][0]
+    assert it["model"] == "gemini-2.5-flash"  # the model its router picked, from stats.models
+    # Gemini's input counts its cached part: the receipt keeps them apart
+    assert it["usage"] == {
+        "inputTokens": 1400, "cachedInputTokens": 1000, "cacheWriteTokens": None,
+        "outputTokens": 200,
+    }  # fmt: skip
+    p = LIST_PRICES["gemini-2.5-flash"]
+    expected = (1400 * p["input"] + 1000 * p["cachedInput"] + 200 * p["output"]) / 1e6
+    assert it["costSource"] == "estimated" and it["costUsd"] == pytest.approx(expected)
+    assert "cache write — " in receipt_line(it)
