@@ -43,6 +43,21 @@ export interface RunStatus {
   queue?: { id: string; position: number; total: number } | null;
   /** What the run's sandbox grants (v4, SPEC §10); null when it is off. */
   sandbox?: RunSandbox | null;
+  /** v5 (SPEC §15): the model of the iteration under way, or the last one. */
+  model?: string | null;
+  /** v5: the run's costs so far; null before its first iteration ends. */
+  costs?: RunCosts | null;
+}
+
+/** What a run's money bought (v5, SPEC §15); a cost is null while none was reported. */
+export interface RunCosts {
+  totalUsd: number | null;
+  perVerifiedTaskUsd: number | null;
+  verifiedTasks: number | null;
+  tasksChecked: number;
+  noProgressUsd: number | null;
+  noProgressIterations: number;
+  estimated: boolean;
 }
 
 /** A run's sandbox (v4): its mechanism, what it may write, what is hidden, where it may go. */

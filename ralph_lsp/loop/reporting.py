@@ -170,6 +170,7 @@ class RunReporting:
         where = f"story {story.id} {story.title}" if story else "whole change"
         self.update(
             iteration=n,
+            model=self.choice.model or self.status.model,
             story=story.id if story else None,
             reason=f"iteration {n} · {where}",
             phase="agent",
@@ -219,6 +220,8 @@ class RunReporting:
             }
             self.iterations.append(entry)
             self.tally.add(entry)
+            self.status.costs = costs_json(self.tally.summary())
+            self.status.model = entry["model"] or self.status.model
         else:  # a rate-limited spawn has no number of its own: kept apart, before iteration n
             self.rate_limited.append({"beforeIteration": n, **spawn})
 

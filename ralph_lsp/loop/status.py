@@ -120,6 +120,10 @@ class RunStatus:
     # The run's sandbox (SPEC §10): {"kind", "writable", "hidden", "allowedDomains"}; None when
     # it is off (or not yet opened).
     sandbox: dict[str, Any] | None = None
+    # SPEC §15: the model of the iteration under way (or the last), and the run's costs so far
+    # (loop/receipts.py costs_json: totalUsd, perVerifiedTaskUsd, noProgressUsd, …).
+    model: str | None = None
+    costs: dict[str, Any] | None = None
 
     @property
     def final(self) -> bool:
@@ -147,6 +151,8 @@ class RunStatus:
             "refusals": list(self.refusals),
             "queue": dict(self.queue) if self.queue else None,
             "sandbox": dict(self.sandbox) if self.sandbox else None,
+            "model": self.model,
+            "costs": dict(self.costs) if self.costs else None,
         }
 
     @classmethod
@@ -220,4 +226,6 @@ def _status_from_json(cls: type[RunStatus], data: dict[str, Any]) -> RunStatus:
         refusals=tuple(data.get("refusals") or ()),
         queue=data.get("queue") if isinstance(data.get("queue"), dict) else None,
         sandbox=data.get("sandbox") if isinstance(data.get("sandbox"), dict) else None,
+        model=data.get("model") if isinstance(data.get("model"), str) else None,
+        costs=data.get("costs") if isinstance(data.get("costs"), dict) else None,
     )
