@@ -237,3 +237,45 @@ def receipts_json(record: Mapping[str, Any]) -> dict[str, Any]:
         "receipts": [receipt_json(it) for it in its],
         "costs": costs_json(summarize(its)),
     }
+
+
+def combined_costs(parts: Sequence[Any]) -> dict[str, Any]:
+    """Several runs' ``costs`` as one (a queue's summary): the totals added, the cost per
+    verified task over every verified task."""
+    found = [p for p in parts if isinstance(p, Mapping)]
+    totals = [t for p in found if (t := _usd(p.get("totalUsd"))) is not None]
+    total = sum(totals) if totals else None
+    verified = sum(_count(p.get("verifiedTasks")) or 0 for p in found)
+    idle = [t for p in found if (t := _usd(p.get("noProgressUsd"))) is not None]
+    return {
+        "totalUsd": round(total, 6) if total is not None else None,
+        "perVerifiedTaskUsd": round(total / verified, 6)
+        if total is not None and verified
+        else None,
+        "verifiedTasks": verified
+        if any(p.get("verifiedTasks") is not None for p in found)
+        else None,
+        "tasksChecked": sum(_count(p.get("tasksChecked")) or 0 for p in found),
+        "noProgressUsd": round(sum(idle), 6) if idle else None,
+        "noProgressIterations": sum(_count(p.get("noProgressIterations")) or 0 for p in found),
+        "estimated": any(p.get("estimated") is True for p in found),
+    }
+
+
+def costs_text(costs: Any) -> str:
+    """A ``costs`` object in one line (``$0.2200 · $0.1100 per verified task · $0.0200 on 2
+    iterations without progress``); "" when no cost was reported (never ``$0.0000``), or nothing
+    was spent (a free agent such as the demo), as the run's end line says it."""
+    if not isinstance(costs, Mapping) or not _usd(costs.get("totalUsd")):
+        return ""
+    total = _usd(costs.get("totalUsd")) or 0.0
+    parts = [f"${total:.4f}"]
+    per = _usd(costs.get("perVerifiedTaskUsd"))
+    if per is not None:
+        parts.append(f"${per:.4f} per verified task")
+    elif costs.get("verifiedTasks") == 0:
+        parts.append("no task verified")
+    n = _count(costs.get("noProgressIterations")) or 0
+    idle = _usd(costs.get("noProgressUsd")) or 0.0
+    parts.append(f"${idle:.4f} on {n} iteration{'' if n == 1 else 's'} without progress")
+    return " · ".join(parts) + (" (estimate)" if costs.get("estimated") is True else "")

@@ -50,6 +50,12 @@ def test_escalation_flags_then_the_receipts_as_lines_and_as_json(project: Path) 
     }  # fmt: skip
     assert run_json["costs"]["totalUsd"] == 0.22 or abs(run_json["costs"]["totalUsd"] - 0.22) < 1e-9
     assert run_json["costs"]["noProgressIterations"] == 2
+    # ralph-lsp runs: the same summary, from the run's record
+    table = ralph("runs", "--root", str(project)).stdout.splitlines()
+    assert table[0].split()[-1] == "SPENT"
+    assert table[1].endswith("$0.2200 · $0.0200 on 2 iterations without progress")
+    (row,) = json.loads(ralph("runs", "--root", str(project), "--json").stdout)["runs"]
+    assert row["costs"]["totalUsd"] == run_json["costs"]["totalUsd"]
 
 
 def test_bad_model_flags_are_usage_errors_that_start_nothing(project: Path) -> None:  # noqa: F811
