@@ -163,9 +163,15 @@ export interface HistoryIteration {
   /** v3: `costUsd` is an estimate from the tokens at a list price. */
   costEstimated?: boolean;
   numTurns: number | null;
+  /** v5 (SPEC §15): the receipt's tokens, the cached part apart (before v5: the agent's own usage). */
   usage: Record<string, unknown> | null;
-  /** Input, output and cache tokens, the same names whichever agent reported them. */
+  /** Before v5: input, output and cache tokens, the same names whichever agent reported them. */
   tokens?: { input: number | null; output: number | null; cacheRead: number | null; cacheWrite: number | null } | null;
+  /** v5: the model it ran, and why (`ralph.models.apply`, or the escalation step). */
+  model?: string | null;
+  modelReason?: string | null;
+  /** v5: where `costUsd` comes from; null with no cost. */
+  costSource?: "reported" | "estimated" | null;
   /** v2: the checks run after this iteration, null when they did not run. */
   verification?: VerificationResult[] | null;
   /** v2: tool calls the agent was refused. */
