@@ -293,3 +293,41 @@ async def test_receipts_from_the_gemini_clis_stream_json(
     expected = (1400 * p["input"] + 1000 * p["cachedInput"] + 200 * p["output"]) / 1e6
     assert it["costSource"] == "estimated" and it["costUsd"] == pytest.approx(expected)
     assert "cache write — " in receipt_line(it)
+
+
+@pytest.mark.parametrize(
+    ("raw", "says"),
+    [
+        ({"models": {"apply": "x", "deploy": "y"}}, "ralph.models: expected an object"),
+        ({"models": {"apply": "--dangerously-skip-permissions"}}, "ralph.models: expected"),
+        ({"models": ["x"]}, "ralph.models: expected an object"),
+        ({"escalation": "haiku,opus"}, "ralph.escalation: expected a list of model names"),
+        ({"escalation": ["a", "a"]}, "each once"),
+        ({"escalation": ["a", " b"]}, "ralph.escalation: expected a list of model names"),
+        ({"escalateAfter": 0}, "ralph.escalateAfter: expected a whole number of at least 1"),
+        ({"prices": {"m": {"input": 1, "output": -1}}}, "holds a price that is no number"),
+        ({"prices": {"m": {"input": 1, "output": 1, "cacheRead": 1}}}, "has cacheRead"),
+    ],
+)
+def test_a_bad_economics_setting_is_one_clear_warning_and_its_default(
+    raw: dict[str, Any], says: str
+) -> None:
+    from ralph_lsp.settings import model_for, settings_from_dict
+
+    settings, warnings = settings_from_dict(raw)
+    (warning,) = warnings
+    assert says in warning, warning
+    key = next(iter(raw))
+    assert getattr(settings, {"escalateAfter": "escalate_after"}.get(key, key)) == getattr(
+        Settings(), {"escalateAfter": "escalate_after"}.get(key, key)
+    )
+    assert model_for(settings, "apply") is None
+
+
+def test_model_for_names_each_phases_model() -> None:
+    from ralph_lsp.settings import model_for
+
+    s = Settings(models={"plan": "p", "apply": "a"}, escalation=("s", "l"))
+    assert (model_for(s, "plan"), model_for(s, "apply"), model_for(s, "review")) == ("p", "a", None)
+    with pytest.raises(ValueError, match="unknown phase 'deploy'"):
+        model_for(s, "deploy")
