@@ -187,12 +187,19 @@ def refusal(settings: Settings, env: Mapping[str, str], cwd: Path | None) -> str
     if agent not in REPORTS_TOKENS:
         return f"maxCostUsd cannot be enforced: the {agent} agent {reports}; remove the budget"
     budget = plan(settings, env, cwd)
-    if budget.price(budget.model) is None:
+    # the models the run will ask for (SPEC §15), else the one the agent is configured with
+    models: list[str | None] = [*settings.escalation] or [
+        settings.models.get("apply") or budget.model
+    ]
+    missing = [m for m in models if budget.price(m) is None]
+    if missing:
+        unpriced = missing[0]
         return (
             f"maxCostUsd cannot be enforced: {agent} reports no cost, only tokens, and its model"
-            f" {budget.model!r} has no price to estimate the cost from. Give its price in"
-            f' ralph.modelPrices (CLI: --model-prices \'{{"{budget.model}": {{"input": 2.0,'
-            ' "output": 10.0}}\', USD per million tokens), or use maxTokens instead'
+            f" {unpriced!r} has no price to estimate the cost from. Give its price in"
+            " ralph.prices (or ralph.modelPrices; CLI: --model-prices"
+            f' \'{{"{unpriced}": {{"input": 2.0, "output": 10.0}}\', USD per million tokens), or'
+            " use maxTokens instead"
         )
     return None
 

@@ -331,3 +331,19 @@ def test_model_for_names_each_phases_model() -> None:
     assert (model_for(s, "plan"), model_for(s, "apply"), model_for(s, "review")) == ("p", "a", None)
     with pytest.raises(ValueError, match="unknown phase 'deploy'"):
         model_for(s, "deploy")
+
+
+def test_a_cost_budget_needs_a_price_for_every_model_the_run_will_ask_for() -> None:
+    from ralph_lsp.loop.budget import refusal
+
+    env = {"HOME": "/nonexistent"}
+    codex = Settings(agent="codex", max_cost_usd=1.0)
+    assert refusal(codex, env, None) is None  # its default model has a price
+    ladder = codex.replace(escalation=("gpt-6.1-sol", "mystery-model"))
+    why = str(refusal(ladder, env, None))
+    assert "'mystery-model' has no price" in why and "ralph.prices" in why
+    priced = {"mystery-model": {"input": 1.0, "output": 2.0}}
+    assert refusal(ladder.replace(prices=priced), env, None) is None
+    assert "'other' has no price" in str(
+        refusal(codex.replace(models={"apply": "other"}), env, None)
+    )
