@@ -15,6 +15,7 @@ from bench import (
     adversarial_cases,
     claude_home,
     conformance_cases,
+    economics,
     lsp_cases,
     merge_cases,
     offline,
@@ -68,6 +69,11 @@ CASES: dict[str, tuple[str, dict[str, float], dict[str, float]]] = {
     ),
     "claude_home": (
         "real claude CLI offline: request bytes, heavy user home vs empty (isolate)",
+        {},
+        {},
+    ),
+    "economics": (
+        "real claude CLI offline: prompt prefix stable across requests, escalation's cost",
         {},
         {},
     ),
@@ -174,6 +180,8 @@ def _runner(name: str, a: dict[str, float]) -> Callable[[Results], Awaitable[Non
             await scale.parallel(r, scale.RUN_COUNTS, a["seconds"])
         elif name == "claude_home":
             claude_home.heavy_vs_clean(r)
+        elif name == "economics":
+            economics.prefix_and_escalation(r)
         elif name == "runner":
             await runner_cases.runner(r, int(a["attaches"]), a["idle_seconds"], int(a["floods"]))
         elif name == "ray":

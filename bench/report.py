@@ -71,6 +71,10 @@ TARGETS = [
     Target("soak_5000_iterations_rss_growth_mb", None, "", math.nan, "MiB"),
     Target("soak_5000_vs_1000_rss_growth_mb", None, "<=", 1, "MiB"),
     Target("claude_iteration_bytes_heavy_vs_clean", None, "<=", 1.05, "×"),
+    # SPEC §15: the share of each request the prompt cache can reuse, and escalation's cost per
+    # verified task over the same run all on the large model
+    Target("prompt_prefix_stable_ratio", None, ">=", 0.9, "×"),
+    Target("escalation_cost_per_verified_task_ratio", None, "<", 1, "×"),
     Target("validate_edit_to_diagnostics_ms", "p50", "<=", 10, "ms"),
     Target("validate_vs_openspec", None, "<=", 0.1, "×"),
     Target("validate_10k_requirements_ms", None, "<=", 200, "ms"),
@@ -93,6 +97,7 @@ _OPS: dict[str, Callable[[float, float], bool]] = {
     "<=": operator.le,
     ">=": operator.ge,
     "==": operator.eq,  # a yes/no figure: True == 1
+    "<": operator.lt,  # a ratio that must come out below 1 (escalation saves)
 }
 
 

@@ -97,6 +97,16 @@ class Settings:
     # or add to the dated table in loop/budget.py, for estimating the cost of agents that report
     # only tokens (Codex, Gemini).
     model_prices: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
+    # SPEC §15's name for the same table, with "cacheWrite" too: it wins over modelPrices (which
+    # older settings use) and both over the built-in table.
+    prices: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
+    # SPEC §15: the model of each phase (plan, apply, review), passed to the preset's model flag
+    # (a custom agentCommand's {model}); unset: the agent's own default. See model_for.
+    models: Mapping[str, str] = field(default_factory=dict)
+    # SPEC §15: models cheapest first; a story that makes no progress for escalate_after
+    # iterations moves to the next one (loop/policy.py). Empty: no escalation.
+    escalation: tuple[str, ...] = ()
+    escalate_after: int = 2
     # A queue (SPEC §9): how many changes run at once (each in its own worktree when more than
     # one), and the budget of the whole queue.
     queue_parallel: int = 1
@@ -274,13 +284,15 @@ def _resources(v: Any) -> dict[str, float]:
     return out
 
 
-PRICE_KEYS = ("input", "output", "cachedInput")
+PRICE_KEYS = ("input", "output", "cachedInput", "cacheWrite")
+PHASES = ("plan", "apply", "review")
 
 
 def _model_prices(v: Any) -> dict[str, dict[str, float]]:
-    """``{"<model>": {"input": USD, "output": USD, "cachedInput"?: USD}}``, per million tokens."""
+    """``{"<model>": {"input": USD, "output": USD, "cachedInput"?: USD, "cacheWrite"?: USD}}``,
+    per million tokens."""
     shape = (
-        'an object of model name → {"input": N, "output": N, "cachedInput"?: N}'
+        'an object of model name → {"input": N, "output": N, "cachedInput"?: N, "cacheWrite"?: N}'
         " (USD per million tokens)"
     )
     if not isinstance(v, Mapping):
@@ -299,6 +311,44 @@ def _model_prices(v: Any) -> dict[str, dict[str, float]]:
         except ValueError:
             raise ValueError(f"{shape}; {model!r} holds a price that is no number ≥ 0") from None
     return out
+
+
+def _model_name(v: Any) -> str:
+    # never a flag: the name is the argument after the preset's --model
+    if not isinstance(v, str) or not v.strip() or v != v.strip() or "\x00" in v or v[0] == "-":
+        raise ValueError("a model name (text without surrounding blanks, not starting with -)")
+    return v
+
+
+def _models(v: Any) -> dict[str, str]:
+    """``{"plan"?: MODEL, "apply"?: MODEL, "review"?: MODEL}`` (null or "" leaves one unset)."""
+    shape = 'an object {"plan"?: MODEL, "apply"?: MODEL, "review"?: MODEL} of model names'
+    if not isinstance(v, Mapping) or any(k not in PHASES for k in v):
+        raise ValueError(shape)
+    try:
+        return {k: _model_name(m) for k, m in v.items() if m not in (None, "")}
+    except ValueError:
+        raise ValueError(shape) from None
+
+
+def _escalation(v: Any) -> tuple[str, ...]:
+    try:
+        models = tuple(_model_name(m) for m in _str_list(v))
+    except ValueError:
+        raise ValueError("a list of model names, cheapest first") from None
+    if len(set(models)) != len(models):
+        raise ValueError("a list of model names, cheapest first, each once")
+    return models
+
+
+def model_for(settings: Settings, phase: str) -> str | None:
+    """The model ``phase`` (``plan``, ``apply`` or ``review``) runs with (SPEC §15): its
+    ``ralph.models`` entry, else None (the agent's own default). The apply phase's escalation
+    (``ralph.escalation``) is the loop's (``loop/policy.py``), which starts from the list's first
+    model instead."""
+    if phase not in PHASES:
+        raise ValueError(f"unknown phase {phase!r} (known: {', '.join(PHASES)})")
+    return settings.models.get(phase)
 
 
 _FIELDS: dict[str, tuple[str, Callable[[Any], Any]]] = {
@@ -323,6 +373,10 @@ _FIELDS: dict[str, tuple[str, Callable[[Any], Any]]] = {
     "agentUserConfig": ("agent_user_config", _choice(USER_CONFIGS)),
     "maxTokens": ("max_tokens", _optional_positive_int),
     "modelPrices": ("model_prices", _model_prices),
+    "prices": ("prices", _model_prices),
+    "models": ("models", _models),
+    "escalation": ("escalation", _escalation),
+    "escalateAfter": ("escalate_after", positive_int),
     "queueParallel": ("queue_parallel", positive_int),
     "queueMaxCostUsd": ("queue_max_cost_usd", _optional_positive_number),
     "onRunEnd": ("on_run_end", _command_line),

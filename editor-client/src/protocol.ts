@@ -47,6 +47,21 @@ export interface RunStatus {
   kind?: "run" | "plan";
   /** v5: a planned change's open questions (design.md's `## Open Questions`). */
   questions?: string[];
+  /** v5 (SPEC §15): the model of the iteration under way, or the last one. */
+  model?: string | null;
+  /** v5: the run's costs so far; null before its first iteration ends. */
+  costs?: RunCosts | null;
+}
+
+/** What a run's money bought (v5, SPEC §15); a cost is null while none was reported. */
+export interface RunCosts {
+  totalUsd: number | null;
+  perVerifiedTaskUsd: number | null;
+  verifiedTasks: number | null;
+  tasksChecked: number;
+  noProgressUsd: number | null;
+  noProgressIterations: number;
+  estimated: boolean;
 }
 
 /** A run's sandbox (v4): its mechanism, what it may write, what is hidden, where it may go. */
@@ -152,9 +167,15 @@ export interface HistoryIteration {
   /** v3: `costUsd` is an estimate from the tokens at a list price. */
   costEstimated?: boolean;
   numTurns: number | null;
+  /** v5 (SPEC §15): the receipt's tokens, the cached part apart (before v5: the agent's own usage). */
   usage: Record<string, unknown> | null;
-  /** Input, output and cache tokens, the same names whichever agent reported them. */
+  /** Before v5: input, output and cache tokens, the same names whichever agent reported them. */
   tokens?: { input: number | null; output: number | null; cacheRead: number | null; cacheWrite: number | null } | null;
+  /** v5: the model it ran, and why (`ralph.models.apply`, or the escalation step). */
+  model?: string | null;
+  modelReason?: string | null;
+  /** v5: where `costUsd` comes from; null with no cost. */
+  costSource?: "reported" | "estimated" | null;
   /** v2: the checks run after this iteration, null when they did not run. */
   verification?: VerificationResult[] | null;
   /** v2: tool calls the agent was refused. */

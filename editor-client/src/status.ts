@@ -58,8 +58,28 @@ export function describeStatus(status: RunStatus): string {
     status.maxIterations > 0 ? `iteration ${status.iteration}/${status.maxIterations}` : `iteration ${status.iteration}`;
   const head = `${status.change}: ${status.state} · ${iterations} · ${progress(status)} tasks${cost(status)}`;
   const lines = [head, ...(status.reason ? [status.reason] : [])];
+  const spend = describeCosts(status);
   const box = describeSandbox(status.sandbox);
-  return [...lines, ...(box ? [box] : [])].join("\n");
+  return [...lines, ...(spend ? [spend] : []), ...(box ? [box] : [])].join("\n");
+}
+
+/** The model and what the money bought (v5, SPEC §15) in one line; nothing reported, nothing
+ * said (never "$0.0000"). */
+export function describeCosts(status: RunStatus): string | null {
+  const c = status.costs;
+  const parts = status.model ? [`model ${status.model}`] : [];
+  if (c && typeof c.totalUsd === "number") {
+    const usd = (v: number) => `$${v.toFixed(4)}`;
+    parts.push(`${usd(c.totalUsd)}${c.estimated ? " (estimate)" : ""}`);
+    if (typeof c.perVerifiedTaskUsd === "number") {
+      parts.push(`${usd(c.perVerifiedTaskUsd)} per verified task`);
+    } else if (c.verifiedTasks === 0) {
+      parts.push("no task verified");
+    }
+    const n = c.noProgressIterations;
+    parts.push(`${usd(c.noProgressUsd ?? 0)} on ${n} iteration${n === 1 ? "" : "s"} without progress`);
+  }
+  return parts.length ? parts.join(" · ") : null;
 }
 
 /** The run's sandbox in one line (v4): what it writes, hides and reaches; "off" said as such. */

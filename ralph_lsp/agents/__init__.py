@@ -11,6 +11,10 @@ demo      ``<python> -c <run ralph_lsp.demo.agent> <package folder> -p {prompt} 
 custom    ``agent_command``                                                               plain
 ========  ==============================================================================  ========
 
+With a model (SPEC §15: ``ralph.models``, or the step of ``ralph.escalation``), every preset
+passes ``--model <name>`` (the flag Claude Code, Codex and Gemini CLI share) and a custom
+command's ``{model}`` becomes the name.
+
 Nothing passes through a shell: the argv is executed as it is.
 
 Invariant: presets build argv and parse output, nothing more: no process is started here, and the
@@ -94,6 +98,7 @@ _PARSERS: dict[str, Callable[[str | None], OutputParser]] = {
     "custom": PlainParser,
 }
 _PLACEHOLDER_RE = re.compile(r"\{prompt\}|\{promptFile\}")
+_MODEL = "{model}"
 #: Linux refuses one argv element longer than 128 KiB ("Argument list too long"); a prompt past
 #: this many UTF-8 bytes is handed over as a file instead (see ``prompt_argument``).
 MAX_PROMPT_ARG_BYTES = 100_000
@@ -163,6 +168,7 @@ def build_invocation(
     agent_user_config: str = "isolate",
     env: Mapping[str, str] | None = None,
     sandboxed: bool = False,
+    model: str | None = None,
 ) -> Invocation:
     """The argv, stdin and parser for one iteration of ``agent``.
 
@@ -200,6 +206,9 @@ def build_invocation(
       as written (nothing added).
     - ``sandboxed``: ralph-lsp's own sandbox is on, so a preset's own sandbox stands down
       (:mod:`ralph_lsp.agents.sandboxed`); an ``agent_command`` is unchanged.
+    - ``model`` (SPEC §15): a preset passes ``--model <model>`` right after its own arguments;
+      in an ``agent_command``, ``{model}`` becomes it (``ValueError`` when the command asks for
+      ``{model}`` and no model is set). None: the agent's own default.
     """
     _check_agent(agent)
     if agent_command is not None and not all(isinstance(a, str) for a in agent_command):
@@ -209,7 +218,7 @@ def build_invocation(
     extra_env: dict[str, str] = {}
     own = UserConfig()
     if agent_command:
-        template: list[str] = list(agent_command)
+        template: list[str] = _with_model(list(agent_command), model)
         known = Path(agent_command[0]).name
         if known == "claude":
             template += allow_flags("claude", allowed_tools)
@@ -223,6 +232,8 @@ def build_invocation(
         )
     else:
         template = [python if part == _PYTHON else part for part in _TEMPLATES[agent]]
+        if model is not None:
+            template += ["--model", model]
         if agent == "codex":
             template += cli_config.codex_flags(the_env)
         own = user_config(agent, agent_user_config, the_env, agent_args, cwd)
@@ -264,6 +275,18 @@ def build_invocation(
     )
 
 
+def _with_model(command: list[str], model: str | None) -> list[str]:
+    """A custom command with its ``{model}`` placeholders filled in."""
+    if not any(_MODEL in part for part in command):
+        return command
+    if model is None:
+        raise ValueError(
+            "agentCommand uses {model}, but no model is set: set ralph.models.apply (CLI:"
+            " --model) or ralph.escalation"
+        )
+    return [part.replace(_MODEL, model) for part in command]
+
+
 def agent_program(settings: Settings, root: Path) -> str:
     """The program the agent of ``settings`` is started with (its argv[0] in ``root``), to look
     for before any run; ``ValueError`` when the settings name no usable agent command."""
@@ -274,6 +297,7 @@ def agent_program(settings: Settings, root: Path) -> str:
         "",
         root / "prompt.md",
         python=sys.executable,
+        model=settings.models.get("apply") or next(iter(settings.escalation), None),
     ).argv[0]
 
 

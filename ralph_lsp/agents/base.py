@@ -59,6 +59,9 @@ class ResultInfo:
     usage: dict[str, Any] | None
     duration_ms: int | None
     text: str | None
+    # The model the agent says it ran (Claude's modelUsage or init event, Gemini's stats.models):
+    # the receipt's ``model`` (SPEC §15); None when its output names none (Codex).
+    model: str | None = None
 
 
 @dataclass(frozen=True)

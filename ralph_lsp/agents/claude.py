@@ -190,6 +190,28 @@ class ProblemGate:
         return frozenset(self._seen)
 
 
+def main_model(per_model: dict[str, Any] | None) -> str | None:
+    """The model that did most of the work in a result's per-model usage (Claude's
+    ``modelUsage``, Gemini's ``stats.models``): the one with the most output tokens."""
+    best: tuple[int, str] | None = None
+    for name, usage in (per_model or {}).items():
+        if not isinstance(name, str) or not name or name == "<synthetic>":
+            continue
+        out = 0
+        if isinstance(usage, dict):
+            for key in ("outputTokens", "output_tokens", "candidates"):
+                v = usage.get(key)
+                if isinstance(v, int) and not isinstance(v, bool):
+                    out = v
+                    break
+            tokens = usage.get("tokens")
+            if isinstance(tokens, dict) and isinstance(tokens.get("candidates"), int):
+                out = tokens["candidates"]
+        if best is None or out > best[0]:
+            best = (out, name)
+    return clean_text(best[1], 200) if best else None
+
+
 class ClaudeParser(LineParser):
     """Parses Claude Code stream-json (also the demo agent's output). Never raises."""
 
@@ -200,6 +222,7 @@ class ClaudeParser(LineParser):
         self._refused: set[str] = set()  # tool_use ids already reported refused
         self._problem = ProblemGate()
         self.saw_result = False
+        self.model: str | None = None  # the init event's model, until the result names one
 
     # -- the protocol ------------------------------------------------------------------------
 
@@ -254,6 +277,7 @@ class ClaudeParser(LineParser):
                 parts.append(f"Claude Code {version}")
             model = get_str(obj, "model")
             if model:
+                self.model = model
                 parts.append(f"model {model}")
             mode = get_str(obj, "permissionMode")
             if mode:
@@ -371,6 +395,7 @@ class ClaudeParser(LineParser):
             usage=usage,
             duration_ms=get_int(obj, "duration_ms"),
             text=text,
+            model=main_model(get_dict(obj, "modelUsage")) or self.model,
         )
         events: list[AgentEvent] = [info]
         if refused is not None:

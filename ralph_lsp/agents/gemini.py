@@ -38,7 +38,7 @@ from ralph_lsp.agents.base import (
     log_lines,
     unparsed_line,
 )
-from ralph_lsp.agents.claude import ProblemGate, relative_path, summary_line
+from ralph_lsp.agents.claude import ProblemGate, main_model, relative_path, summary_line
 from ralph_lsp.agents.limits import retry_at_from_text
 
 EXIT_AUTH = 41
@@ -95,6 +95,7 @@ class GeminiParser:
         self._inputs: dict[str, str] = {}  # tool_id → the command or file, for refusals
         self._pending = ""  # streamed assistant text not shown yet (no newline seen)
         self.saw_result = False
+        self.model: str | None = None  # the init event's model, until the result names one
 
     def feed(self, stream: Stream, line: str) -> list[AgentEvent]:
         try:
@@ -169,6 +170,7 @@ class GeminiParser:
         events = self._flush()
         if kind == "init":
             model = get_str(obj, "model")
+            self.model = model or self.model
             events.append(
                 log_line(
                     "agent started: Gemini CLI" + (f", model {model}" if model else ""), "info"
@@ -255,6 +257,7 @@ class GeminiParser:
             usage=stats,
             duration_ms=get_int(stats, "duration_ms"),
             text=text,
+            model=main_model(get_dict(stats, "models")) or self.model,
         )
         extra: list[str] = []
         calls = get_int(stats, "tool_calls")

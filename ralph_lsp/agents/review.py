@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ralph_lsp.agents import Invocation, build_invocation
-from ralph_lsp.settings import Settings
+from ralph_lsp.settings import Settings, model_for
 
 READ_TOOLS = (
     "Read",
@@ -53,7 +53,8 @@ class Reviewer:
 def reviewer_of(settings: Settings) -> Reviewer | None:
     """The reviewer ``settings`` name, or None when ``ralph.review.agent`` is not set."""
     chosen = settings.review_agent
-    model = settings.review_model
+    # ralph.review.model, else the review phase's of ralph.models (SPEC §13, §15)
+    model = settings.review_model or model_for(settings, "review")
     if chosen is None:
         return None
     if chosen == "same":

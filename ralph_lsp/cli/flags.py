@@ -46,6 +46,7 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
         except ValueError as exc:
             raise CliError(f"--model-prices: not JSON ({exc})") from None
         raw["modelPrices"] = _checked("model_prices", "modelPrices", prices)
+    _model_flags(args, raw)
     if getattr(args, "on_end", None) is not None:
         raw["onRunEnd"] = _checked("on_end", "onRunEnd", args.on_end)
     if getattr(args, "verify", None):
@@ -100,7 +101,27 @@ _FLAG_SETTINGS = (
     ("review_agent", "review.agent"),
     ("review_model", "review.model"),
     ("review_max_rounds", "review.maxRounds"),
+    ("escalate_after", "escalateAfter"),
 )
+# (--review-model is ralph.review.model, above: the reviewer's own, before ralph.models.review)
+_MODEL_FLAGS = (("plan_model", "plan"), ("model", "apply"))
+
+
+def _model_flags(args: argparse.Namespace, raw: dict[str, Any]) -> None:
+    """``--model``, ``--plan-model`` and ``--escalation a,b,c`` (SPEC §15)."""
+    models = {
+        phase: getattr(args, attr) for attr, phase in _MODEL_FLAGS if getattr(args, attr, None)
+    }
+    for attr, phase in _MODEL_FLAGS:
+        if phase in models:
+            _checked(attr, "models", {phase: models[phase]})
+    if models:
+        raw["models"] = models
+    ladder = getattr(args, "escalation", None)
+    if ladder is not None:
+        raw["escalation"] = _checked(
+            "escalation", "escalation", [m.strip() for m in ladder.split(",") if m.strip()]
+        )
 
 
 def _checked(attr: str, key: str, value: Any) -> Any:

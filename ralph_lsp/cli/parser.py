@@ -132,7 +132,27 @@ def build_parser() -> argparse.ArgumentParser:
         "--model-prices",
         metavar="JSON",
         help='prices for estimating cost, USD per million tokens: \'{"MODEL": {"input": N,'
-        ' "output": N, "cachedInput": N}}\' (added to the built-in list prices)',
+        ' "output": N, "cachedInput": N, "cacheWrite": N}}\' (added to the built-in list prices,'
+        " ralph.prices)",
+    )
+    sp.add_argument(
+        "--model",
+        metavar="MODEL",
+        help="the model the agent works on the tasks with (ralph.models.apply): the preset's"
+        " --model, a custom command's {model}; default: the agent's own",
+    )
+    sp.add_argument("--plan-model", metavar="MODEL", help="the planning model (ralph.models.plan)")
+    sp.add_argument(
+        "--escalation",
+        metavar="A,B,C",
+        help="models cheapest first: a story without progress for --escalate-after iterations"
+        " moves to the next one; the next story starts at the first again",
+    )
+    sp.add_argument(
+        "--escalate-after",
+        type=int,
+        metavar="N",
+        help="iterations without progress before the next model of --escalation (default 2)",
     )
     sp.add_argument(
         "--stuck-after", type=int, metavar="N", help="iterations without progress (default 3)"
@@ -144,7 +164,11 @@ def build_parser() -> argparse.ArgumentParser:
         " (read-only but for the task file) and may append tasks: a preset, 'same' (the run's"
         " agent) or a command line (default: no review)",
     )
-    sp.add_argument("--review-model", metavar="MODEL", help="the reviewer's model")
+    sp.add_argument(
+        "--review-model",
+        metavar="MODEL",
+        help="the reviewer's model (ralph.review.model; else ralph.models.review)",
+    )
     sp.add_argument(
         "--review-max-rounds",
         type=int,
@@ -339,6 +363,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     with_root(sp)
     sp.add_argument("--json", action="store_true", help="print the ralph.history object")
+    sp.add_argument(
+        "--receipts",
+        action="store_true",
+        help="one line per iteration: model, tokens (cached apart), cost and its source, tasks,"
+        " verification, why it ended; then the run's total and cost per verified task",
+    )
     add_git_parsers(sub, with_root)
     add_runs_parsers(sub, with_root)
     add_validate_parser(sub)

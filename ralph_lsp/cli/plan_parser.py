@@ -17,6 +17,7 @@ SHARED = (
     "max_cost",
     "max_tokens",
     "model_prices",
+    "plan_model",
     "stuck_after",
     "iteration_timeout",
     "stop_grace",

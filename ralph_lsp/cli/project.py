@@ -6,7 +6,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 from ralph_lsp.cli.common import CliError, change_of, root_of
 from ralph_lsp.cli.flags import settings_from_args
@@ -97,6 +97,8 @@ def cmd_history(args: argparse.Namespace, out: TextIO) -> int:
         print(f"ralph-lsp: {note}", file=sys.stderr)
     if args.change not in known and not records:
         raise CliError(str(UnknownChangeError(args.change, known)))
+    if getattr(args, "receipts", False):
+        return _receipts(records, args.json, args.change, out)
     if args.json:
         json.dump({"runs": records}, out, indent=2)
         out.write("\n")
@@ -114,6 +116,25 @@ def cmd_history(args: argparse.Namespace, out: TextIO) -> int:
             file=out,
         )
         print(f"    {r.get('reason')}", file=out)
+    return 0
+
+
+def _receipts(records: list[dict[str, Any]], as_json: bool, change: str, out: TextIO) -> int:
+    """``history CHANGE --receipts [--json]`` (SPEC §15): each run's receipts and totals."""
+    from ralph_lsp.loop.receipts import receipts_json, receipts_text
+
+    if as_json:
+        json.dump({"runs": [receipts_json(r) for r in records]}, out, indent=2)
+        out.write("\n")
+        return 0
+    if not records:
+        print(f"no runs of {change} yet", file=out)
+        return 0
+    for r in records:
+        print(f"{r['runId']}  {r.get('state') or '?'}", file=out)
+        its = [it for it in r.get("iterations") or [] if isinstance(it, dict)]
+        for line in receipts_text(its):
+            print(f"    {line}", file=out)
     return 0
 
 

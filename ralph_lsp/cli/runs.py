@@ -15,8 +15,10 @@ from typing import Any, TextIO
 
 from ralph_lsp.cli.common import root_of
 from ralph_lsp.cli.ending import is_end_line
+from ralph_lsp.loop.costs import summarize
 from ralph_lsp.loop.engine import EngineEvent, LogEvent, StatusEvent
 from ralph_lsp.loop.history import load_records
+from ralph_lsp.loop.receipts import costs_json, costs_text
 from ralph_lsp.loop.request import RunRequest
 from ralph_lsp.openspec.workspace import Change
 from ralph_lsp.runner import events
@@ -129,7 +131,7 @@ def cmd_runs(args: argparse.Namespace, out: TextIO) -> int:
     if not rows:
         out.write(f"no run recorded under {root}\n")
         return 0
-    head = ("CHANGE", "RUN", "STATE", "TASKS", "ITER", "PID", "ELAPSED")
+    head = ("CHANGE", "RUN", "STATE", "TASKS", "ITER", "PID", "ELAPSED", "SPENT")
     table = [head] + [
         (
             r["change"],
@@ -141,6 +143,7 @@ def cmd_runs(args: argparse.Namespace, out: TextIO) -> int:
             str(r["iteration"]),
             str(r["pid"] or "-"),
             _duration(r["elapsedSeconds"]),
+            costs_text(r["costs"]) or "-",  # SPEC §15: never $0.0000 for nothing reported
         )
         for r in rows
     ]
@@ -174,6 +177,10 @@ async def _rows(root: Path) -> list[dict[str, Any]]:
             "reason": record.get("reason"),
             "branchState": record.get("branchState"),  # SPEC §12: merged / needs-review
             "kind": record.get("kind"),  # SPEC §14: "plan" for a planning run
+            # SPEC §15, as the record keeps it (an older record's from its iterations)
+            "costs": record.get("costs")
+            if isinstance(record.get("costs"), dict)
+            else costs_json(summarize(iterations)),
         }
         owner = record.get("owner") or {}
         rows.append(
@@ -214,6 +221,7 @@ def _row(change: str, run_id: str, status: dict[str, Any], pid: Any, live: bool)
         "reason": status.get("reason"),
         "branchState": status.get("branchState"),
         "kind": "plan" if status.get("kind") == "plan" else "run",
+        "costs": status.get("costs") if isinstance(status.get("costs"), dict) else None,
     }
 
 

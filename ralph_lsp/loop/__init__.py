@@ -4,16 +4,18 @@
   a process; ``status`` and ``events`` the events it emits to whoever renders them;
 - ``run``        one run's loop (``Run``), with its record and status (``reporting``) and its
   reading of tasks.md (``following``);
-- ``policy``     the decisions as pure functions: :class:`RunState`, limits, continue/wait/end;
+- ``policy``     the decisions as pure functions: :class:`RunState`, limits, continue/wait/end,
+  the model of each spawn (escalation);
 - ``iteration``  one spawn of an agent (:class:`AgentIteration`) over ``proc``;
 - ``verify``     the verification commands (:class:`Runner`) and what they are inferred from;
-- ``prompt``     the prompt, from the change and the settings only;
+- ``prompt``     the prompt, from the change and the settings only, its fixed part first;
 - ``history``    the operator's record under ``.ralph/`` (:class:`RunHistory`, typed records), the
   one-run-per-change claim (:class:`ChangeClaim`) and retention;
 - ``run_git``    checkpoints and the worktree of one run (:class:`RunGit`), through ``git``;
 - ``review``     an iteration's diff, a file at a checkpoint and restore, for the operator;
 - ``review_round`` the reviewer's round where a run would succeed (SPEC §13), its hook in ``run``;
-- ``claims``     one run per change on the machine; ``costs`` and ``budget`` what a run spent;
+- ``claims``     one run per change on the machine; ``costs`` and ``budget`` what a run spent,
+  ``receipts`` each iteration's receipt and ``spawn_facts`` one spawn's facts and receipt;
   ``record_schema`` records read back fitted to their types;
 - ``queue``      several changes through one engine; ``on_end`` ``ralph.onRunEnd``;
 - ``plan_run``   a planning run (SPEC §14: ``PlanRun``, ending ``planned``), its prompt in

@@ -1,9 +1,11 @@
 """Budgets every agent can honour (SPEC §3 limits): ``maxCostUsd`` and ``maxTokens``.
 
-- Claude Code (and the demo agent) report a cost: it is used as reported.
+- Claude Code (and the demo agent) report a cost: it is used as reported (``costSource``
+  ``reported``).
 - Codex and Gemini CLI report tokens and no cost: the cost is **estimated** from the tokens at a
-  model's list price (:data:`LIST_PRICES`, overridable in ``ralph.modelPrices``), and every place
-  that shows it says "estimate".
+  model's list price (:data:`LIST_PRICES`, overridable in ``ralph.prices``, or the older
+  ``ralph.modelPrices``), and every place that shows it says "estimate" (``estimated``). So is a
+  Claude-style agent's that reports tokens and no cost, when its model has a price.
 - A custom ``agentCommand`` (plain output) reports neither.
 
 A budget that cannot be enforced (a cost budget for an agent that reports no cost and whose model
@@ -25,16 +27,23 @@ from typing import Any
 
 from ralph_lsp.agents import cli_config
 from ralph_lsp.agents.base import ResultInfo
-from ralph_lsp.loop.costs import TokensRecord, tokens_of
+from ralph_lsp.loop.costs import TokensRecord, UsageRecord, tokens_of, usage_of_tokens
 from ralph_lsp.settings import Settings
 
 #: List prices in USD per million tokens (standard tier, short context: up to 272K input tokens
 #: for OpenAI, 200K for Gemini Pro), as published on 2026-11-26 by OpenAI
 #: (developers.openai.com/api/docs/pricing, and /api/docs/models/gpt-6.1-sol) and Google
-#: (ai.google.dev/gemini-api/docs/pricing). Longer prompts, priority tiers and batch are priced
-#: differently: this is an estimate, and ``ralph.modelPrices`` replaces or adds entries.
+#: (ai.google.dev/gemini-api/docs/pricing). Claude's: claude-opus-5-5 as Claude Code 2.1.330
+#: itself priced it (its reported cost of 360 input and 40 output tokens: $0.00224), the 4.5
+#: family as Anthropic lists it, cache reads at a tenth of the input price and 5-minute cache
+#: writes at 1.25 times it. Longer prompts, priority tiers and batch are priced differently: this
+#: is an estimate, and ``ralph.prices`` replaces or adds entries.
 LIST_PRICES_DATE = "2026-11-26"
 LIST_PRICES: dict[str, dict[str, float]] = {
+    "claude-opus-5-5": {"input": 4.00, "cachedInput": 0.40, "cacheWrite": 5.00, "output": 20.00},
+    "claude-opus-4-5": {"input": 5.00, "cachedInput": 0.50, "cacheWrite": 6.25, "output": 25.00},
+    "claude-sonnet-4-5": {"input": 3.00, "cachedInput": 0.30, "cacheWrite": 3.75, "output": 15.00},
+    "claude-haiku-4-5": {"input": 1.00, "cachedInput": 0.10, "cacheWrite": 1.25, "output": 5.00},
     # codex 0.169: its default model, and the one with plain tools (docs/guide/agents.md)
     "gpt-6.1-sol": {"input": 2.00, "cachedInput": 0.10, "output": 10.00},
     "gpt-5.5": {"input": 5.00, "cachedInput": 0.50, "output": 30.00},
@@ -49,6 +58,10 @@ AUTO_MODELS = {
     "auto": "gemini-3.1-pro-preview",
     "auto-gemini-3": "gemini-3.1-pro-preview",
     "auto-gemini-2.5": "gemini-2.5-pro",
+    # Claude Code's aliases: priced as the model each names in the table above
+    "opus": "claude-opus-5-5",
+    "sonnet": "claude-sonnet-4-5",
+    "haiku": "claude-haiku-4-5",
 }
 #: Agents whose output carries their cost, and those whose output carries only tokens.
 REPORTS_COST = ("claude", "demo")
@@ -80,22 +93,28 @@ class Budget:
         name = AUTO_MODELS.get(model or "", model or "")
         return self.prices.get(model or "") or self.prices.get(name)
 
-    def spawn_cost(self, res: ResultInfo | None) -> tuple[float | None, bool]:
+    def spawn_cost(
+        self, res: ResultInfo | None, model: str | None = None
+    ) -> tuple[float | None, bool]:
         """(cost, estimated) of one spawn: the agent's own cost, else an estimate from its
-        tokens, else (None, False)."""
+        tokens at the price of the model it ran (``model``: the one the run asked for, else
+        what it reported, else the configured one), else (None, False)."""
         if res is None:
             return None, False
         if res.cost_usd is not None:  # a parser refuses a negative cost; never count one
             return (res.cost_usd, False) if res.cost_usd >= 0 else (None, False)
-        if self.agent not in ("codex", "gemini") or not isinstance(res.usage, Mapping):
+        if not isinstance(res.usage, Mapping):
             return None, False
-        per_model = _tokens_per_model(res.usage, self.model)
+        fallback = model or res.model or self.model
+        per_model = _tokens_per_model(res.usage, fallback)
         total: float | None = None
-        for model, tokens in per_model.items():
-            price = self.price(model) or self.price(self.model)
+        for name, tokens in per_model.items():
+            price = self.price(name) or self.price(fallback)
             if price is None:
                 continue
-            total = (total or 0.0) + estimate(tokens, price)
+            usage = usage_of_tokens(tokens, self.agent)
+            if usage is not None:
+                total = (total or 0.0) + estimate(usage, price)
         return total, total is not None
 
     def counted_tokens(self, res: ResultInfo | None) -> int | None:
@@ -114,13 +133,18 @@ def _tokens_per_model(usage: Mapping[str, Any], model: str | None) -> dict[str, 
     return {model or "": tokens} if tokens is not None else {}
 
 
-def estimate(tokens: TokensRecord, price: Mapping[str, float]) -> float:
-    """USD for ``tokens`` whose input counts its cached part (Codex's and Gemini's way): the
-    cached part at ``cachedInput`` (the input price when there is none)."""
-    cached = tokens["cacheRead"] or 0
-    fresh = max(0, (tokens["input"] or 0) - cached)
+def estimate(usage: UsageRecord, price: Mapping[str, float]) -> float:
+    """USD for a receipt's tokens: fresh input at ``input``, cache reads at ``cachedInput`` and
+    cache writes at ``cacheWrite`` (each the input price when the entry has none), output at
+    ``output``."""
     cached_price = price.get("cachedInput", price["input"])
-    usd = fresh * price["input"] + cached * cached_price + (tokens["output"] or 0) * price["output"]
+    write_price = price.get("cacheWrite", price["input"])
+    usd = (
+        (usage["inputTokens"] or 0) * price["input"]
+        + (usage["cachedInputTokens"] or 0) * cached_price
+        + (usage["cacheWriteTokens"] or 0) * write_price
+        + (usage["outputTokens"] or 0) * price["output"]
+    )
     return usd / 1_000_000
 
 
@@ -135,7 +159,7 @@ def counted_tokens(agent: str, tokens: TokensRecord | None) -> int | None:
 
 
 def plan(settings: Settings, env: Mapping[str, str], cwd: Path | None) -> Budget:
-    prices = {**LIST_PRICES, **settings.model_prices}
+    prices = {**LIST_PRICES, **settings.model_prices, **settings.prices}
     return Budget(settings.agent, preset_model(settings, env, cwd), prices)
 
 
@@ -163,12 +187,19 @@ def refusal(settings: Settings, env: Mapping[str, str], cwd: Path | None) -> str
     if agent not in REPORTS_TOKENS:
         return f"maxCostUsd cannot be enforced: the {agent} agent {reports}; remove the budget"
     budget = plan(settings, env, cwd)
-    if budget.price(budget.model) is None:
+    # the models the run will ask for (SPEC §15), else the one the agent is configured with
+    models: list[str | None] = [*settings.escalation] or [
+        settings.models.get("apply") or budget.model
+    ]
+    missing = [m for m in models if budget.price(m) is None]
+    if missing:
+        unpriced = missing[0]
         return (
             f"maxCostUsd cannot be enforced: {agent} reports no cost, only tokens, and its model"
-            f" {budget.model!r} has no price to estimate the cost from. Give its price in"
-            f' ralph.modelPrices (CLI: --model-prices \'{{"{budget.model}": {{"input": 2.0,'
-            ' "output": 10.0}}\', USD per million tokens), or use maxTokens instead'
+            f" {unpriced!r} has no price to estimate the cost from. Give its price in"
+            " ralph.prices (or ralph.modelPrices; CLI: --model-prices"
+            f' \'{{"{unpriced}": {{"input": 2.0, "output": 10.0}}\', USD per million tokens), or'
+            " use maxTokens instead"
         )
     return None
 

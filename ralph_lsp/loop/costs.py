@@ -4,6 +4,7 @@ records (which may come from an older version or be damaged) and never raises.""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, TypedDict
@@ -49,6 +50,41 @@ def tokens_of(usage: Any) -> TokensRecord | None:
     return record if any(v is not None for v in record.values()) else None
 
 
+class UsageRecord(TypedDict):
+    """An iteration's receipt tokens (SPEC §15), the cached part apart whichever agent reported
+    them: ``inputTokens`` read fresh, ``cachedInputTokens`` read from the prompt cache,
+    ``cacheWriteTokens`` written to it, ``outputTokens``."""
+
+    inputTokens: int | None
+    cachedInputTokens: int | None
+    cacheWriteTokens: int | None
+    outputTokens: int | None
+
+
+#: Agents whose input tokens count their cached part (Codex's turn.completed, Gemini's stats);
+#: Claude Code's stream-json reports cache reads and writes beside its input tokens.
+CACHED_IN_INPUT = ("codex", "gemini")
+
+
+def usage_record(usage: Any, agent: str) -> UsageRecord | None:
+    """The receipt's tokens from an agent's own ``usage`` (None when it reported none)."""
+    return usage_of_tokens(tokens_of(usage), agent)
+
+
+def usage_of_tokens(tokens: TokensRecord | None, agent: str) -> UsageRecord | None:
+    if tokens is None:
+        return None
+    fresh = tokens["input"]
+    if agent in CACHED_IN_INPUT and fresh is not None:  # their input counts its cached part
+        fresh = max(0, fresh - (tokens["cacheRead"] or 0) - (tokens["cacheWrite"] or 0))
+    return {
+        "inputTokens": fresh,
+        "cachedInputTokens": tokens["cacheRead"],
+        "cacheWriteTokens": tokens["cacheWrite"],
+        "outputTokens": tokens["output"],
+    }
+
+
 @dataclass(frozen=True)
 class CostSummary:
     total: float | None  # None: no iteration reported a cost
@@ -84,35 +120,57 @@ class CostSummary:
 
 
 def _number(v: Any) -> float | None:
-    return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else None
+    """A finite number of 0 or more (a damaged record's NaN, infinity or negative is none)."""
+    ok = isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and v >= 0
+    return float(v) if ok else None
+
+
+class CostTally:
+    """:func:`summarize` kept up to date one iteration at a time (a running record adds each
+    iteration as it ends instead of reading its whole list back)."""
+
+    def __init__(self) -> None:
+        self.total: float | None = None
+        self.tasks = 0
+        self.wasted = 0.0
+        self.wasted_n = 0
+        self.estimated = False
+        self.verified: int | None = None
+
+    def add(self, it: Any) -> None:
+        if not isinstance(it, Mapping):
+            return
+        cost = _number(it.get("costUsd"))
+        checked = int(_number(it.get("tasksChecked")) or 0)
+        self.tasks += checked
+        passed = _verification_passed(it.get("verification"))
+        if passed is not None:
+            self.verified = self.tasks if passed else (self.verified or 0)
+        if cost is not None:
+            self.total = (self.total or 0.0) + cost
+            self.estimated = self.estimated or (
+                it.get("costEstimated") is True or it.get("costSource") == "estimated"
+            )
+        if checked <= 0:
+            self.wasted_n += 1
+            self.wasted += cost or 0.0
+
+    def summary(self) -> CostSummary:
+        total, tasks, verified = self.total, self.tasks, self.verified
+        per_task = total / tasks if total is not None and tasks > 0 else None
+        per_verified = total / verified if total is not None and verified else None
+        return CostSummary(
+            total, tasks, per_task, self.wasted, self.wasted_n, self.estimated, verified,
+            per_verified,
+        )  # fmt: skip
 
 
 def summarize(iterations: Iterable[Any]) -> CostSummary:
     """The cost summary of a run's ``iterations`` records."""
-    total: float | None = None
-    tasks = 0
-    wasted = 0.0
-    wasted_n = 0
-    estimated = False
-    verified: int | None = None
+    tally = CostTally()
     for it in iterations:
-        if not isinstance(it, Mapping):
-            continue
-        cost = _number(it.get("costUsd"))
-        checked = int(_number(it.get("tasksChecked")) or 0)
-        tasks += max(0, checked)
-        passed = _verification_passed(it.get("verification"))
-        if passed is not None:
-            verified = tasks if passed else (verified or 0)
-        if cost is not None:
-            total = (total or 0.0) + cost
-            estimated = estimated or it.get("costEstimated") is True
-        if checked <= 0:
-            wasted_n += 1
-            wasted += cost or 0.0
-    per_task = total / tasks if total is not None and tasks > 0 else None
-    per_verified = total / verified if total is not None and verified else None
-    return CostSummary(total, tasks, per_task, wasted, wasted_n, estimated, verified, per_verified)
+        tally.add(it)
+    return tally.summary()
 
 
 def _verification_passed(checks: Any) -> bool | None:

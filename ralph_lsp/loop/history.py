@@ -30,6 +30,7 @@ from ralph_lsp.loop import safe_dir
 from ralph_lsp.loop.ids import child
 from ralph_lsp.loop.ids import run_id as checked_run_id
 from ralph_lsp.loop.ledger import Ranges, write_record
+from ralph_lsp.loop.receipts import ReceiptRecord
 from ralph_lsp.loop.record_schema import normalize_record
 from ralph_lsp.loop.states import RunState
 from ralph_lsp.openspec.tasks import read_regular_text
@@ -37,7 +38,6 @@ from ralph_lsp.proc import inspection
 
 if TYPE_CHECKING:  # types of the records only: a reader of live files imports no agent preset
     from ralph_lsp.agents.base import RefusalRecord
-    from ralph_lsp.loop.costs import TokensRecord
     from ralph_lsp.loop.verify import VerificationRecord
 
 HISTORY_DIR = ".ralph"
@@ -66,7 +66,7 @@ class TransitionRecord(TypedDict):
     reason: str | None
 
 
-class SpawnRecord(TypedDict):
+class SpawnRecord(ReceiptRecord):
     """What every spawn of the agent records, counted or not."""
 
     startedAt: str
@@ -75,8 +75,6 @@ class SpawnRecord(TypedDict):
     costUsd: float | None
     costEstimated: bool  # costUsd is an estimate from the tokens at a list price
     numTurns: int | None
-    usage: dict[str, Any] | None
-    tokens: TokensRecord | None  # input, output and cache tokens, whichever agent
     verification: list[VerificationRecord] | None  # None: it did not run after this spawn
     conformance: dict[str, Any] | None  # the conformance table after it (SPEC §13)
     refusals: list[RefusalRecord]
@@ -135,6 +133,7 @@ class RunRecord(TypedDict):
     blocked: list[BlockedRecord]
     progress: dict[str, int]  # completed, total, maxIterations as the run last saw them
     conformance: dict[str, Any] | None  # the last verification's table (SPEC §13)
+    costs: dict[str, Any]  # SPEC §15: total, per verified task, without progress (receipts)
 
 
 def history_root(root: Path) -> Path:

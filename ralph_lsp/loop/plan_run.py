@@ -19,15 +19,16 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from ralph_lsp.loop import budget, confinement, policy, sandboxing
+from ralph_lsp.loop import budget, confinement, policy, sandboxing, spawn_facts
 from ralph_lsp.loop.events import IterationEvent
 from ralph_lsp.loop.plan_prompt import build_plan_prompt
-from ralph_lsp.loop.run import Run, _facts, _initial_backoff
+from ralph_lsp.loop.run import Run, _initial_backoff
 from ralph_lsp.loop.states import PLAN_KIND, RunState
 from ralph_lsp.loop.status import EngineError, now_iso
 from ralph_lsp.openspec.planning import GateResult, change_name_error, gate, open_questions
 from ralph_lsp.openspec.task_files import schema_name
 from ralph_lsp.openspec.tasks_fast import parse_tasks
+from ralph_lsp.settings import model_for
 
 KIND = PLAN_KIND
 MAX_REASON_PROBLEMS = 3
@@ -111,6 +112,8 @@ class PlanRun(Run):
         self, before: GateResult, counters: policy.Counters, limits: policy.Limits
     ) -> tuple[GateResult, policy.Decision]:
         n = counters.counted + 1
+        plan_model = model_for(self.settings, "plan")  # SPEC §15: the planning phase's model
+        self.choice = policy.ModelChoice(plan_model, "ralph.models.plan" if plan_model else None)
         pending = [g for g in self.guidance if g.delivered_in is None]
         for g in pending:
             g.delivered_in = n
@@ -130,7 +133,10 @@ class PlanRun(Run):
         outside = [] if shot is None else confinement.changed(shot, self._snapshot())
         verdict = await asyncio.to_thread(self._gate)
         progress = verdict.problems != before.problems
-        result = _facts(outcome, 0, parse_tasks(""), self.budget, self.stop_event.is_set())
+        none = parse_tasks("")  # a planning iteration checks no task: the gate is its progress
+        result = spawn_facts.facts(
+            outcome, 0, none, self.budget, self.stop_event.is_set(), self.choice.model
+        )
         # the policy's progress is a task checked: here, a draft whose problems changed
         result = replace(result, completed_before=-1 if progress else 0, completed=0, total=1)
         decision = policy.after_iteration(result, counters, limits, time.time())
@@ -138,7 +144,7 @@ class PlanRun(Run):
         if not counts or result.start_error is not None or policy.failed_start(result):
             for g in pending:
                 g.delivered_in = None
-        self._record_spawn(n, started, outcome, result, counts, [])
+        self._record_spawn(n, started, outcome, result, counts, [], (none, none))
         if counts:
             self.iterations.last()["tasksChecked"] = 0
             self.gates.append({"n": n, "problems": list(verdict.problems)})

@@ -3,9 +3,10 @@
 The engine gathers what an iteration produced (tasks.md before and after, how the agent ended,
 what it reported) into an :class:`IterationResult` and asks :func:`after_iteration` whether to
 go on, wait (a rate limit that does not count), or end with a state and a reason. Before each
-spawn, :func:`before_spawn` applies the limits; before the first, :func:`before_start` ends a
-run that has nothing to do. Every row of the outcome table in docs/guide/runs.md ("How a run
-ends") is a branch here, and ``tests/engine/test_policy.py`` holds one test row per branch.
+spawn, :func:`before_spawn` applies the limits and :func:`choose_model` picks the model (SPEC
+§15 escalation); before the first, :func:`before_start` ends a run that has nothing to do.
+Every row of the outcome table in docs/guide/runs.md ("How a run ends") is a branch here, and
+``tests/engine/test_policy.py`` holds one test row per branch.
 """
 
 from __future__ import annotations
@@ -34,6 +35,10 @@ class Limits:
     # Budgets whose figure only the agent's own report can give ("cost", "tokens"): a custom
     # agentCommand may or may not print them; a counted iteration without one ends the run.
     must_report: tuple[str, ...] = ()
+    # SPEC §15: models cheapest first; a story without progress for escalate_after iterations
+    # moves to the next (the no-progress count starts again there, so stuck comes after it).
+    escalation: tuple[str, ...] = ()
+    escalate_after: int = 2
 
 
 @dataclass(frozen=True)
@@ -52,6 +57,10 @@ class Counters:
     # it, and the most scenarios verified so far (one more is progress).
     unmet: str | None = None
     scenarios_verified: int = 0
+    # Escalation (SPEC §15): the story the model step belongs to ("story 2", "the change"; None
+    # before the first spawn) and the step in Limits.escalation.
+    story: str | None = None
+    step: int = 0
 
 
 @dataclass(frozen=True)
@@ -191,6 +200,37 @@ def before_spawn(counters: Counters, limits: Limits, completed: int, total: int)
     return None
 
 
+@dataclass(frozen=True)
+class ModelChoice:
+    """The model of one spawn and why (the record's ``model`` and ``modelReason``)."""
+
+    model: str | None
+    reason: str | None
+
+
+def choose_model(
+    counters: Counters, limits: Limits, story: str | None, base: str | None
+) -> tuple[Counters, ModelChoice]:
+    """The model the next spawn runs with: without escalation, ``base`` (``ralph.models``'
+    apply model, or None: the agent's default); with it, the story's step of the list, a new
+    story (``story``: its id, None for the whole change) starting again at the first."""
+    ladder = limits.escalation
+    if not ladder:
+        return counters, ModelChoice(base, "ralph.models.apply" if base else None)
+    key = f"story {story}" if story is not None else "the change"
+    if counters.story != key:
+        counters = replace(counters, story=key, step=0, no_progress=0)
+    step = min(counters.step, len(ladder) - 1)
+    where = f"escalation {step + 1}/{len(ladder)}"
+    if step == 0:
+        return counters, ModelChoice(ladder[0], f"{where}: {key} starts at the first model")
+    return counters, ModelChoice(
+        ladder[step],
+        f"{where}: {key} made no progress in {iterations(limits.escalate_after)}"
+        f" with {ladder[step - 1]}",
+    )
+
+
 def failed_start(r: IterationResult) -> bool:
     """A startup error: the agent exited non-zero before printing anything or doing any work.
     One that printed and exited non-zero is judged by progress like any other iteration."""
@@ -291,8 +331,10 @@ def _unreported(r: IterationResult, limits: Limits) -> End | None:
 
 
 def _counted(r: IterationResult, counters: Counters, limits: Limits) -> Decision:
-    """A counted iteration: two identical startup errors fail; no progress for stuckAfter
-    iterations in a row is stuck; a budget the agent's report cannot feed ends the run."""
+    """A counted iteration: two identical startup errors fail; no progress for escalateAfter
+    iterations moves to the next model of the escalation (while there is one); no progress for
+    stuckAfter iterations in a row (on the last model) is stuck; a budget the agent's report
+    cannot feed ends the run."""
     unreported = _unreported(r, limits)
     if unreported is not None:
         return unreported
@@ -310,6 +352,9 @@ def _counted(r: IterationResult, counters: Counters, limits: Limits) -> Decision
     if r.checked > 0 or r.verify_fixed or gained:
         return Continue(replace(counters, no_progress=0))
     no_progress = counters.no_progress + 1
+    if counters.step + 1 < len(limits.escalation) and no_progress >= limits.escalate_after:
+        # the next model of the list takes the story over: tried before stuck
+        return Continue(replace(counters, step=counters.step + 1, no_progress=0))
     if no_progress >= limits.stuck_after:
         if counters.failing:
             return End(

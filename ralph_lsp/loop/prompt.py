@@ -2,7 +2,13 @@
 
 Workers have context, not history: the prompt is built from the change's files, the settings and
 the operator's queued guidance only. It never carries iteration numbers, earlier failures or
-statuses, so the same tasks.md with no guidance gives a byte-identical prompt.
+statuses, models or attempts, so the same tasks.md with no guidance gives a byte-identical prompt.
+
+A prompt that caches (SPEC §15): the part that does not change within a run comes first and is
+byte-identical across its iterations (:func:`fixed_part`: the change and its files, the project
+context, the workflow, the verification commands); after it, what changes (:func:`build_prompt`:
+the story in scope, the failing check, the operator's guidance). The agent CLIs cache a prompt's
+byte-identical prefix, so every iteration after the first reads the fixed part from the cache.
 """
 
 from __future__ import annotations
@@ -35,7 +41,6 @@ def scope_story(doc: TasksDoc, scope: str, start: str | None = None) -> Story | 
     return doc.first_open_story() if scope == "story" else None
 
 
-# Long: the prompt read top to bottom, one section after another, as the agent reads it.
 def build_prompt(
     change: Change,
     doc: TasksDoc,
@@ -48,6 +53,31 @@ def build_prompt(
     scenario_rule: str | None = None,
     conformance: Sequence[str] = (),
 ) -> str:
+    """The whole prompt: :func:`fixed_part`, then the story in scope, the failing check, the
+    scenarios not met yet and the guidance (what changes from one iteration to the next)."""
+    out = [fixed_part(change, verify_commands, scenario_rule)]
+    add = out.append
+    _add_scope(add, doc, scope_story(doc, scope, start_story), _tasks_name(change))
+    if verify_failure is not None:
+        _add_failure(add, verify_failure)
+    if conformance:  # the scenarios not met yet, as the project's state now (SPEC §13)
+        add("")
+        out.extend(conformance)
+    if guidance:
+        add("")
+        add("## Guidance")
+        add("Direction from the operator for this work; follow it:")
+        _add_guidance(add, guidance)
+    add("")
+    return "\n".join(out)
+
+
+def fixed_part(
+    change: Change, verify_commands: Sequence[str], scenario_rule: str | None = None
+) -> str:
+    """The prompt's first part, the same for every iteration of a run (ending in a blank line):
+    what the change is and where, the project context, the workflow and the checks (with how a
+    test names a scenario when the conformance gate is on: decided once for the run)."""
     folder = change.folder
     other_files = [p for p in (folder / "proposal.md", folder / "design.md") if p.is_file()]
     specs = sorted(folder.glob("specs/**/spec.md"))
@@ -70,11 +100,25 @@ def build_prompt(
         add("## Project context")
         add(context.rstrip("\n"))
     add("")
-    _add_scope(add, doc, scope_story(doc, scope, start_story), tasks_name)
+    _add_workflow(add, tasks_name)
     add("")
+    add("## Verification")
+    if verify_commands:
+        add(f"The work is done only when these pass. Run them from {change.root}:")
+        for command in verify_commands:
+            add(f"- `{command}`")
+    else:
+        add("No verification commands are configured; run the project's own tests if it has any.")
+    if scenario_rule:  # the conformance gate is on (fixed for the run: SPEC §13)
+        add(scenario_rule)
+    add("")
+    return "\n".join(out)
+
+
+def _add_workflow(add: Callable[[str], None], tasks_name: str) -> None:
     add("## Workflow")
     add(f"1. Read the proposal, the design, the specs and {tasks_name} to understand the change.")
-    add("2. Implement the tasks in scope one at a time, in the order they are listed.")
+    add("2. Implement the tasks in scope (below) one at a time, in the order they are listed.")
     add("3. Run the verification commands below and fix what fails.")
     add(
         f"4. As soon as a task is implemented and verified, mark it done in {tasks_name} by"
@@ -89,28 +133,6 @@ def build_prompt(
         " leave its box unchecked, add a line `- blocked: <why>` indented under it, and go"
         " on with the other tasks."
     )
-    add("")
-    add("## Verification")
-    if verify_commands:
-        add(f"The work is done only when these pass. Run them from {change.root}:")
-        for command in verify_commands:
-            add(f"- `{command}`")
-    else:
-        add("No verification commands are configured; run the project's own tests if it has any.")
-    if scenario_rule:  # the conformance gate is on (fixed for the run: SPEC §13)
-        add(scenario_rule)
-    if verify_failure is not None:
-        _add_failure(add, verify_failure)
-    if conformance:  # the scenarios not met yet, as the project's state now
-        add("")
-        out.extend(conformance)
-    if guidance:
-        add("")
-        add("## Guidance")
-        add("Direction from the operator for this work; follow it:")
-        _add_guidance(add, guidance)
-    add("")
-    return "\n".join(out)
 
 
 def _tasks_name(change: Change) -> str:
@@ -173,6 +195,7 @@ def _add_guidance(add: Callable[[str], None], guidance: Sequence[str]) -> None:
 def _add_failure(add: Callable[[str], None], failure: Result) -> None:
     """The failing check, as the project's state now (never as an account of attempts)."""
     add("")
+    add("## Verification state")
     code = "could not start" if failure.exit_code is None else f"exit {failure.exit_code}"
     add(f"`{failure.command}` currently fails ({code}). The end of its output:")
     tail = failure.output_tail[-PROMPT_TAIL_CHARS:]

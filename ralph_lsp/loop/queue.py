@@ -36,6 +36,7 @@ from ralph_lsp.loop.history import (
     make_history_root,
     read_small_file,
 )
+from ralph_lsp.loop.receipts import combined_costs, costs_text
 from ralph_lsp.loop.request import RunRequest
 from ralph_lsp.loop.status import deliver, now_iso
 from ralph_lsp.openspec.workspace import UnknownChangeError, resolve_change
@@ -66,6 +67,7 @@ class QueueItem:
     ended_at: str | None = None
     duration_s: float | None = None
     branch: str | None = None
+    costs: dict[str, Any] | None = None  # SPEC §15: the run's costs (loop/receipts.py)
     _t0: float = field(default=0.0, repr=False)
 
     def to_json(self) -> dict[str, Any]:
@@ -82,6 +84,7 @@ class QueueItem:
             "endedAt": self.ended_at,
             "durationS": self.duration_s,
             "branch": self.branch,
+            "costs": self.costs,
         }
 
     def take(self, status: RunStatus) -> None:
@@ -90,6 +93,7 @@ class QueueItem:
         self.iterations = status.iteration
         self.completed, self.total = status.completed, status.total
         self.cost_usd = status.cost_usd
+        self.costs = dict(status.costs) if status.costs else self.costs
         if status.worktree:
             self.branch = status.worktree.get("branch")
         if status.final:
@@ -211,6 +215,8 @@ class Queue:
             "stopOnFailure": self.options.stop_on_failure,
             "maxCostUsd": self.options.max_cost_usd,
             "costUsd": round(sum(costs), 6) if costs else None,
+            # SPEC §15: the total, cost per verified task and spend without progress of its runs
+            "costs": combined_costs([i.costs for i in self.items]),
             "position": self.position(),
             "total": len(self.items),
             "items": [i.to_json() for i in self.items],
@@ -389,6 +395,8 @@ class Queue:
             self.state = "done"
         ok = sum(1 for i in self.items if i.state == "succeeded")
         summary = f"{ok}/{len(self.items)} succeeded"
+        spent = costs_text(combined_costs([i.costs for i in self.items]))
+        summary += f" · {spent}" if spent else ""
         self.reason = f"{summary}; {self.reason}" if self.reason else summary
         self._emit()
 

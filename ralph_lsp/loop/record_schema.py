@@ -51,6 +51,7 @@ _RUN: dict[str, Check] = {
     "merge": _obj,
     "sandbox": _obj,
     "conformance": _obj,  # SPEC §13: the last verification's table
+    "costs": _obj,
 }
 _RUN_LISTS = ("transitions", "rateLimited", "guidance", "blocked", "iterations", "reviews")
 _ITERATION: dict[str, Check] = {
@@ -60,6 +61,11 @@ _ITERATION: dict[str, Check] = {
     "costUsd": _number,
     "numTurns": _whole,
     "usage": _obj,
+    "agentUsage": _obj,
+    "model": _text,
+    "modelReason": _text,
+    "costSource": _text,
+    "endReason": _text,
     "tasksChecked": _count,
     "checkpoint": _text,
     "outputUri": _text,
@@ -83,7 +89,7 @@ def _iteration(raw: Any, odd: list[str]) -> dict[str, Any] | None:
     it = dict(raw)
     where = f"iteration {it['n']}: "
     _fit(it, _ITERATION, where, odd)
-    for key in ("verification", "filesChanged", "refusals"):
+    for key in ("verification", "filesChanged", "refusals", "tasks"):
         value = it.get(key)
         if value is None:
             continue
@@ -91,7 +97,7 @@ def _iteration(raw: Any, odd: list[str]) -> dict[str, Any] | None:
             it[key] = None
             odd.append(f"{where}{key}")
             continue
-        kind = str if key == "filesChanged" else dict
+        kind = str if key in ("filesChanged", "tasks") else dict
         kept = [v for v in value if isinstance(v, kind)]
         if len(kept) != len(value):
             odd.append(f"{where}{key}")

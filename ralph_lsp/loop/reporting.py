@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ralph_lsp.loop import policy, verify
-from ralph_lsp.loop.costs import tokens_of
+from ralph_lsp.loop import budget, policy, spawn_facts, verify
+from ralph_lsp.loop.costs import CostTally
 from ralph_lsp.loop.events import CheckpointEvent, GuidanceEvent, IterationEvent
 from ralph_lsp.loop.history import (
     BlockedRecord,
@@ -28,6 +28,7 @@ from ralph_lsp.loop.history import (
 )
 from ralph_lsp.loop.iteration import IterationOutcome
 from ralph_lsp.loop.ledger import Ledger
+from ralph_lsp.loop.receipts import costs_json
 from ralph_lsp.loop.run_git import RunGit
 from ralph_lsp.loop.status import (
     EngineEvent,
@@ -58,6 +59,18 @@ class Guidance:
 
 class RunReporting:
     """The record-and-status half of a run (mixed into ``run.Run``)."""
+
+    #: the costs of the counted iterations so far (made on first use by ``tally`` below)
+    _tally: CostTally | None = None
+    #: the model of the spawn under way, and why (the run sets it before each spawn)
+    choice = policy.ModelChoice(None, None)
+    budget: budget.Budget  # how the run prices what its agent reports
+
+    @property
+    def tally(self) -> CostTally:
+        if self._tally is None:
+            self._tally = CostTally()
+        return self._tally
 
     engine: Engine
     id: str
@@ -153,6 +166,8 @@ class RunReporting:
             },
             # the last verification's conformance table (SPEC §13), its cases beside the record
             "conformance": self.verification.gate.record_json(),
+            # SPEC §15: the total, cost per verified task, the spend without progress
+            "costs": costs_json(self.tally.summary()),
         }
 
     def save(self) -> None:
@@ -162,6 +177,7 @@ class RunReporting:
         where = f"story {story.id} {story.title}" if story else "whole change"
         self.update(
             iteration=n,
+            model=self.choice.model or self.status.model,
             story=story.id if story else None,
             reason=f"iteration {n} · {where}",
             phase="agent",
@@ -183,8 +199,13 @@ class RunReporting:
         result: policy.IterationResult,
         counts: bool,
         checks: list[verify.Result],
+        docs: tuple[TasksDoc, TasksDoc],
     ) -> None:
+        """The spawn's record, its receipt (SPEC §15) included; ``docs``: tasks.md before and
+        after it."""
         res = outcome.result
+        timeout = self.settings.iteration_timeout_seconds
+        receipt = spawn_facts.receipt(outcome, result, self.choice, self.budget, docs, timeout)
         spawn: SpawnRecord = {
             "startedAt": started,
             "endedAt": now_iso(),
@@ -192,12 +213,11 @@ class RunReporting:
             "costUsd": result.cost_usd,
             "costEstimated": result.cost_estimated,
             "numTurns": res.num_turns if res else None,
-            "usage": res.usage if res else None,
-            "tokens": tokens_of(res.usage) if res else None,
             "verification": [c.to_json() for c in checks] if checks else None,
             # the conformance table after that verification (None: it did not run, or no gate)
             "conformance": self.verification.gate.table_json() if checks else None,
             "refusals": [r.to_json() for r in outcome.refusals],
+            **receipt,
         }
         if counts:
             entry: IterationRecord = {
@@ -208,6 +228,9 @@ class RunReporting:
                 "filesChanged": None,
             }
             self.iterations.append(entry)
+            self.tally.add(entry)
+            self.status.costs = costs_json(self.tally.summary())
+            self.status.model = entry["model"] or self.status.model
         else:  # a rate-limited spawn has no number of its own: kept apart, before iteration n
             self.rate_limited.append({"beforeIteration": n, **spawn})
 

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 
 from ralph_lsp.agents import build_invocation, verify_rules
 from ralph_lsp.agents.user_config import user_config
-from ralph_lsp.loop import budget, costs, on_success, policy, sandboxing, verify
+from ralph_lsp.loop import budget, on_success, policy, sandboxing, spawn_facts, verify
 from ralph_lsp.loop import run_git as rungit
 from ralph_lsp.loop.claims import ChangeClaim
 from ralph_lsp.loop.events import EndEvent, IterationEvent
@@ -52,7 +52,7 @@ from ralph_lsp.openspec.project_context import read_project_context
 from ralph_lsp.openspec.tasks import TasksDoc
 from ralph_lsp.openspec.workspace import Change
 from ralph_lsp.proc.process import AgentProcess, AgentStartError, SpawnSpec
-from ralph_lsp.settings import Settings
+from ralph_lsp.settings import Settings, model_for
 
 # The longest a rate limit is waited for at once (a reset time far away is waited in turns).
 MAX_WAIT_SECONDS = 6 * 3600.0
@@ -173,7 +173,7 @@ class Run(RunReporting, TasksFollowing):
         self.history.close_iteration_log()
         self.ended_at = now_iso()
         self.update(state=state, reason=reason, phase=None, waiting=None, transition=True)
-        spent = costs.summarize(self.iterations).text()
+        spent = self.tally.summary().text()
         self.log(
             f"■ {state}: {reason}" + (f" · {spent}" if spent else ""),
             "info" if state in (RunState.SUCCEEDED, RunState.PLANNED) else "warning",
@@ -244,6 +244,8 @@ class Run(RunReporting, TasksFollowing):
             s.max_cost_usd,
             s.max_tokens,
             must_report=budget.must_report(s),
+            escalation=s.escalation,
+            escalate_after=s.escalate_after,
         )
         for name in limits.must_report:
             self.log(
@@ -306,19 +308,10 @@ class Run(RunReporting, TasksFollowing):
         """One spawn of the agent, and what the policy makes of it."""
         n = counters.counted + 1  # a spawn that does not count keeps the number for the next
         story = scope_story(doc, self.scope, self.start_story)
-        pending = [g for g in self.guidance if g.delivered_in is None]
-        for g in pending:
-            g.delivered_in = n
-        prompt = build_prompt(
-            self.work,
-            doc,
-            scope=self.scope,
-            verify_commands=[c.line for c in self.verification.commands],
-            guidance=[g.text for g in pending],
-            verify_failure=self.verification.last_failure if counters.failing else None,
-            start_story=self.start_story,
-            **self.verification.gate.prompt_args(),
+        counters, self.choice = policy.choose_model(
+            counters, limits, story.id if story else None, model_for(self.settings, "apply")
         )
+        prompt, pending = self._prompt(n, doc, counters)
         self._announce(n, story, doc, len(pending))
         started, t0 = now_iso(), time.monotonic()
         self.emit(IterationEvent(*self.key, "start", n, story.id if story else None, started))
@@ -330,7 +323,9 @@ class Run(RunReporting, TasksFollowing):
             after = self.read_doc()
         except RunEnd as exc:
             read_error = exc
-        result = _facts(outcome, doc.completed, after, self.budget, self.stop_event.is_set())
+        result = spawn_facts.facts(
+            outcome, doc.completed, after, self.budget, self.stop_event.is_set(), self.choice.model
+        )
         checks: list[verify.Result] = []
         if read_error is None and self.verification.due_after(result, counters):
             self.update(completed=after.completed, total=after.total)
@@ -343,7 +338,7 @@ class Run(RunReporting, TasksFollowing):
         if not counts or result.start_error is not None or policy.failed_start(result):
             for g in pending:  # nothing was delivered: the next spawn gets it
                 g.delivered_in = None
-        self._record_spawn(n, started, outcome, result, counts, checks)
+        self._record_spawn(n, started, outcome, result, counts, checks, (doc, after))
         refused = tuple(dict.fromkeys([*self.status.refusals, *(r.rule for r in outcome.refusals)]))
         if refused != self.status.refusals:
             self.update(refusals=refused[-20:])
@@ -365,6 +360,25 @@ class Run(RunReporting, TasksFollowing):
             self.log(problem, "warning")
         elif context:
             self.log(f"project context from openspec/config.yaml ({len(context)} characters)")
+
+    def _prompt(
+        self, n: int, doc: TasksDoc, counters: policy.Counters
+    ) -> tuple[str, list[Guidance]]:
+        """Iteration ``n``'s prompt, and the guidance it delivers (marked delivered in it)."""
+        pending = [g for g in self.guidance if g.delivered_in is None]
+        for g in pending:
+            g.delivered_in = n
+        prompt = build_prompt(
+            self.work,
+            doc,
+            scope=self.scope,
+            verify_commands=[c.line for c in self.verification.commands],
+            guidance=[g.text for g in pending],
+            verify_failure=self.verification.last_failure if counters.failing else None,
+            start_story=self.start_story,
+            **self.verification.gate.prompt_args(),
+        )
+        return prompt, pending
 
     def _say_user_config(self) -> None:
         """What of the user's own agent config the preset leaves out (ralph.agentUserConfig)."""
@@ -438,6 +452,7 @@ class Run(RunReporting, TasksFollowing):
                 agent_user_config=s.agent_user_config,
                 env={**os.environ, **s.env},
                 sandboxed=self.sandbox is not None,
+                model=self.choice.model,
             )
             for path, text in inv.files.items():  # the CLI's policy and defaults files
                 Path(path).parent.mkdir(parents=True, exist_ok=True, mode=0o700)
@@ -484,31 +499,3 @@ def _blocked_end(doc: TasksDoc) -> policy.End | None:
     blocked = doc.blocked_open()
     open_tasks = doc.total - doc.completed
     return policy.all_blocked(open_tasks, [(t.label, why) for t, why in blocked])
-
-
-def _facts(
-    out: IterationOutcome,
-    completed_before: int,
-    after: TasksDoc,
-    plan: budget.Budget,
-    stopped: bool,
-) -> policy.IterationResult:
-    """The facts of one spawn, as the run policy reads them (its cost priced by ``plan``)."""
-    res = out.result
-    cost, estimated = plan.spawn_cost(res)
-    return policy.IterationResult(
-        completed_before=completed_before,
-        completed=after.completed,
-        total=after.total,
-        exit_code=out.exit_code,
-        start_error=str(out.start_error) if out.start_error is not None else None,
-        printed=out.printed,
-        activity=out.activity,
-        timed_out=out.timed_out,
-        stopped=out.stopped or stopped,
-        problems=tuple(out.problems),
-        last_error=out.last_error,
-        cost_usd=cost,
-        cost_estimated=estimated,
-        tokens=plan.counted_tokens(res),
-    )

@@ -125,6 +125,10 @@ class RunStatus:
     kind: str = "run"
     # A planning run's open questions (design.md's ## Open Questions), once it is planned.
     questions: tuple[str, ...] = ()
+    # SPEC §15: the model of the iteration under way (or the last), and the run's costs so far
+    # (loop/receipts.py costs_json: totalUsd, perVerifiedTaskUsd, noProgressUsd, …).
+    model: str | None = None
+    costs: dict[str, Any] | None = None
 
     @property
     def final(self) -> bool:
@@ -154,6 +158,8 @@ class RunStatus:
             "sandbox": dict(self.sandbox) if self.sandbox else None,
             "kind": self.kind,
             "questions": list(self.questions),
+            "model": self.model,
+            "costs": dict(self.costs) if self.costs else None,
         }
 
     @classmethod
@@ -230,4 +236,6 @@ def _status_from_json(cls: type[RunStatus], data: dict[str, Any]) -> RunStatus:
         sandbox=data.get("sandbox") if isinstance(data.get("sandbox"), dict) else None,
         kind="plan" if data.get("kind") == "plan" else "run",
         questions=tuple(str(q) for q in data.get("questions") or ()),
+        model=data.get("model") if isinstance(data.get("model"), str) else None,
+        costs=data.get("costs") if isinstance(data.get("costs"), dict) else None,
     )

@@ -166,6 +166,7 @@ def test_success_sample_lines_and_result() -> None:
         usage=result.usage,
         duration_ms=38412,
         text=result.text,
+        model="claude-opus-4-8",  # the result's modelUsage names it (SPEC §15 receipts)
     )
     assert result.usage is not None and result.usage["output_tokens"] == 420
     assert logs(events, "summary") == ["iteration summary: 38.4s · 5 turns · $0.1873"]

@@ -109,8 +109,12 @@ class ScriptedModel:
         error_headers: dict[str, str] | None = None,
         break_streams: int = 0,
         run_commands: list[str] | None = None,
+        unable: dict[str, str] | None = None,
     ) -> None:
         self._lock = threading.Lock()
+        # model → a word: that model never checks a task whose line holds the word (it answers
+        # that it could not), as a small model fails a hard story (the escalation bench).
+        self.unable = dict(unable or {})
         # Shell commands the agent runs through Bash, one a turn, after the Read and before the
         # Edit (e.g. the verification command the prompt names).
         self.run_commands = list(run_commands or [])
@@ -259,6 +263,9 @@ class ScriptedModel:
             line = first_unchecked_line(path)
             if line is None:
                 return "none-left", [{"type": "text", "text": "Every task is checked."}], "end_turn"
+            word = self.unable.get(str(body.get("model")))
+            if word and word in line:
+                return "unable", [{"type": "text", "text": "I could not do it."}], "end_turn"
             return (
                 "edit",
                 [

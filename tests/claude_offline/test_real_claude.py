@@ -204,7 +204,9 @@ def test_three_tasks_succeed_in_three_iterations(three_task_run: SharedRun) -> N
         assert it["tasksChecked"] == 1
         assert it["numTurns"] == 3
         assert isinstance(it["costUsd"], float) and it["costUsd"] > 0
-        assert isinstance(it["usage"], dict) and it["usage"]["output_tokens"] > 0
+        assert isinstance(it["usage"], dict) and it["usage"]["outputTokens"] > 0  # the receipt's
+        assert it["agentUsage"]["output_tokens"] == it["usage"]["outputTokens"]  # the CLI's own
+        assert it["model"] == "claude-opus-5-5" and it["costSource"] == "reported"
     times = _iteration_seconds(record)
     print(f"per-iteration seconds: {[round(t, 2) for t in times]}; whole run {run.seconds:.2f}s")
     assert all(t < 30 for t in times), times

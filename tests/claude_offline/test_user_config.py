@@ -267,5 +267,6 @@ def test_a_ralph_run_of_a_heavy_home_logged_in_by_api_key_helper(
     end = heavy.last_line
     assert end.startswith("succeeded:"), end
     assert re.search(r"per (verified task|task, unverified) · \$0\.0000 on 0 iterations", end), end
-    tokens = heavy.record["iterations"][0]["tokens"]
-    assert tokens["input"] > 0 and tokens["output"] > 0 and tokens["cacheRead"] == 0, tokens
+    tokens = heavy.record["iterations"][0]["usage"]  # the receipt's (SPEC §15)
+    assert tokens["inputTokens"] > 0 and tokens["outputTokens"] > 0, tokens
+    assert tokens["cachedInputTokens"] == 0, tokens

@@ -379,8 +379,13 @@ async def test_history_record_is_valid_json_with_spec_fields(project: Path) -> N
         "costUsd",
         "costEstimated",  # costUsd estimated from tokens at a list price (Codex, Gemini)
         "numTurns",
-        "usage",
-        "tokens",  # input, output, cacheRead, cacheWrite, whichever agent
+        "usage",  # inputTokens, cachedInputTokens, cacheWriteTokens, outputTokens (§15)
+        "agentUsage",  # the agent's own usage, as it reported it
+        "model",  # SPEC §15 receipts: the model it ran, and why
+        "modelReason",
+        "costSource",  # reported, estimated, or null with no cost
+        "tasks",  # the tasks it checked
+        "endReason",  # why its process ended
         "verification",  # null when it did not run after this iteration (SPEC §3)
         "conformance",  # the conformance table after that verification (SPEC §13)
         "refusals",  # tool calls the agent was refused (SPEC §4 v2)

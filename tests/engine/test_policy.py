@@ -473,3 +473,80 @@ def test_exhausted_with_every_task_checked_names_the_unmet_scenario() -> None:
     assert d == End(
         RunState.EXHAUSTED, f"20 iterations ran (maxIterations); conformance not met: {UNMET}"
     )
+
+
+# -- escalation (SPEC §15): the model of each spawn, one row per branch ----------------------
+LADDER = Limits(20, stuck_after=3, escalation=("s", "m", "l"), escalate_after=2)
+
+
+@pytest.mark.parametrize(
+    ("counters", "limits", "story", "base", "expected_step", "model", "reason"),
+    [
+        # no escalation: the apply model (or none: the agent's default), nothing counted
+        (Counters(), LIMITS, "1", None, 0, None, None),
+        (Counters(), LIMITS, "1", "opus", 0, "opus", "ralph.models.apply"),
+        # the first spawn of a story starts at the first model
+        (Counters(), LADDER, "1", "opus", 0, "s",
+         "escalation 1/3: story 1 starts at the first model"),
+        # the same story keeps its step, and says why it is there
+        (
+            Counters(story="story 1", step=1, no_progress=1), LADDER, "1", None, 1, "m",
+            "escalation 2/3: story 1 made no progress in 2 iterations with s",
+        ),
+        # the next story starts again at the first
+        (Counters(story="story 1", step=2), LADDER, "2", None, 0, "s",
+         "escalation 1/3: story 2 starts at the first model"),
+        # the whole change (scope change) is one "story"
+        (Counters(), LADDER, None, None, 0, "s",
+         "escalation 1/3: the change starts at the first model"),
+    ],
+)  # fmt: skip
+def test_choose_model(
+    counters: Counters,
+    limits: Limits,
+    story: str | None,
+    base: str | None,
+    expected_step: int,
+    model: str | None,
+    reason: str | None,
+) -> None:
+    from ralph_lsp.loop.policy import ModelChoice, choose_model
+
+    after, choice = choose_model(counters, limits, story, base)
+    assert choice == ModelChoice(model, reason)
+    assert after.step == expected_step
+    if limits.escalation and counters.story != (f"story {story}" if story else "the change"):
+        assert after.no_progress == 0  # a new story's count starts again
+
+
+@pytest.mark.parametrize(
+    ("counters", "result", "expected"),
+    [
+        # no progress for escalateAfter on a step that has a next: the next model, count reset
+        (Counters(step=0, no_progress=1), it(), Continue(Counters(counted=1, step=1))),
+        # below escalateAfter: the count grows on the same step
+        (Counters(step=1), it(), Continue(Counters(counted=1, step=1, no_progress=1))),
+        # progress on any step: the count resets and the step stays
+        (Counters(step=1, no_progress=1), it(completed=3), Continue(Counters(counted=1, step=1))),
+        # the last step: no further model, stuckAfter ends the run stuck
+        (
+            Counters(step=2, no_progress=2), it(),
+            End(RunState.STUCK, "no task checked in 3 iterations"),
+        ),
+        # on the last step escalateAfter no longer applies
+        (Counters(step=2, no_progress=1), it(),
+         Continue(Counters(counted=1, step=2, no_progress=2))),
+    ],
+)  # fmt: skip
+def test_escalation_is_tried_before_stuck(
+    counters: Counters, result: IterationResult, expected: Continue | End
+) -> None:
+    assert after_iteration(result, counters, LADDER, NOW) == expected
+
+
+def test_without_escalation_stuck_after_is_unchanged() -> None:
+    # escalateAfter means nothing without a list: stuckAfter alone decides
+    limits = replace(LIMITS, escalate_after=1)
+    assert after_iteration(it(), Counters(no_progress=1), limits, NOW) == Continue(
+        Counters(counted=1, no_progress=2)
+    )

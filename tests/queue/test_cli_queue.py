@@ -192,3 +192,22 @@ def test_history_shows_queues(toolbox: Path) -> None:
     run_ids = [i["runId"] for i in queue["items"]]
     runs = json.loads(ralph("history", CHANGES[1], "--json", "--root", str(toolbox)).stdout)
     assert [r["runId"] for r in runs["runs"]] == run_ids[1:]
+
+
+def test_a_queues_summary_says_what_its_money_bought(toolbox: Path) -> None:
+    # SPEC §15: the queue's record and its last line add its runs' costs up
+    out = ralph(
+        "run", "add-slugify", "add-title-case", "--root", str(toolbox),
+        "--agent-command", " ".join([*fake("modeled.py"), "--model", "{model}", "-p", "{prompt}"]),
+        "--model", "m", "--verify-when", "off",
+        env={"FAKE_PRICES": "m=0.1"}, timeout=TIMEOUT,
+    )  # fmt: skip
+    assert out.returncode == 0, out.stdout + out.stderr
+    (record,) = queue_records(toolbox)
+    costs = record["costs"]
+    assert abs(costs["totalUsd"] - 0.6) < 1e-9 and costs["tasksChecked"] == 6
+    assert costs["noProgressIterations"] == 0
+    assert all(abs(i["costs"]["totalUsd"] - 0.3) < 1e-9 for i in record["items"])
+    assert out.stdout.splitlines()[-1] == (
+        "done: 2/2 succeeded · $0.6000 · $0.0000 on 0 iterations without progress"
+    )

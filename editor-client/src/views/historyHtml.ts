@@ -77,6 +77,9 @@ export function cleanRecord(raw: unknown): HistoryRecord | null {
       tasksChecked: num(it.tasksChecked),
       costUsd: num(it.costUsd),
       numTurns: num(it.numTurns),
+      model: text(it.model),
+      modelReason: text(it.modelReason),
+      usage: it.usage && typeof it.usage === "object" && !Array.isArray(it.usage) ? it.usage : null,
       outputUri: text(it.outputUri),
       promptUri: text(it.promptUri),
       checkpoint: typeof it.checkpoint === "string" || (it.checkpoint && typeof it.checkpoint === "object") ? it.checkpoint : null,
@@ -200,6 +203,36 @@ export function perTask(its: HistoryIteration[], spent: number): string {
   return tasks ? ` · ${money(spent / tasks)} per task, unverified` : "";
 }
 
+/** An iteration's tokens for the cost cell's title: the receipt's (v5, cached apart), else the
+ * older record's `tokens`; "" when the agent reported none. */
+export function tokensTitle(it: HistoryIteration): string {
+  const u = it.usage;
+  if (u && ["inputTokens", "cachedInputTokens", "cacheWriteTokens", "outputTokens"].some((k) => k in u)) {
+    const n = (k: string) => (typeof u[k] === "number" ? String(u[k]) : "—");
+    return `tokens in ${n("inputTokens")}, cached ${n("cachedInputTokens")}, cache write ${n("cacheWriteTokens")}, out ${n("outputTokens")}`;
+  }
+  const t = it.tokens;
+  return t ? `tokens in ${t.input ?? "—"}, out ${t.output ?? "—"}, cache read ${t.cacheRead ?? "—"}, cache write ${t.cacheWrite ?? "—"}` : "";
+}
+
+/** The receipt's cost: "—" when none was reported (never $0.0000), its source after it. */
+function costCell(it: HistoryIteration): string {
+  if (typeof it.costUsd !== "number") return "—";
+  const estimated = it.costSource === "estimated" || it.costEstimated === true;
+  return money(it.costUsd) + (estimated ? " (estimate)" : "");
+}
+
+function iterationRow(record: HistoryRecord, it: HistoryIteration): string {
+  const model = it.model ? `<span title="${escapeHtml(it.modelReason ?? "")}">${escapeHtml(it.model)}</span>` : "—";
+  return `<tr class="iteration">
+<td>${escapeHtml(it.n)}</td><td>${model}</td><td>${escapeHtml(durationOf(it.startedAt, it.endedAt))}</td>
+<td>${escapeHtml(it.exitCode ?? "—")}</td><td>${escapeHtml(it.tasksChecked ?? "—")}</td>
+<td>${escapeHtml(it.numTurns ?? "—")}</td><td title="${escapeHtml(tokensTitle(it))}">${escapeHtml(costCell(it))}</td>
+<td>${verificationCell(it)}</td>
+<td>${it.refusals && it.refusals.length ? `<span class="bad" title="${escapeHtml(it.refusals.map((r) => String(r.rule)).join(", "))}">${escapeHtml(it.refusals.length)} refused</span>` : "—"}</td>
+<td>${linksCell(record, it)}</td><td>${restoreCell(record, it)}</td></tr>`;
+}
+
 function runSection(record: HistoryRecord, total: number, locale?: string): string {
   const its = record.iterations;
   const costs = its.map((i) => i.costUsd).filter((c): c is number => typeof c === "number");
@@ -210,25 +243,15 @@ function runSection(record: HistoryRecord, total: number, locale?: string): stri
   const cost = costs.some((c) => c > 0)
     ? ` · ${money(spent)}${perTask(its, spent)} · ${money(idle.reduce((a, i) => a + (i.costUsd ?? 0), 0))} on ${idle.length} without progress${its.some((i) => i.costEstimated) ? " (estimate)" : ""}`
     : "";
-  const tokens = (t: HistoryIteration["tokens"]) => (t ? `tokens in ${t.input ?? "—"}, out ${t.output ?? "—"}, cache read ${t.cacheRead ?? "—"}, cache write ${t.cacheWrite ?? "—"}` : "");
-  const rows = its
-    .map(
-      (it) => `<tr class="iteration">
-<td>${escapeHtml(it.n)}</td><td>${escapeHtml(durationOf(it.startedAt, it.endedAt))}</td>
-<td>${escapeHtml(it.exitCode ?? "—")}</td><td>${escapeHtml(it.tasksChecked ?? "—")}</td>
-<td>${escapeHtml(it.numTurns ?? "—")}</td><td title="${escapeHtml(tokens(it.tokens))}">${escapeHtml(money(it.costUsd) + (it.costEstimated ? " (estimate)" : ""))}</td>
-<td>${verificationCell(it)}</td>
-<td>${it.refusals && it.refusals.length ? `<span class="bad" title="${escapeHtml(it.refusals.map((r) => String(r.rule)).join(", "))}">${escapeHtml(it.refusals.length)} refused</span>` : "—"}</td>
-<td>${linksCell(record, it)}</td><td>${restoreCell(record, it)}</td></tr>`,
-    )
-    .join("\n");
+  const rows = its.map((it) => iterationRow(record, it)).join("\n");
+
   return `<section class="run state-${escapeHtml(record.state)}" data-run="${escapeHtml(record.runId)}">
 <h2><span class="state">${escapeHtml(record.state)}</span> · ${escapeHtml(localTime(record.startedAt, locale))}
  · ${escapeHtml(its.length)} iteration${its.length === 1 ? "" : "s"} · ${escapeHtml(durationOf(record.startedAt, record.endedAt))}${escapeHtml(cost)}</h2>
 <p class="reason">${escapeHtml(record.reason ?? "")}</p>${mergeLine(record)}${branchActions(record)}
 ${sandboxLine(record)}
 ${its.length ? chartSvg(chartPoints(its), total) : ""}
-<table><thead><tr><th>#</th><th>duration</th><th>exit</th><th>tasks</th><th>turns</th><th>cost</th><th>verification</th><th>refusals</th><th>files</th><th><span class="hidden">restore</span></th></tr></thead>
+<table><thead><tr><th>#</th><th>model</th><th>duration</th><th>exit</th><th>tasks</th><th>turns</th><th>cost</th><th>verification</th><th>refusals</th><th>files</th><th><span class="hidden">restore</span></th></tr></thead>
 <tbody>
 ${rows}
 </tbody></table>

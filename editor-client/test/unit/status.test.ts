@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { IDLE_VIEW, StatusBoard, describeStatus, formatStatusText, toneOf } from "../../src/status";
+import { IDLE_VIEW, StatusBoard, describeCosts, describeStatus, formatStatusText, toneOf } from "../../src/status";
 import { status } from "./fixtures";
 
 describe("formatStatusText", () => {
@@ -145,5 +145,29 @@ describe("describeSandbox", () => {
     assert.match(said, /\nsandbox: bwrap — writable: \/p, \/tmp\/x; hidden: \/h\/\.ssh; domains: none$/);
     assert.match(describeStatus(status({ sandbox: null })), /\nsandbox: off$/);
     assert.doesNotMatch(describeStatus(status()), /sandbox/);
+  });
+});
+
+describe("describeCosts (v5, SPEC §15)", () => {
+  it("says the model, the total, the cost per verified task and the spend without progress", () => {
+    const costs = {
+      totalUsd: 0.42, perVerifiedTaskUsd: 0.14, verifiedTasks: 3, tasksChecked: 3,
+      noProgressUsd: 0.05, noProgressIterations: 1, estimated: false,
+    };
+    const text = describeStatus(status({ model: "claude-sonnet-4-5", costs }));
+    assert.match(
+      text,
+      /model claude-sonnet-4-5 · \$0\.4200 · \$0\.1400 per verified task · \$0\.0500 on 1 iteration without progress/,
+    );
+  });
+
+  it("shows nothing for an agent that reported nothing, never $0.0000", () => {
+    const costs = {
+      totalUsd: null, perVerifiedTaskUsd: null, verifiedTasks: null, tasksChecked: 0,
+      noProgressUsd: null, noProgressIterations: 2, estimated: false,
+    };
+    assert.equal(describeCosts(status({ costs })), null);
+    assert.doesNotMatch(describeStatus(status({ costs, model: null })), /\$0\.0000/);
+    assert.equal(describeCosts(status({ costs, model: "m" })), "model m");
   });
 });
