@@ -1,7 +1,8 @@
 """``ralph-lsp …``: the headless command line (SPEC §7), one module per group of subcommands.
 
 - ``parser``        every subcommand and flag, declared once (``validate_parser`` holds
-  ``validate``'s, which ``main`` parses alone);
+  ``validate``'s, which ``main`` parses alone; ``v5_flags`` ``run``'s flags of the
+  conformance gate, the reviewer, a model per phase and escalation);
 - ``run``           ``run``: the engine in this process, its events rendered by ``terminal``;
 - ``plan``          ``plan``: a planning run (SPEC §14), its flags in ``plan_parser``;
 - ``verify``        ``verify``: the verification commands, as a run runs them;

@@ -7,9 +7,9 @@ from collections.abc import Callable
 
 from ralph_lsp import __version__
 from ralph_lsp.cli.plan_parser import add_plan_parser
+from ralph_lsp.cli.v5_flags import add_v5_run_flags
 from ralph_lsp.cli.validate_parser import add_validate_parser
 from ralph_lsp.settings import (
-    CONFORMANCE_REQUIRES,
     ISOLATIONS,
     PRESETS,
     RUNNERS,
@@ -135,45 +135,9 @@ def build_parser() -> argparse.ArgumentParser:
         ' "output": N, "cachedInput": N, "cacheWrite": N}}\' (added to the built-in list prices,'
         " ralph.prices)",
     )
-    sp.add_argument(
-        "--model",
-        metavar="MODEL",
-        help="the model the agent works on the tasks with (ralph.models.apply): the preset's"
-        " --model, a custom command's {model}; default: the agent's own",
-    )
-    sp.add_argument("--plan-model", metavar="MODEL", help="the planning model (ralph.models.plan)")
-    sp.add_argument(
-        "--escalation",
-        metavar="A,B,C",
-        help="models cheapest first: a story without progress for --escalate-after iterations"
-        " moves to the next one; the next story starts at the first again",
-    )
-    sp.add_argument(
-        "--escalate-after",
-        type=int,
-        metavar="N",
-        help="iterations without progress before the next model of --escalation (default 2)",
-    )
+    add_v5_run_flags(sp)
     sp.add_argument(
         "--stuck-after", type=int, metavar="N", help="iterations without progress (default 3)"
-    )
-    sp.add_argument(
-        "--review-agent",
-        metavar="AGENT",
-        help="once tasks, verification and conformance pass, a fresh reviewer judges the change"
-        " (read-only but for the task file) and may append tasks: a preset, 'same' (the run's"
-        " agent) or a command line (default: no review)",
-    )
-    sp.add_argument(
-        "--review-model",
-        metavar="MODEL",
-        help="the reviewer's model (ralph.review.model; else ralph.models.review)",
-    )
-    sp.add_argument(
-        "--review-max-rounds",
-        type=int,
-        metavar="N",
-        help="review rounds that may append tasks before the run ends exhausted (default 2)",
     )
     sp.add_argument("--scope", choices=SCOPES, help="iteration scope (default story)")
     sp.add_argument(
@@ -196,13 +160,6 @@ def build_parser() -> argparse.ArgumentParser:
         type=float,
         metavar="S",
         help="stop a verification command after S seconds (default 900; 0: no limit)",
-    )
-    sp.add_argument(
-        "--conformance",
-        choices=CONFORMANCE_REQUIRES,
-        help="what the change's scenarios must be to succeed: each named by a test that passed"
-        " in the last verification (verified), named by a test (linked), nothing (off), or"
-        " auto (the default: verified once any test of the project names a scenario)",
     )
     sp.add_argument(
         "--finish-grace",
