@@ -58,12 +58,17 @@ describe("serverSettings", () => {
       onRunEnd: "",
       runsOutliveEditor: true,
       archiveOnSuccess: false,
+      "review.agent": null,
+      "review.model": null,
+      "review.maxRounds": 2,
       runner: "local",
       "ray.address": null,
       "ray.resources": {},
       "ray.gitRemote": null,
       sandbox: "auto",
       "validation.strict": false,
+      "conformance.require": "auto",
+      "conformance.testGlobs": [],
     });
   });
 
