@@ -17,6 +17,7 @@
   own, with its live file (``.ralph/live/queues/``) and socket, so a queue outlives the editor;
 - ``queue_live`` those live files read: the live queues of a root
   (:func:`~ralph_lsp.runner.queue_live.find_live_queues`) and their ended notes;
+- ``site_path`` the interpreter's site-packages, put on a ``python -S`` runner's path first;
 - ``__main__`` the detached runner process, ``python -m ralph_lsp.runner`` (``--changes``: a
   queue's).
 

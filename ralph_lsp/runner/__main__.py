@@ -21,6 +21,10 @@ from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Any
 
+from ralph_lsp.runner.site_path import missing_folders
+
+sys.path.extend(missing_folders())  # before the product's imports, which need PyYAML, defusedxml
+
 from ralph_lsp.loop import safe_dir
 from ralph_lsp.loop.engine import EngineError
 from ralph_lsp.loop.history import history_root
@@ -30,7 +34,6 @@ from ralph_lsp.openspec.workspace import UnknownChangeError
 from ralph_lsp.runner.host import EngineFactory, RunHost
 from ralph_lsp.runner.live import LiveRun
 from ralph_lsp.runner.queue_host import QueueHost
-from ralph_lsp.sandbox.bwrap import site_folders
 from ralph_lsp.settings import Settings, settings_from_dict
 
 
@@ -142,29 +145,7 @@ def run(argv: list[str] | None = None, remote_engine: EngineFactory | None = Non
     ``ray`` (given by ``python -m ralph_lsp.remote``, which this layer does not import)."""
     for sig in (signal.SIGINT, signal.SIGHUP):
         signal.signal(sig, signal.SIG_IGN)  # not the terminal's or the server's to end
-    interpreter_packages()
     return asyncio.run(main(parse(argv), remote_engine))
-
-
-def interpreter_packages() -> None:
-    """Under ``python -S`` (how the runner starts: no ``.pth`` file of site-packages runs, and
-    the workspace's files are never on the path), the interpreter's own site-packages go at
-    the *end* of ``sys.path``, after the standard library and this package's folder: a run
-    reads a change's ``.openspec.yaml`` with PyYAML and a test report with defusedxml, which
-    are installed there with ralph-lsp (a detached run of any change with metadata failed,
-    "No module named 'yaml'"). Nothing there can shadow the standard library or ralph_lsp."""
-    if not sys.flags.no_site:
-        return
-    for folder in [*site_folders(), _user_site()]:
-        if folder and folder not in sys.path and os.path.isdir(folder):
-            sys.path.append(folder)
-
-
-def _user_site() -> str | None:
-    """``pip install --user``'s folder, where ``site`` would have put it on the path."""
-    import site
-
-    return site.getusersitepackages() if site.ENABLE_USER_SITE is not False else None
 
 
 if __name__ == "__main__":
