@@ -31,11 +31,13 @@ class Editing:
         if root is not None:
             self.ls.roots.watch_also(root)
         self._shown(path)
+        self.ls.conformance.buffer_changed(path)
 
     def on_edit(self, uri: str) -> None:
         path = path_of(uri)
         if path is not None:
             self._shown(path)
+            self.ls.conformance.buffer_changed(path)  # a test file's links, from its buffer
 
     def on_save(self, uri: str) -> None:
         path = path_of(uri)
@@ -50,6 +52,7 @@ class Editing:
             return
         self.ls.docs.closed(path)
         self._shown(path)  # the disk's version now
+        self.ls.conformance.buffer_closed(path)
 
     def on_disk_change(self, paths: set[Path]) -> None:
         changed = False
