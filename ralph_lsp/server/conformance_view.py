@@ -97,6 +97,7 @@ class ConformanceView:
         self._scanners: dict[Path, Scanner] = {}
         self._globs: dict[Path, tuple[str, ...]] = {}
         self._buffers: dict[Path, dict[str, tuple[Mention, ...]]] = {}  # open test files' own
+        self._texts: dict[Path, dict[str, str]] = {}  # open test files' texts not read yet
         self._cases: dict[Key, list[Case]] = {}
         self.tables: dict[Key, Table] = {}
         self._watches: dict[Path, SpecTreeWatcher] = {}
@@ -156,22 +157,29 @@ class ConformanceView:
             self._dirty.setdefault(root, set()).update(rels)
             self._redo(root)
 
-    def buffer_changed(self, path: Path) -> None:
-        """A test file's open buffer changed (or opened): its text is what links now."""
+    def is_test_file(self, path: Path) -> bool:
+        """Whether ``path`` is a test file of a root whose tables are kept."""
+        return self._test_file(path)[0] is not None
+
+    def buffer_changed(self, path: Path, uri: str) -> None:
+        """A test file's open buffer changed (or opened): its text is what links now (read
+        in the worker, as the disk's files are)."""
         root, rel = self._test_file(path)
         if root is None:
             return
         try:
-            text = self.ls.workspace.get_text_document(self.ls.docs.uri_for(path)).source
+            text = self.ls.workspace.get_text_document(uri).source
         except Exception:  # closed meanwhile
             return
-        self._buffers.setdefault(root, {})[rel] = tuple(mentions(rel, text))
-        self.ls.logs.add(f"conformance: {rel} read from its buffer", types.MessageType.Log)
+        self._texts.setdefault(root, {})[rel] = text
         self._redo(root)
 
     def buffer_closed(self, path: Path) -> None:
+        """The disk's text links again."""
         root, rel = self._test_file(path)
-        if root is not None and self._buffers.get(root, {}).pop(rel, None) is not None:
+        if root is not None:
+            self._texts.get(root, {}).pop(rel, None)
+            self._buffers.get(root, {}).pop(rel, None)
             self.tests_changed(root, {path})
 
     def run_status(self, status: RunStatus) -> None:
@@ -256,14 +264,22 @@ class ConformanceView:
             self._scanners[root] = scanner
         return scanner
 
-    def _compute(self, key: Key, dirty: set[str], run_id: str | None) -> tuple[Table, str]:
-        """(In the worker) the table of ``key``, after the test files ``dirty`` were read."""
+    def _compute(
+        self, key: Key, dirty: set[str], texts: dict[str, str], run_id: str | None
+    ) -> tuple[Table, str]:
+        """(In the worker) the table of ``key``, after the test files ``dirty`` and the open
+        buffers' ``texts`` were read."""
         root, change = key
         scanner = self._scanner(root)
         said = ""
         if dirty:
             scanner.update(dirty)
             said = f"{', '.join(sorted(dirty))} read again ({scanner.reads} file(s) read)"
+        buffers = self._buffers.setdefault(root, {})
+        for rel, text in texts.items():
+            buffers[rel] = tuple(mentions(rel, text))
+            said = f"{said}; " if said else ""
+            said += f"{rel} read from its buffer"
         cases = self._cases.get(key)
         if cases is None:
             found = run_cases(root, run_id) if run_id is not None else None
@@ -281,10 +297,11 @@ class ConformanceView:
             root = key[0]
             self._globs.setdefault(root, self._test_globs())
             dirty = self._dirty.pop(root, set())
+            texts = self._texts.pop(root, {})
             run_id = self._cases_from.pop(key, None)
             try:
                 table, said = await loop.run_in_executor(
-                    self._worker, self._compute, key, dirty, run_id
+                    self._worker, self._compute, key, dirty, texts, run_id
                 )
             except Exception:
                 log.exception("the conformance table of %s failed", key[1])

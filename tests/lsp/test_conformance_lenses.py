@@ -81,6 +81,18 @@ async def _lenses_become(s: Session, path: Path, want: dict[int, str]) -> dict[i
     return last
 
 
+async def _lens_is(s: Session, path: Path, line: int, title: str) -> None:
+    async def ask() -> str | None:
+        found = {n: t for n, t, _, _ in await s.lenses(path.as_uri())}
+        return found.get(line)
+
+    deadline = asyncio.get_running_loop().time() + 60
+    while (now := await ask()) != title:
+        if asyncio.get_running_loop().time() > deadline:
+            raise AssertionError(f"the lens of line {line} stayed {now!r}, not {title!r}")
+        await asyncio.sleep(0.1)
+
+
 async def _real_run(project: Path, mode: str) -> None:
     """A real run of the fake agent (a subprocess in the sandbox), one iteration: its
     verification runs `make test` (pytest, with its JUnit report) and keeps the cases."""
@@ -150,6 +162,26 @@ async def test_a_delta_spec_shows_each_scenarios_state_and_follows_the_test_file
     )
     lines = {d.range.start.line for d in unlinked()}
     assert lines == {_line("Whisper", text)}  # the diagnostic went with the link
+
+    # An unsaved edit of an open test file links too; closed unsaved, the disk's text counts.
+    test_file = shout_project / "tests" / "test_shout.py"
+    on_disk = test_file.read_text()
+    _open(s, test_file)
+    edited = on_disk + '\n\ndef test_whisper():\n    """Scenario: Whisper"""\n'
+    s.client.text_document_did_change(
+        types.DidChangeTextDocumentParams(
+            text_document=types.VersionedTextDocumentIdentifier(uri=test_file.as_uri(), version=2),
+            content_changes=[types.TextDocumentContentChangeWholeDocument(text=edited)],
+        )
+    )
+    whisper = _line("Whisper", text)
+    await _lens_is(s, spec, whisper, "○ not run · tests/test_shout.py::test_whisper")
+    assert "conformance: tests/test_shout.py read from its buffer" in s.logs()
+    assert test_file.read_text() == on_disk
+    s.client.text_document_did_close(
+        types.DidCloseTextDocumentParams(types.TextDocumentIdentifier(test_file.as_uri()))
+    )
+    await _lens_is(s, spec, whisper, UNLINKED)
 
 
 async def test_the_lens_turns_verified_when_a_runs_verification_ends(
