@@ -35,7 +35,6 @@ from ralph_lsp.conformance.junit import Case
 from ralph_lsp.conformance.links import Mention, mentions
 from ralph_lsp.conformance.scan import Scanner
 from ralph_lsp.conformance.table import FAILING, NOT_RUN, UNLINKED, VERIFIED, Row, Table
-from ralph_lsp.loop.conformance_step import last_verification, run_cases
 from ralph_lsp.loop.status import RunStatus
 from ralph_lsp.server.render import NOOP
 from ralph_lsp.server.spec_watch import SpecTreeWatcher
@@ -282,6 +281,10 @@ class ConformanceView:
             said += f"{rel} read from its buffer"
         cases = self._cases.get(key)
         if cases is None:
+            # here, not at the top: the loop's gate module brings the sandbox and the agents,
+            # which a server that only follows runs never imports (tests/test_imports.py)
+            from ralph_lsp.loop.conformance_step import last_verification, run_cases
+
             found = run_cases(root, run_id) if run_id is not None else None
             cases = found if found is not None else last_verification(root, change)[1]
             self._cases[key] = cases
