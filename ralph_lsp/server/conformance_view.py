@@ -100,7 +100,7 @@ class ConformanceView:
         self._cases: dict[Key, list[Case]] = {}
         self.tables: dict[Key, Table] = {}
         self._watches: dict[Path, SpecTreeWatcher] = {}
-        self._phases: dict[str, str | None] = {}  # run id → its last phase
+        self._phases: dict[str, tuple[int, str | None]] = {}  # run id → (iteration, phase)
         self._cases_from: dict[Key, str] = {}  # the run whose cases to read next
         self._wanted: set[Key] = set()
         self._dirty: dict[Path, set[str]] = {}  # root → test files changed on disk
@@ -182,18 +182,23 @@ class ConformanceView:
             self.tests_changed(root, {path})
 
     def run_status(self, status: RunStatus) -> None:
-        """A run's status: once its verification ended (or the run did), its cases again."""
-        before = self._phases.get(status.run_id, "")
-        self._phases[status.run_id] = status.phase
+        """A run's status: once its verification ended (its phase left ``verifying``, a new
+        iteration began: a follower may see only some statuses) or the run did, its cases
+        again."""
+        key = (status.root, status.change)
+        before = self._phases.get(status.run_id)
+        now = (status.iteration, status.phase)
+        self._phases[status.run_id] = now
         if status.final:
             self._phases.pop(status.run_id, None)
-        if (before == "verifying" and status.phase != "verifying") or status.final:
-            key = (status.root, status.change)
-            self._cases.pop(key, None)
+        ended = before is not None and (
+            (before[1] == "verifying" and now[1] != "verifying") or now[0] > before[0]
+        )
+        if ended or status.final:
             self._cases_from[key] = status.run_id
             self.want(key)
-        elif (status.root, status.change) not in self._wanted:
-            self.want((status.root, status.change))
+        elif key not in self._wanted:
+            self.want(key)
 
     def settings_changed(self) -> None:
         """``ralph.conformance.testGlobs`` may have changed: a root whose globs did is scanned
@@ -279,15 +284,16 @@ class ConformanceView:
             buffers[rel] = tuple(mentions(rel, text))
             said = f"{said}; " if said else ""
             said += f"{rel} read from its buffer"
-        cases = self._cases.get(key)
-        if cases is None:
-            # here, not at the top: the loop's gate module brings the sandbox and the agents,
-            # which a server that only follows runs never imports (tests/test_imports.py)
-            from ralph_lsp.loop.conformance_step import last_verification, run_cases
+        # here, not at the top: the loop's gate module brings the sandbox and the agents, which
+        # a server that only follows runs never imports (tests/test_imports.py)
+        from ralph_lsp.loop.conformance_step import last_verification, run_cases
 
-            found = run_cases(root, run_id) if run_id is not None else None
-            cases = found if found is not None else last_verification(root, change)[1]
-            self._cases[key] = cases
+        found = run_cases(root, run_id) if run_id is not None else None  # None: kept none yet
+        if found is not None:
+            self._cases[key] = found
+        elif key not in self._cases:
+            self._cases[key] = last_verification(root, change)[1]
+        cases = self._cases[key]
         files = {**scanner.linked(), **self._buffers.get(root, {})}
         folder = root / "openspec" / "changes" / change
         return conformance(root, folder, scanner, cases, files=files).table, said
