@@ -207,3 +207,20 @@ async def test_the_lens_turns_verified_when_a_runs_verification_ends(
     )
     ended = lambda: any(st["state"] in FINAL_STATES for st in s.statuses)  # noqa: E731
     await wait_until(ended, timeout=120, what="the run's end")
+
+
+async def test_without_inotify_watchfiles_follows_the_test_files(
+    start_session: StartSession, shout_project: Path
+) -> None:
+    # RALPH_WATCH=poll: the fallback the watch takes where inotify cannot be had, or its first
+    # watches are refused (the per-user limit), as the openspec/ watch does.
+    s = await start_session(shout_project, env={"RALPH_WATCH": "poll"})
+    spec = _spec(shout_project)
+    _open(s, spec)
+    await _lens_is(s, spec, _line("Shout once"), UNLINKED)
+    await asyncio.sleep(0.5)  # watchfiles gives no sign of when its watch is in place
+    (shout_project / "tests" / "test_once.py").write_text(
+        'def test_once():\n    """Scenario: Shout once"""\n'
+    )
+    await _lens_is(s, spec, _line("Shout once"), "○ not run · tests/test_once.py::test_once")
+    assert "conformance: tests/test_once.py read again (1 file(s) read)" in s.logs()
