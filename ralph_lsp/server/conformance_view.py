@@ -24,6 +24,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import logging
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -239,7 +240,8 @@ class ConformanceView:
 
         def test_file(path: str) -> bool:
             scanner = self._scanners.get(root)
-            rel = Path(path).relative_to(root).as_posix() if path.startswith(str(root)) else ""
+            below = path.startswith(f"{root}{os.sep}")
+            rel = Path(path).relative_to(root).as_posix() if below else ""
             return bool(rel) and (scanner is None or bool(scanner.pattern.fullmatch(rel)))
 
         def skip(parent: str, name: str) -> bool:
