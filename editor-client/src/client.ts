@@ -13,6 +13,20 @@ import {
 } from "vscode-languageclient/node";
 import { initializationOptions } from "./config";
 
+/** The default ralph.conformance.testGlobs (ralph_lsp/conformance/globs.py), as VS Code globs. */
+export const TEST_FILE_PATTERNS = [
+  "**/test_*.py",
+  "**/*_test.py",
+  "**/tests/**/*.py",
+  "**/test/**/*.py",
+  "**/*.{test,spec}.{js,jsx,mjs,cjs,ts,tsx,mts,cts}",
+  "**/__tests__/**/*.{js,jsx,mjs,cjs,ts,tsx,mts,cts}",
+  "**/*_test.go",
+  "**/tests/**/*.rs",
+  "**/src/test/**/*.java",
+  "**/*{Test,Tests}.java",
+];
+
 export const ralphConfig = (scope?: vscode.ConfigurationScope): vscode.WorkspaceConfiguration =>
   vscode.workspace.getConfiguration("ralph", scope);
 
@@ -63,6 +77,9 @@ export function createClient(setup: ClientSetup): LanguageClient {
       { scheme: "file", pattern: "**/openspec/**/*.md" },
       { scheme: "file", pattern: "**/openspec/**/.openspec.yaml" },
       { scheme: "file", pattern: "**/openspec/config.yaml" },
+      // Test files (the usual ralph.conformance.testGlobs): an unsaved edit that names a scenario
+      // moves its lens at once (SPEC §13); the server reads no other file's buffer.
+      ...TEST_FILE_PATTERNS.map((pattern) => ({ scheme: "file", pattern })),
     ],
     outputChannel: setup.output,
     revealOutputChannelOn: RevealOutputChannelOn.Never,

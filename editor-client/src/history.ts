@@ -1,5 +1,6 @@
 // A change's run history (the result of `ralph.history`) as a Markdown document. Pure.
 import type { HistoryRecord } from "./protocol";
+import { cleanConformance } from "./views/historyHtml";
 
 function when(iso: string | null | undefined): string {
   if (!iso) {
@@ -65,6 +66,13 @@ export function formatHistory(change: string, runs: readonly HistoryRecord[]): s
         out.push(
           `| ${it.n} | ${cell(when(it.startedAt))} | ${duration(it.startedAt, it.endedAt)} | ${cell(it.exitCode)} | ${cell(it.tasksChecked)} | ${cell(it.numTurns)} | ${money(it.costUsd)}${it.costEstimated ? " (estimate)" : ""} |`,
         );
+      }
+    }
+    const table = cleanConformance(r.conformance);
+    if (table) {
+      out.push("", `Conformance: ${cell(table.summary)}`, "", "| scenario | state | test |", "|---|---|---|");
+      for (const row of table.rows) {
+        out.push(`| ${cell(row.key)} | ${cell(row.state)} | ${cell(row.test)} |`);
       }
     }
     if (r.transitions.length > 0) {

@@ -244,6 +244,28 @@ export interface HistoryRecord {
   sandbox?: RunSandbox | null;
   /** With worktree isolation (or on Ray): the branch the run worked on. */
   worktree?: { branch?: string } | null;
+  /** v5 (SPEC §13): the conformance table of the run's last verification; null: none ran. */
+  conformance?: ConformanceTable | null;
+}
+
+/** v5 (SPEC §13): one scenario of a change, its state after a verification and its test. */
+export interface ConformanceRow {
+  key: string;
+  title: string;
+  /** "verified", "failing", "not-run" or "unlinked". */
+  state: string;
+  test: string | null;
+  spec: string;
+  line: number;
+}
+
+/** v5: a verification's conformance table as the record keeps it (`3/4 scenarios verified`). */
+export interface ConformanceTable {
+  summary: string;
+  verified: number;
+  total: number;
+  rows: ConformanceRow[];
+  warnings?: string[];
 }
 
 /** v4: a run's branch: merged into its target, or parked for a person. */

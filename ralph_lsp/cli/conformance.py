@@ -9,42 +9,23 @@ only when every scenario is verified, 1 otherwise, 2 for a usage error (an unkno
 from __future__ import annotations
 
 import argparse
-import json
 import sys
-from typing import Any, TextIO
+from typing import TextIO
 
 from ralph_lsp.cli.common import change_of, root_of
 from ralph_lsp.cli.jsonout import dumps_indented
 from ralph_lsp.conformance.check import conformance
 from ralph_lsp.conformance.globs import DEFAULT_TEST_GLOBS
-from ralph_lsp.conformance.junit import Case
 from ralph_lsp.conformance.scan import Scanner
-from ralph_lsp.loop.conformance_step import CASES_FILE
-from ralph_lsp.loop.history import history_root, load_records, read_small_file
+from ralph_lsp.loop.conformance_step import last_verification
 from ralph_lsp.settings import Settings
-
-
-def _last_verification(root: Any, change: str) -> tuple[dict[str, Any] | None, list[Case]]:
-    """The newest record of ``change`` whose run verified, and that verification's cases."""
-    for record in load_records(root, change):
-        said = record.get("conformance")
-        if not isinstance(said, dict):
-            continue
-        path = history_root(root) / "runs" / str(record["runId"]) / CASES_FILE
-        try:
-            raw = json.loads(read_small_file(path))
-        except (OSError, ValueError):
-            raw = []
-        cases = [c for c in map(Case.from_json, raw if isinstance(raw, list) else []) if c]
-        return record, cases
-    return None, []
 
 
 def cmd_conformance(args: argparse.Namespace, out: TextIO) -> int:
     root = root_of(args.root)
     change = change_of(root, args.change)  # a usage error (2) for an unknown change
     globs = Settings().conformance_test_globs or DEFAULT_TEST_GLOBS
-    record, cases = _last_verification(root, change.name)
+    record, cases = last_verification(root, change.name)
     found = conformance(root, change.folder, Scanner(root, globs), cases)
     table = found.table
     if args.json:

@@ -18,10 +18,15 @@ _LAST: list[tuple[tuple[object, ...], Titles]] = []
 
 
 def _titles(scenarios: Sequence[Scenario], main: Sequence[tuple[str, str]]) -> Titles:
+    """The titles of these scenarios, reused from the last call when they are the same. Read
+    once into a local: the server's conformance worker and a run hosted in the server may
+    call at the same time, and each must get its own call's titles."""
     key = (*((s.capability, s.title) for s in scenarios), None, *main)
-    if not _LAST or _LAST[0][0] != key:
-        _LAST[:] = [(key, Titles(scenarios, main))]
-    return _LAST[0][1]
+    last = _LAST[0] if _LAST else None
+    if last is None or last[0] != key:
+        last = (key, Titles(scenarios, main))
+        _LAST[:] = [last]
+    return last[1]
 
 
 @dataclass(frozen=True)

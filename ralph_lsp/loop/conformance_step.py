@@ -14,6 +14,7 @@ conformance``)."""
 
 from __future__ import annotations
 
+import json
 import os
 import shlex
 import shutil
@@ -28,7 +29,13 @@ from ralph_lsp.conformance.junit import Case, find_reports, read_reports
 from ralph_lsp.conformance.scan import Scanner, walk_files
 from ralph_lsp.conformance.table import Table
 from ralph_lsp.loop import sandboxing
-from ralph_lsp.loop.history import RunHistory, atomic_write_json
+from ralph_lsp.loop.history import (
+    RunHistory,
+    atomic_write_json,
+    history_root,
+    load_records,
+    read_small_file,
+)
 from ralph_lsp.loop.status import Level, now_iso
 from ralph_lsp.openspec.workspace import Change
 from ralph_lsp.settings import Settings
@@ -51,6 +58,27 @@ class GateHost(Protocol):
     history: RunHistory
 
     def log(self, text: str, level: Level = "info") -> None: ...
+
+
+def run_cases(root: Path, run_id: str) -> list[Case] | None:
+    """The cases a run kept of its last verification (None: it kept none, or not readably)."""
+    path = history_root(root) / "runs" / run_id / CASES_FILE
+    try:
+        raw = json.loads(read_small_file(path))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(raw, list):
+        return None
+    return [c for c in map(Case.from_json, raw) if c]
+
+
+def last_verification(root: Path, change: str) -> tuple[dict[str, Any] | None, list[Case]]:
+    """The newest record of ``change`` whose run verified, and that verification's cases: what
+    ``ralph-lsp conformance`` and the editor's scenario lenses combine with the links now."""
+    for record in load_records(root, change):
+        if isinstance(record.get("conformance"), dict):
+            return record, run_cases(root, str(record["runId"])) or []
+    return None, []
 
 
 def _reports_before(root: Path) -> Stamps:

@@ -15,6 +15,8 @@ it ends, no agent process of a run outlives it.
 - ``worktree_view`` lenses of a change whose run works in a worktree
 - ``watch``, ``inotify``  each root's ``openspec/changes/`` watched for tasks.md edits
 - ``validation``, ``spec_watch``  OpenSpec diagnostics (SPEC §11), live on edits and on disk
+- ``conformance_view``  a lens above every scenario of a delta spec, a diagnostic on each one no
+  test names (SPEC §13), following the test files (``spec_watch``) and the runs' verifications
 - ``authoring``     OpenSpec symbols, completion, definition, hover and quick fixes
 - ``archive``, ``planning``  archive in the editor; planning (SPEC §14): ``ralph.planChange``
   and a planned change's Approve / Revise… / Discard lenses

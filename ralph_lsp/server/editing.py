@@ -1,5 +1,6 @@
 """The client's documents and the disk: opening, editing, saving and closing a tasks.md, and
-files the agent changes on disk. Each event updates the document store and republishes."""
+files the agent changes on disk. Each event updates the document store and republishes. A test
+file's buffer goes to the scenario lenses only (``conformance_view.py``)."""
 
 from __future__ import annotations
 
@@ -26,6 +27,9 @@ class Editing:
         path = path_of(uri)
         if path is None:
             return
+        if self.ls.conformance.is_test_file(path):  # its links, from its buffer (SPEC §13)
+            self.ls.conformance.buffer_changed(path, uri)
+            return
         self.ls.docs.opened(path, uri)
         root = root_of_file(path)
         if root is not None:
@@ -34,12 +38,14 @@ class Editing:
 
     def on_edit(self, uri: str) -> None:
         path = path_of(uri)
-        if path is not None:
+        if path is not None and self.ls.conformance.is_test_file(path):
+            self.ls.conformance.buffer_changed(path, uri)
+        elif path is not None:
             self._shown(path)
 
     def on_save(self, uri: str) -> None:
         path = path_of(uri)
-        if path is None:
+        if path is None or self.ls.conformance.is_test_file(path):  # the disk's watch has it
             return
         self.ls.docs.saved(path)  # the saved text holds no edits of its own: the disk wins again
         self._shown(path)
@@ -47,6 +53,9 @@ class Editing:
     def on_close(self, uri: str) -> None:
         path = path_of(uri)
         if path is None:
+            return
+        if self.ls.conformance.is_test_file(path):
+            self.ls.conformance.buffer_closed(path)
             return
         self.ls.docs.closed(path)
         self._shown(path)  # the disk's version now

@@ -73,6 +73,7 @@ class RunFeed:
             ls.queues.run_ended(status)
         ls.publisher.publish(Change(status.root, status.change).tasks_path)
         ls.publisher.refresh_lenses()
+        ls.conformance.run_status(status)  # a verification that ended changes the scenarios
 
     async def _report(self, reporter: RunReporter) -> None:
         try:

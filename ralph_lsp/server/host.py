@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from ralph_lsp.loop.status import RunStatus
     from ralph_lsp.runner.runs import Runs
     from ralph_lsp.server.config import Config
+    from ralph_lsp.server.conformance_view import ConformanceView
     from ralph_lsp.server.documents import DocumentStore
     from ralph_lsp.server.editing import Editing
     from ralph_lsp.server.feed import RunFeed
@@ -46,6 +47,7 @@ class Host(Protocol):
     editing: Editing
     publisher: Publisher
     validation: Validation  # OpenSpec diagnostics (SPEC §11)
+    conformance: ConformanceView  # the scenario lenses and diagnostics (SPEC §13)
     feed: RunFeed
     queues: Queues
     stopping: bool

@@ -4,6 +4,7 @@ that do the work, each in a module of its own (as esbonio gives each capability 
 - ``roots.Roots``: the OpenSpec roots, their watchers, the root a command names;
 - ``editing.Editing``: the client's documents and the agent's edits on disk;
 - ``publishing.Publisher``: diagnostics and code lenses;
+- ``conformance_view.ConformanceView``: the scenario lenses and diagnostics of delta specs;
 - ``feed.RunFeed``: the engine's events as progress, ``ralph/runStatus`` and log lines;
 - ``lifetime.Lifetime``: shutdown, exit and a closed pipe, leaving no agent behind.
 
@@ -29,6 +30,7 @@ from ralph_lsp.loop.status import RunStatus
 from ralph_lsp.runner.host import HostedEngine, Sink
 from ralph_lsp.runner.runs import Runs
 from ralph_lsp.server.config import SECTION, Config
+from ralph_lsp.server.conformance_view import ConformanceView
 from ralph_lsp.server.documents import DocumentStore
 from ralph_lsp.server.editing import Editing
 from ralph_lsp.server.errors import CommandError
@@ -67,6 +69,7 @@ class RalphLanguageServer(LanguageServer):
         self.editing = Editing(self)
         self.publisher = Publisher(self)
         self.validation = Validation(self)
+        self.conformance = ConformanceView(self)
         self.lifetime = Lifetime(self)
         self.stopping = False
         self.loop: asyncio.AbstractEventLoop | None = None
@@ -154,6 +157,7 @@ class RalphLanguageServer(LanguageServer):
         if self.capability("workspace", "configuration"):
             await self.pull_settings(None)
             self.validation.refresh_all()  # with ralph.validation.strict as the client has it
+            self.conformance.settings_changed()  # ralph.conformance.testGlobs likewise
 
     @property
     def shutdown_requested(self) -> bool:
@@ -200,6 +204,7 @@ class RalphLanguageServer(LanguageServer):
         else:
             await self.pull_settings(None)
         self.validation.refresh_all()  # ralph.validation.strict may have changed
+        self.conformance.settings_changed()  # and ralph.conformance.testGlobs
 
     def resolve_root(self, command: str, root: str | None) -> Path:
         return self.roots.resolve(command, root)

@@ -4,6 +4,11 @@ inotify on the event loop, one watch per folder under ``openspec/`` (``changes/a
 hidden folders left out), a folder made later watched as it appears: nothing polls, so an idle
 server costs no CPU. Where inotify cannot be had, or a watch is refused (the per-user limit),
 watchfiles watches the tree instead.
+
+The same watcher, given another folder, filter and folders to pass over, watches a project's
+test files for the conformance lenses (``server/conformance_view.py``): the same fallback to
+watchfiles when the first watches are refused, the same warning for a folder made later whose
+watch is refused.
 """
 
 from __future__ import annotations
@@ -36,6 +41,11 @@ def wanted(path: str) -> bool:
     return path.endswith((".md", ".yaml")) and "/changes/archive/" not in path
 
 
+def _spec_skip(parent: str, name: str) -> bool:
+    """Folders the spec watch passes over: hidden ones and ``changes/archive``."""
+    return name.startswith(".") or (name == "archive" and parent.endswith("changes"))
+
+
 class SpecTreeWatcher:
     """Calls ``on_change(paths)`` with the files under ``root/openspec`` that changed."""
 
@@ -44,8 +54,17 @@ class SpecTreeWatcher:
         root: Path,
         on_change: Callable[[set[Path]], None],
         run_task: Callable[[Coroutine[Any, Any, Any], str], asyncio.Task[Any]],
+        *,
+        folder: Path | None = None,
+        wanted: Callable[[str], bool] = wanted,
+        skip: Callable[[str, str], bool] | None = None,
     ) -> None:
-        self.folder = root / "openspec"
+        """``folder`` (default ``root/openspec``) watched for the files ``wanted`` accepts,
+        never entering a folder ``skip(parent, name)`` refuses (default: hidden folders and
+        ``changes/archive``)."""
+        self.folder = root / "openspec" if folder is None else folder
+        self._wanted = wanted
+        self._skip = _spec_skip if skip is None else skip
         self._on_change = on_change
         self._dirs: dict[int, Path] = {}
         self._pending: set[Path] = set()
@@ -79,11 +98,7 @@ class SpecTreeWatcher:
     def _watch_tree(self, top: Path) -> None:
         assert self._ino is not None
         for folder, dirs, _ in os.walk(top):
-            dirs[:] = [
-                d
-                for d in dirs
-                if not d.startswith(".") and not (d == "archive" and folder.endswith("changes"))
-            ]
+            dirs[:] = [d for d in dirs if not self._skip(folder, d)]
             try:
                 self._dirs[self._ino.add_watch(folder, _MASK)] = Path(folder)
             except FileNotFoundError:
@@ -99,16 +114,18 @@ class SpecTreeWatcher:
                 continue
             path = folder / name
             if mask & inotify.IN_ISDIR:
-                if mask & (inotify.IN_CREATE | inotify.IN_MOVED_TO) and name != "archive":
+                made = mask & (inotify.IN_CREATE | inotify.IN_MOVED_TO)
+                if made and not self._skip(str(folder), name):
                     try:
                         self._watch_tree(path)
                     except OSError as exc:
                         log.warning(
                             "cannot watch %s (%s): its edits on disk are not seen", path, exc
                         )
-                    self._pending |= {p for p in path.rglob("*") if wanted(str(p))}
-                self._pending.add(path / "spec.md")  # a capability made or removed whole
-            elif wanted(str(path)):
+                    self._pending |= {p for p in path.rglob("*") if self._wanted(str(p))}
+                if self._wanted(str(path / "spec.md")):
+                    self._pending.add(path / "spec.md")  # a capability made or removed whole
+            elif self._wanted(str(path)):
                 self._pending.add(path)
         if self._pending and self._flush is None:
             self._flush = asyncio.get_running_loop().call_later(SETTLE_EVENTS, self._hand_over)
@@ -131,7 +148,7 @@ class SpecTreeWatcher:
             try:
                 async for changes in watchfiles.awatch(
                     self.folder,
-                    watch_filter=lambda _c, p: wanted(p),
+                    watch_filter=lambda _c, p: self._wanted(p),
                     debounce=50,
                     step=10,
                     debug=False,

@@ -5,7 +5,8 @@ findings of `openspec validate` (source `openspec`, code: the rule id), live on 
 open document (its text, not the disk's) and on every change on disk (`server/spec_watch.py`
 watches each root's `openspec/` folder). A main spec's change re-validates the deltas that
 target it. The task-file warnings join the diagnostics of tasks.md that `publishing.py` sends
-(one URI, one list).
+(one URI, one list); a delta spec's conformance diagnostics (`conformance_view.py`) join its
+findings here the same way.
 
 An edit's validation runs in one worker thread, off the event loop: the validations read nothing
 of the server (the open documents, the strict setting and the position encoding are taken on
@@ -33,6 +34,7 @@ from ralph_lsp.openspec.validation.items import list_change_ids, list_spec_ids
 from ralph_lsp.openspec.validation.proposal import proposal_issues
 from ralph_lsp.openspec.validation.spec_rules import read_text, spec_issues
 from ralph_lsp.openspec.validation.targets import Targets, config_issues, targets_of
+from ralph_lsp.server.conformance_view import delta_spec_of
 from ralph_lsp.server.render import column
 from ralph_lsp.server.spec_watch import SpecTreeWatcher
 
@@ -151,6 +153,9 @@ class Validation:
         # kept alive for the comparison (a collision would only spare one identical publish).
         self._published: dict[Path, int] = {}
         self._tasks: dict[Path, list[types.Diagnostic]] = {}  # tasks.md → its openspec findings
+        # a delta spec's own findings, to send again with its conformance diagnostics (one
+        # URI, one list: conformance_view.py)
+        self._deltas: dict[Path, list[types.Diagnostic]] = {}
         self._watches: dict[Path, SpecTreeWatcher] = {}
         self._sweep: asyncio.Task[None] | None = None
         # Validation runs in one worker thread, off the event loop: a large or crafted file
@@ -177,10 +182,12 @@ class Validation:
         return out
 
     def touched(self, paths: Iterable[Path]) -> None:
+        paths = list(paths)
         targets = Targets()
         for path in paths:
             targets.add(targets_of(path))
         self.run(targets)
+        self.ls.conformance.specs_touched(paths)  # a delta spec's scenarios may have changed
 
     def refresh_all(self) -> None:
         """Validate every item of every root, in the background: a sweep going on is replaced."""
@@ -276,6 +283,12 @@ class Validation:
                 self._tasks[file] = diagnostics
                 self.ls.publisher.publish(file)
             return
+        if delta_spec_of(file) is not None:
+            if diagnostics:
+                self._deltas[file] = diagnostics
+            else:
+                self._deltas.pop(file, None)
+            diagnostics = diagnostics + self.ls.conformance.diagnostics(file)
         key = hash(
             tuple(
                 (
@@ -297,6 +310,10 @@ class Validation:
         self.ls.text_document_publish_diagnostics(
             types.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics)
         )
+
+    def republish(self, spec: Path) -> None:
+        """Send a delta spec's diagnostics again: its conformance diagnostics changed."""
+        self._send(spec, self._deltas.get(spec, []))
 
     def tasks_diagnostics(self, tasks_md: Path) -> list[types.Diagnostic]:
         """The openspec findings of one tasks.md, for `publishing.py` to send with its own."""
@@ -320,6 +337,7 @@ class Validation:
         self.refresh_all()
 
     def stop(self) -> None:
+        self.ls.conformance.stop()
         for watcher in self._watches.values():
             watcher.stop()
         self._watches.clear()

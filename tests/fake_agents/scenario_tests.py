@@ -2,7 +2,9 @@
 tests two of the three scenarios of its change; later spawns add the missing test only when
 the prompt's Conformance section names it and the agent was started `responsive` (`lazy`:
 never), or, started `reviewed`, when a reviewer appended an open task naming it (adding the
-test and checking that task). A real program the engine spawns, as every fake agent is."""
+test and checking that task). Started `mixed`, its first spawn tests one scenario well, one
+wrongly (a failing test) and leaves the third untested. A real program the engine spawns, as
+every fake agent is."""
 
 from __future__ import annotations
 
@@ -33,6 +35,18 @@ def test_empty() -> None:
     with pytest.raises(ValueError):
         shout("")
 '''
+MIXED_TESTS = '''from shout import shout
+
+
+def test_shout() -> None:
+    """Scenario: Shout once"""
+    assert shout("hi") == "HI!"
+
+
+def test_shout_twice() -> None:
+    """Scenario: Shout twice"""
+    assert shout("hi", 2) == "HI!HI!"  # wrong: the words are apart
+'''
 MISSING_TEST = '''
 
 def test_shout_twice() -> None:
@@ -54,7 +68,8 @@ if mode == "reviewed" and re.search(r"^\s*[-*+] \[ \].*Shout twice", text, flags
     print("added the test for Shout twice, as the review asked")
 elif ticked != text:
     (root / "shout.py").write_text(MODULE, encoding="utf-8")
-    (root / "tests" / "test_shout.py").write_text(FIRST_TESTS, encoding="utf-8")
+    tests = MIXED_TESTS if mode == "mixed" else FIRST_TESTS
+    (root / "tests" / "test_shout.py").write_text(tests, encoding="utf-8")
     path.write_text(ticked, encoding="utf-8")
     print("built shout, tested two scenarios, checked every task")
 elif mode == "responsive" and "Scenario *Shout twice* has no test that names it" in prompt:

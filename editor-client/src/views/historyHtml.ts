@@ -2,7 +2,7 @@
 // import; the panel passes in the nonce and the webview's CSP source. Times are local; colours come
 // from VS Code's theme variables (light, dark and high contrast alike); the chart is plain SVG, so
 // nothing is loaded from anywhere and the content security policy stays strict.
-import type { HistoryIteration, HistoryRecord, QueueItem, QueueStatus } from "../protocol";
+import type { ConformanceRow, ConformanceTable, HistoryIteration, HistoryRecord, QueueItem, QueueStatus } from "../protocol";
 import { describeSandbox } from "../status";
 
 export function escapeHtml(text: string | number | null | undefined): string {
@@ -255,7 +255,70 @@ ${its.length ? chartSvg(chartPoints(its), total) : ""}
 <tbody>
 ${rows}
 </tbody></table>
+${conformanceSection(record)}
 </section>`;
+}
+
+const CONFORMANCE_MARKS: Record<string, [string, string]> = {
+  verified: ["✓ verified", "ok"],
+  failing: ["✗ failing", "bad"],
+  "not-run": ["○ not run", ""],
+  unlinked: ["○ no test names it", "bad"],
+};
+
+/**
+ * v5 (SPEC §13): the record's conformance table as the page may use it (a record is a workspace
+ * file and may hold anything): rows with a text key and a known state, texts as texts; null when
+ * the record has none (an older record, or a run whose verification never ran).
+ */
+export function cleanConformance(raw: unknown): ConformanceTable | null {
+  if (!raw || typeof raw !== "object" || Array.isArray(raw)) {
+    return null;
+  }
+  const c = raw as Record<string, unknown>;
+  if (!Array.isArray(c.rows)) {
+    return null;
+  }
+  const rows = c.rows
+    .filter((r): r is Record<string, unknown> => !!r && typeof r === "object" && !Array.isArray(r))
+    .filter((r) => text(r.key) !== null && text(r.state) !== null && text(r.state) as string in CONFORMANCE_MARKS)
+    .map((r) => ({
+      key: text(r.key) as string,
+      title: text(r.title) ?? (text(r.key) as string),
+      state: text(r.state) as string,
+      test: text(r.test),
+      spec: text(r.spec) ?? "",
+      line: num(r.line) ?? 0,
+    })) as ConformanceRow[];
+  const verified = rows.filter((r) => r.state === "verified").length;
+  return {
+    summary: text(c.summary) ?? `${verified}/${rows.length} scenario${rows.length === 1 ? "" : "s"} verified`,
+    verified,
+    total: rows.length,
+    rows,
+    warnings: (Array.isArray(c.warnings) ? c.warnings : []).filter((w): w is string => typeof w === "string"),
+  };
+}
+
+/** v5 (SPEC §13): the last verification's conformance table of a run: scenario, state, test. */
+export function conformanceSection(record: HistoryRecord): string {
+  const table = cleanConformance(record.conformance);
+  if (!table) {
+    return "";
+  }
+  const rows = table.rows
+    .map((r) => {
+      const [mark, cls] = CONFORMANCE_MARKS[r.state] ?? [r.state, ""];
+      return `<tr class="scenario state-${escapeHtml(r.state)}"><td title="${escapeHtml(`${r.spec}:${r.line}`)}">${escapeHtml(r.key)}</td><td><span class="${cls}">${escapeHtml(mark)}</span></td><td>${r.test ? `<code>${escapeHtml(r.test)}</code>` : "—"}</td></tr>`;
+    })
+    .join("\n");
+  const warnings = (table.warnings ?? []).map((w) => `<li>${escapeHtml(w)}</li>`).join("");
+  return `<details class="conformance" open><summary>Conformance: ${escapeHtml(table.summary)}</summary>
+<table><thead><tr><th>scenario</th><th>state</th><th>test</th></tr></thead>
+<tbody>
+${rows}
+</tbody></table>${warnings ? `\n<ul class="warnings">${warnings}</ul>` : ""}
+</details>`;
 }
 
 /** v4 (SPEC §12): what became of the run's branch: the merge commit, or why it waits for a person. */
@@ -420,6 +483,8 @@ th { color: var(--vscode-descriptionForeground); font-weight: normal; }
 .ok { color: var(--vscode-testing-iconPassed, var(--vscode-charts-green)); }
 .bad { color: var(--vscode-errorForeground, var(--vscode-charts-red)); }
 a { color: var(--vscode-textLink-foreground); }
+details.conformance { margin: 0.8em 0 0; }
+details.conformance summary { cursor: pointer; font-weight: 600; }
 a:focus { outline: 1px solid var(--vscode-focusBorder); }
 button.restore { color: var(--vscode-button-secondaryForeground); background: var(--vscode-button-secondaryBackground); border: 1px solid var(--vscode-button-border, transparent); border-radius: 2px; padding: 1px 8px; font: inherit; cursor: pointer; white-space: nowrap; }
 button.restore:hover { background: var(--vscode-button-secondaryHoverBackground); }
