@@ -61,7 +61,9 @@ def test_claude_plans_a_change_fixes_the_named_problem_and_ends_planned(
     assert run.returncode == PLANNED, f"{run.stdout}{run.stderr}\nreplies: {replies}"
     assert run.last_line.startswith("planned: the change passes the gate"), run.stdout
     writes = [f"plan-write:{rel}" for rel, _ in DRAFT]
-    assert replies == [*writes, "plan-drafted", "plan-read", "plan-fix", "plan-fixed"], replies
+    assert replies == [*writes, "plan-drafted", "plan-read", "plan-fix", "plan-fixed"], (
+        f"{replies}\n{run.stdout}"
+    )
 
     # what the CLI wrote through its tools, in the change folder only
     names = sorted(str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file())
