@@ -49,6 +49,19 @@ describe("Planning a new change", () => {
     await input.press("Enter");
   }
 
+  /** Opens `parts` (folders, then the file) by clicking their rows in the Explorer. */
+  async function openInExplorer(parts: string[]): Promise<void> {
+    const tree = wb.page.locator(".explorer-folders-view");
+    for (const [i, part] of parts.entries()) {
+      const exact = new RegExp(`^${part.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}$`);
+      const row = tree.locator(".monaco-list-row", { has: wb.page.locator(".label-name", { hasText: exact }) }).first();
+      await row.waitFor();
+      if (i === parts.length - 1 || (await row.getAttribute("aria-expanded")) !== "true") {
+        await row.click();
+      }
+    }
+  }
+
   before(async () => {
     fs.cpSync(toolbox, workspace, { recursive: true });
     fs.rmSync(path.join(workspace, ".ralph"), { recursive: true, force: true });
@@ -87,9 +100,9 @@ describe("Planning a new change", () => {
 
     await step("approve-lens", async () => {
       await wb.command("Notifications: Clear All Notifications");
-      await wb.page.locator(".monaco-workbench").focus();
-      await wb.page.keyboard.press("Control+P");
-      await wb.quickPick(`${NAME}/proposal.md`, "proposal.md");
+      // Through the Explorer, as a person would: Quick Open's file list can miss a file this
+      // new on a loaded machine ("No matching results"), the Explorer's tree is told at once.
+      await openInExplorer(["openspec", "changes", NAME, "proposal.md"]);
       await wb.page.locator(".tabs-container .tab.active", { hasText: "proposal.md" }).waitFor();
       const lenses = await wb.until("the Approve and run lens", async () => {
         const all = await wb.lenses();
