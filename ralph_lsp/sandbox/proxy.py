@@ -8,7 +8,9 @@ port. It speaks two things:
 - absolute-URI plain HTTP (``GET http://host:port/path HTTP/1.1``): the request goes upstream in
   origin form with ``Connection: close`` and a ``Host:`` naming the host that was checked (the
   client's own is dropped: no fronting another site through an allowed one), and the reply
-  streams back.
+  streams back with its head saying ``Connection: close`` too (:class:`_Reply`): the proxy
+  closes the client's connection after one reply, and a client told nothing would keep it for
+  its next request and, when the close crosses that request, see the connection reset.
 
 A target is reached only when :class:`~ralph_lsp.sandbox.allowlist.Allowlist` allows it; else the
 client gets ``403`` with a one-line body naming the host and the reason, and ``on_refusal`` is
@@ -208,7 +210,7 @@ class EgressProxy:
                     f"ralph-lsp sandbox: connection to {host}:{port} refused ({reason}); "
                     f'allow it with ralph.sandbox.allowedDomains: ["{refusal.entry}"]\n',
                 )
-            up = await self._connect(host, port)
+            up = await self._connect(host, port, plain=upstream_head is not None)
         except _Reject as rej:
             client.answer(_response(rej.status, rej.message))
             return
@@ -228,11 +230,12 @@ class EgressProxy:
         client.pair(up)
         client.transport.resume_reading()
 
-    async def _connect(self, host: str, port: int) -> Relay:
+    async def _connect(self, host: str, port: int, *, plain: bool = False) -> Relay:
         loop = asyncio.get_running_loop()
+        kind = _Reply if plain else Relay
         try:
             _, up = await asyncio.wait_for(
-                loop.create_connection(Relay, host.strip("[]"), port), self.connect_timeout
+                loop.create_connection(kind, host.strip("[]"), port), self.connect_timeout
             )
         except (OSError, TimeoutError) as exc:
             raise _Reject(
@@ -305,6 +308,44 @@ class _Client(Relay):
         for side in (self, self.peer):
             if side is not None and side.transport is not None:
                 side.transport.abort()
+
+
+class _Reply(Relay):
+    """The upstream end of a plain-HTTP request: the reply's head is relayed with its
+    ``Connection`` and ``Keep-Alive`` headers replaced by ``Connection: close`` (a head past
+    ``HEAD_LIMIT`` goes across as it is); then the body's bytes, as any relay's."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.head: bytearray | None = bytearray()  # None once the head went across
+
+    def data_received(self, data: bytes) -> None:
+        if self.head is None:
+            super().data_received(data)
+            return
+        self.head += data
+        end = self.head.find(b"\r\n\r\n")
+        if end < 0 and len(self.head) <= HEAD_LIMIT:
+            return
+        held, self.head = bytes(self.head), None
+        if end >= 0:
+            held = _closing_head(held[: end + 4]) + held[end + 4 :]
+        super().data_received(held)
+
+    def eof_received(self) -> bool:
+        if self.head:  # a reply cut short inside its head: what came goes across
+            held, self.head = bytes(self.head), None
+            super().data_received(held)
+        return super().eof_received()
+
+
+def _closing_head(head: bytes) -> bytes:
+    """A reply's head saying ``Connection: close`` (its own connection headers dropped)."""
+    lines = head[:-4].split(b"\r\n")
+    kept = [
+        line for line in lines[1:] if line.split(b":", 1)[0].strip().lower() not in _HOP_HEADERS
+    ]
+    return b"\r\n".join([lines[0], *kept, b"Connection: close", b"", b""])
 
 
 def _parse_head(head: bytes) -> tuple[str, int, bytes | None]:

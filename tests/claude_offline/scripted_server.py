@@ -7,7 +7,8 @@ Test-only, standard library only, loopback only. The real `claude` binary, point
   appears in the first user message (the prompt);
 - turn 2: an `Edit` that turns the first unchecked task line of that file (read from disk now)
   from `[ ]` into `[x]` (or, when none is left, a closing text);
-- turn 3 and later: `end_turn` with the text "Done.".
+- turn 3 and later: `end_turn` with the text "Done." (a review prompt: `scripted_review.py`; a
+  planning prompt: `scripted_plan.py`).
 
 The wire format is the Messages API's streaming one (server-sent events `message_start`,
 `content_block_start`, `content_block_delta` with `text_delta` / `input_json_delta`,
@@ -34,8 +35,10 @@ from pathlib import Path
 from typing import Any
 
 try:  # imported as tests.claude_offline.scripted_server, or run as a script beside it
+    from .scripted_plan import is_plan, plan_turn
     from .scripted_review import is_review, review_plan
 except ImportError:
+    from scripted_plan import is_plan, plan_turn  # type: ignore[no-redef]
     from scripted_review import is_review, review_plan  # type: ignore[no-redef]
 
 MODES = ("normal", "rate_limit", "overloaded", "auth")
@@ -228,8 +231,11 @@ class ScriptedModel:
         path = find_tasks_path(messages)
         n = self._next_id()
         first = next((m for m in messages if isinstance(m, dict) and m.get("role") == "user"), {})
-        if is_review(_text_of(first.get("content"))):  # a review round (scripted_review.py)
+        prompt = _text_of(first.get("content"))
+        if is_review(prompt):  # a review round (scripted_review.py)
             return review_plan(turns, path, n)
+        if is_plan(prompt):  # a planning iteration (scripted_plan.py)
+            return plan_turn(turns, prompt, n)
         if turns == 0:
             if path is None:
                 return "no-path", [{"type": "text", "text": "No tasks.md path given."}], "end_turn"

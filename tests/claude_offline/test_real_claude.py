@@ -78,9 +78,11 @@ def ralph_run(
     timeout: float = 120,
     agent_args: str | None = AGENT_ARGS,
     drop_env: tuple[str, ...] = (),
+    verb: tuple[str, ...] = ("run",),
 ) -> RalphRun:
     """Run `ralph-lsp run demo --agent claude …` to its end (or SIGTERM it after `timeout`);
-    the agent's HOME is `base/agent-home`, its offline environment less `drop_env`."""
+    the agent's HOME is `base/agent-home`, its offline environment less `drop_env`. `verb` is
+    the subcommand and what comes before the change's name (`("plan",)` plans it)."""
     agent_home = base / "agent-home"
     agent_home.mkdir(exist_ok=True)
     agent_env = offline_env(claude_bin, server.url, agent_home, retries=retries)
@@ -104,7 +106,7 @@ def ralph_run(
     cli = [sys.executable, "-m", "ralph_lsp"]
     argv = [
         *cli,
-        "run",
+        *verb,
         change.name,
         "--root",
         str(change.root),

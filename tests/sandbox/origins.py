@@ -36,6 +36,12 @@ STREAM_HEAD = (
 )
 
 
+KEEP_ALIVE_HEAD = (
+    b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\nConnection: keep-alive\r\n"
+    b"Keep-Alive: timeout=5\r\nrequest-id: req_1\r\n\r\n"
+)
+
+
 class Origin:
     def __init__(self) -> None:
         self.heads: list[bytes] = []
@@ -61,6 +67,8 @@ class Origin:
             target = urlsplit(head.split(b" ")[1].decode())
             if target.path == "/hello":
                 writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello")
+            elif target.path == "/keep-alive":  # as an HTTP/1.1 server that keeps connections
+                writer.write(KEEP_ALIVE_HEAD + b"hello")
             elif target.path == "/stream":
                 writer.write(STREAM_HEAD)
                 await sse_body(writer, int(parse_qs(target.query)["bytes"][0]))

@@ -89,6 +89,27 @@ async def test_plain_http_is_forwarded_in_origin_form_without_proxy_headers(make
     assert "Connection: close" in sent
 
 
+@pytest.mark.parametrize("path", ["/hello", "/keep-alive"])
+async def test_a_plain_http_reply_tells_the_client_the_connection_closes(
+    make_proxy, path: str
+) -> None:
+    """The proxy ends the client's connection after one reply: the reply's head says so (its
+    own keep-alive dropped), or a client reusing the connection has its next request reset."""
+    async with Origin() as origin:
+        p = await make_proxy([f"127.0.0.1:{origin.port}"])
+        reader, writer = await p.open()
+        writer.write(f"GET http://127.0.0.1:{origin.port}{path} HTTP/1.1\r\n\r\n".encode())
+        head, body = await asyncio.wait_for(read_response(reader), 10)
+        writer.close()
+    lines = head.decode().lower().split("\r\n")
+    assert lines[0] == "http/1.1 200 ok" and body == b"hello", head
+    assert [line for line in lines if line.startswith(("connection:", "keep-alive:"))] == [
+        "connection: close"
+    ]
+    assert "content-length: 5" in lines
+    assert ("request-id: req_1" in lines) == (path == "/keep-alive")
+
+
 async def test_plain_http_sends_the_host_it_checked_not_the_clients_own(make_proxy) -> None:
     """Domain fronting: a request line naming an allowed host and a ``Host:`` naming another
     site reaches the allowed origin asking for the allowed host, never for the other site."""
