@@ -104,9 +104,26 @@ describe("Ralph in a real VS Code", () => {
       await wb.statusItem(STATUS_ID).click(); // opens the output
       // The run ends with the project's own checks (the example's `make test`), so the end of
       // the output is the verification; the agent's lines are above it.
-      const tail = await wb.until("the verification at the end of the Ralph output", async () => {
+      // The panel shows only the lines in view: the run's last line at the bottom, and the
+      // verification a page or so above it (its output and the conformance line between).
+      const last = await wb.until("the run's end at the bottom of the Ralph output", async () => {
         const out = await wb.outputText();
-        return out.includes("verify $ make test") && /succeeded: .*verification passed \(make test\)/.test(out) && out;
+        // (a long line wraps in the panel: its parts are read as one)
+        const flat = out.replace(/\s+/g, " ");
+        return /succeeded: .*verification passed \(make test\); 4\/4 scenarios verified/.test(flat) && out;
+      });
+      const tail = await wb.until("the verification above it", async () => {
+        await wb.scrollOutput(1e6);
+        let seen = last;
+        for (let page = 0; page < 4; page++) {
+          await new Promise((r) => setTimeout(r, 150));
+          seen = `${await wb.outputText()}\n${seen}`;
+          if (seen.includes("verify $ make test")) {
+            return seen;
+          }
+          await wb.scrollOutput(-150);
+        }
+        return false;
       });
       // From the top, a page at a time: the panel shows the lines in view only, and the first
       // edit is a dozen lines down (more when the server logs a warning first). Each try starts
