@@ -52,6 +52,23 @@ def take_inspection(request: pytest.FixtureRequest) -> None:
         request.getfixturevalue("inspection")
 
 
+def openspec_cli() -> str:
+    """The real OpenSpec CLI's path, installed once by ``scripts/install-openspec.sh`` (the
+    differential and planning tests compare with it); skips the test where it cannot be had."""
+    try:
+        out = subprocess.run(
+            [str(REPO / "scripts" / "install-openspec.sh")],
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+    except subprocess.TimeoutExpired:
+        pytest.skip("the npm registry did not answer in time: cannot install the OpenSpec CLI")
+    if out.returncode != 0:
+        pytest.skip(f"cannot install the OpenSpec CLI: {out.stderr[-500:]}")
+    return out.stdout.strip().splitlines()[-1]
+
+
 def shared_path(*parts: str) -> Path:
     """A path in the shared folder beside the checkout; skips the test when it is absent."""
     path = SHARED.joinpath(*parts)

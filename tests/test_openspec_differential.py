@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from ralph_lsp.openspec.tasks import count_tasks
-from tests.conftest import REPO
+from tests.conftest import openspec_cli
 
 WS = ["", " ", "  ", "\t", "\u00a0", "\ufeff", "\u2028", "\u0085", "\u001c", "\u3000", "\r", "\v"]
 BULLETS = ["-", "*", "+", "1.", "1)", "123456789.", "1234567890.", "a.", "", "--", "•", "0)"]
@@ -46,18 +46,7 @@ AFTER = ["", " task", "(http://x)", "[ref]", " (a)", "task", "\r", " [x] nested"
 
 @pytest.fixture(scope="module")
 def openspec() -> str:
-    try:
-        out = subprocess.run(
-            [str(REPO / "scripts" / "install-openspec.sh")],
-            capture_output=True,
-            text=True,
-            timeout=300,
-        )
-    except subprocess.TimeoutExpired:
-        pytest.skip("the npm registry did not answer in time: cannot install the OpenSpec CLI")
-    if out.returncode != 0:
-        pytest.skip(f"cannot install the OpenSpec CLI from the npm registry: {out.stderr[-300:]}")
-    return out.stdout.strip().splitlines()[-1]
+    return openspec_cli()
 
 
 @pytest.mark.parametrize("seed", [1, 2])

@@ -9,10 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 from ralph_lsp.archiving.writer import today
-from tests.conftest import EXAMPLE, REPO
+from tests.conftest import EXAMPLE, openspec_cli
 
 CHANGE = "add-greeting-cli"
 
@@ -36,21 +34,6 @@ def run(root: Path, *flags: str) -> subprocess.CompletedProcess[str]:
 def specs(root: Path) -> dict[str, bytes]:
     folder = root / "openspec" / "specs"
     return {str(p.relative_to(folder)): p.read_bytes() for p in folder.rglob("*") if p.is_file()}
-
-
-def openspec_cli() -> str:
-    try:
-        out = subprocess.run(
-            [str(REPO / "scripts" / "install-openspec.sh")],
-            capture_output=True,
-            text=True,
-            timeout=300,
-        )
-    except subprocess.TimeoutExpired:
-        pytest.skip("the npm registry did not answer in time: cannot install the OpenSpec CLI")
-    if out.returncode != 0:
-        pytest.skip(f"cannot install the OpenSpec CLI: {out.stderr[-500:]}")
-    return out.stdout.strip().splitlines()[-1]
 
 
 def test_a_verified_run_archives_what_openspec_archive_writes(tmp_path: Path) -> None:

@@ -12,7 +12,7 @@ import os
 import subprocess
 from pathlib import Path
 
-from tests.plan.conftest import openspec_cli  # noqa: F401  (the real OpenSpec CLI, a fixture)
+from tests.plan.conftest import _openspec_cli  # noqa: F401  (the real OpenSpec CLI, a fixture)
 from tests.plan.test_plan_cli import PLANNED, outside_changes, toolbox  # noqa: F401
 
 from .conftest import Change
@@ -42,7 +42,7 @@ def tree(root: Path, folder: Path) -> Tree:
 def test_claude_plans_a_change_fixes_the_named_problem_and_ends_planned(
     claude_bin: Path,
     toolbox: Path,  # noqa: F811
-    openspec_cli: str,  # noqa: F811
+    openspec_cli: str,
     tmp_path: Path,
 ) -> None:
     folder = toolbox / "openspec" / "changes" / NAME
