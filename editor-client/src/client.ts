@@ -1,7 +1,7 @@
 // The language client of one start of the server, as rust-analyzer's client.ts builds its own:
 // how the server is spawned (the launcher, never from the workspace), what goes with
 // `initialize`, where its stdout and stderr go, the settings it pulls, and how a lens command's
-// error is shown. ctx.ts owns the lifecycle (when to start, restart and report); this only builds.
+// error is shown. server.ts owns the lifecycle (when to start, restart and report); this only builds.
 import * as readline from "node:readline";
 import * as vscode from "vscode";
 import {

@@ -4,7 +4,8 @@
 import * as path from "node:path";
 import * as vscode from "vscode";
 import { ARCHIVE_SCHEME, diffTitle, outcomeMessage, previewPaths } from "./archive";
-import { Ctx, UserFacingError } from "./ctx";
+import type { Ctx } from "./ctx";
+import { UserFacingError } from "./errors";
 import { formatHistory } from "./history";
 import { changePick, runPickItems, activeChangeIndex } from "./picks";
 import { HistoryPanels } from "./views/historyPanel";
