@@ -1,132 +1,20 @@
 // The palette commands. Each is a factory over the context; `registerCommands` wires them once.
 // Their ids differ from the server's own commands (ralph.run, ralph.stop, …), which the language
 // client registers by itself.
-import * as path from "node:path";
 import * as vscode from "vscode";
-import { ARCHIVE_SCHEME, diffTitle, outcomeMessage, previewPaths } from "./archive";
+import { diffTitle, outcomeMessage, previewPaths } from "./archive";
 import type { Ctx } from "./ctx";
 import { UserFacingError } from "./errors";
 import { formatHistory } from "./history";
-import { changePick, runPickItems, activeChangeIndex } from "./picks";
 import { HistoryPanels } from "./views/historyPanel";
 import { planningCommands } from "./planning";
 import { Reviews } from "./reviewUi";
 import { RalphTree } from "./views/tree";
-import { changeRefFrom, changeRefFromTasksPath, type ChangeInfo, type ChangeRef, type RunStatus } from "./protocol";
+import type { ChangeRef } from "./protocol";
+import { changeTarget, needTrust, pickRunning, targetOf } from "./targets";
+import { ReadOnlyDocuments } from "./documents";
 
 type Handler = (...args: unknown[]) => Promise<void> | void;
-
-const HISTORY_SCHEME = "ralph-history";
-
-function uriToPath(uri: string): string | undefined {
-  try {
-    const u = vscode.Uri.parse(uri, true);
-    return u.scheme === "file" ? u.fsPath : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-function activePath(): string | undefined {
-  const uri = vscode.window.activeTextEditor?.document.uri;
-  return uri?.scheme === "file" ? uri.fsPath : undefined;
-}
-
-/** A quick pick with one item made active (showQuickPick cannot preselect in single-pick mode). */
-function pickOne<T extends vscode.QuickPickItem>(items: T[], active: number, title: string, placeholder: string): Promise<T | undefined> {
-  return new Promise((resolve) => {
-    const qp = vscode.window.createQuickPick<T>();
-    qp.title = title;
-    qp.placeholder = placeholder;
-    qp.matchOnDescription = true;
-    qp.items = items;
-    const preselected = items[active];
-    if (preselected) {
-      qp.activeItems = [preselected];
-    }
-    let picked: T | undefined;
-    qp.onDidAccept(() => {
-      picked = qp.selectedItems[0] ?? qp.activeItems[0];
-      qp.hide();
-    });
-    qp.onDidHide(() => {
-      qp.dispose();
-      resolve(picked);
-    });
-    qp.show();
-  });
-}
-
-async function pickChange(ctx: Ctx, title: string): Promise<ChangeInfo | undefined> {
-  const { changes } = await ctx.execute("ralph.changes", {});
-  if (changes.length === 0) {
-    void vscode.window.showInformationMessage(
-      "Ralph: this workspace has no active OpenSpec change (a folder openspec/changes/<name>/ with a tasks.md).",
-    );
-    return undefined;
-  }
-  const pick = changePick(changes, uriToPath, activePath());
-  const item = await pickOne(pick.items, pick.active, title, "Pick a change (progress: checked/total tasks)");
-  return item?.change;
-}
-
-/** The running run to act on: the one given, the only one, or one the user picks. */
-async function pickRunning(ctx: Ctx, title: string): Promise<RunStatus | ChangeRef | undefined> {
-  const { runs } = await ctx.execute("ralph.status", {});
-  const running = runs.filter((r) => r.state === "running");
-  if (running.length === 0) {
-    void vscode.window.showInformationMessage("Ralph: no run is active.");
-    return undefined;
-  }
-  if (running.length === 1) {
-    return running[0];
-  }
-  const items = runPickItems(running);
-  const active = activeChangeIndex(
-    running.map((r) => {
-      const root = uriToPath(r.root);
-      return { tasksPath: root === undefined ? undefined : path.join(root, "openspec", "changes", r.change, "tasks.md") };
-    }),
-    activePath(),
-  );
-  const item = await pickOne(items, active, title, "Pick a running change");
-  return item?.run;
-}
-
-/**
- * The change a command acts on when it names one: a lens's `{change, root}`, or the file of an
- * editor-title button (VS Code passes the editor's URI).
- */
-function targetOf(arg: unknown): ChangeRef | undefined {
-  if (arg instanceof vscode.Uri) {
-    return arg.scheme === "file" ? changeRefFromTasksPath(arg.fsPath) : undefined;
-  }
-  return changeRefFrom(arg);
-}
-
-/** The change a command acts on: the one it was given (a lens, a view row, a tasks.md), else one picked. */
-async function changeTarget(ctx: Ctx, arg: unknown, title: string): Promise<ChangeRef | undefined> {
-  const given = targetOf(arg);
-  if (given) {
-    return given;
-  }
-  const change = await pickChange(ctx, title);
-  return change ? { change: change.name, root: change.root } : undefined;
-}
-
-async function needTrust(ctx: Ctx): Promise<boolean> {
-  if (ctx.trusted) {
-    return true;
-  }
-  const choice = await vscode.window.showWarningMessage(
-    "Ralph: running a change spawns a coding agent, so it needs a trusted workspace.",
-    "Manage Workspace Trust",
-  );
-  if (choice) {
-    await vscode.commands.executeCommand("workbench.trust.manage");
-  }
-  return false;
-}
 
 async function startQueue(ctx: Ctx, changes: string[], root: string | undefined): Promise<void> {
   const result = await ctx.execute("ralph.run", root ? { changes, root } : { changes });
@@ -290,24 +178,6 @@ function showOutput(ctx: Ctx): Handler {
   return () => ctx.output.show(true);
 }
 
-/** Read-only documents `ralph-history:/<change> runs.md?<n>` holding a rendered history. */
-class HistoryDocuments implements vscode.TextDocumentContentProvider {
-  private readonly docs = new Map<string, string>();
-  private seq = 0;
-  private readonly changed = new vscode.EventEmitter<vscode.Uri>();
-  readonly onDidChange = this.changed.event;
-
-  add(change: string, markdown: string): vscode.Uri {
-    const uri = vscode.Uri.from({ scheme: HISTORY_SCHEME, path: `/${change} runs.md`, query: String(++this.seq) });
-    this.docs.set(uri.toString(), markdown);
-    return uri;
-  }
-
-  provideTextDocumentContent(uri: vscode.Uri): string {
-    return this.docs.get(uri.toString()) ?? "This history is no longer available: run “Ralph: Show run history” again.";
-  }
-}
-
 /** The run history to look at: a chart and a row per iteration, with links (a webview). */
 function showHistory(ctx: Ctx, panels: HistoryPanels): Handler {
   return async (arg) => {
@@ -319,43 +189,22 @@ function showHistory(ctx: Ctx, panels: HistoryPanels): Handler {
 }
 
 /** The same history as a Markdown document, to copy or share. */
-function showHistoryMarkdown(ctx: Ctx, docs: HistoryDocuments): Handler {
+function showHistoryMarkdown(ctx: Ctx, docs: ReadOnlyDocuments): Handler {
   return async (arg) => {
     const target = await changeTarget(ctx, arg, "Ralph: Show run history as Markdown");
     if (!target) {
       return;
     }
     const { runs } = await ctx.execute("ralph.history", target);
-    const uri = docs.add(target.change, formatHistory(target.change, runs ?? []));
+    const uri = docs.addHistory(target.change, formatHistory(target.change, runs ?? []));
     const doc = await vscode.workspace.openTextDocument(uri);
     await vscode.languages.setTextDocumentLanguage(doc, "markdown");
     await vscode.window.showTextDocument(doc, { preview: true });
   };
 }
 
-/** The before/after texts of archive previews, served read-only to the diff editor. */
-class ArchiveDocuments implements vscode.TextDocumentContentProvider {
-  private readonly docs = new Map<string, string>();
-  private previews = 0;
-
-  next(): number {
-    this.previews += 1;
-    return this.previews;
-  }
-
-  add(path: string, text: string): vscode.Uri {
-    const uri = vscode.Uri.from({ scheme: ARCHIVE_SCHEME, path });
-    this.docs.set(uri.toString(), text);
-    return uri;
-  }
-
-  provideTextDocumentContent(uri: vscode.Uri): string {
-    return this.docs.get(uri.toString()) ?? "";
-  }
-}
-
 /** "Ralph: Archive preview": the rebuilt main specs as diffs, before anything is written. */
-function showArchivePreview(ctx: Ctx, docs: ArchiveDocuments): Handler {
+function showArchivePreview(ctx: Ctx, docs: ReadOnlyDocuments): Handler {
   return async (arg) => {
     const target = await changeTarget(ctx, arg, "Ralph: Archive preview");
     if (!target) {
@@ -371,11 +220,11 @@ function showArchivePreview(ctx: Ctx, docs: ArchiveDocuments): Handler {
       void vscode.window.showInformationMessage(`Ralph: archiving ${target.change} changes no main spec.`);
       return;
     }
-    const n = docs.next();
+    const n = docs.nextPreview();
     for (const spec of specs) {
       const paths = previewPaths(n, spec);
-      const before = docs.add(paths.before, spec.oldText ?? "");
-      const after = docs.add(paths.after, spec.newText);
+      const before = docs.addArchiveSide(paths.before, spec.oldText ?? "");
+      const after = docs.addArchiveSide(paths.after, spec.newText);
       await vscode.commands.executeCommand("vscode.diff", before, after, diffTitle(target.change, spec), { preview: false });
     }
   };
@@ -447,10 +296,9 @@ function restartServer(ctx: Ctx): Handler {
 }
 
 export function registerCommands(ctx: Ctx): vscode.Disposable[] {
-  const docs = new HistoryDocuments();
+  const docs = new ReadOnlyDocuments((params) => ctx.execute("ralph.fileAt", params));
   const panels = new HistoryPanels(ctx);
   const tree = new RalphTree(ctx);
-  const archiveDocs = new ArchiveDocuments();
   const reviews = new Reviews(ctx);
   const table: Record<string, Handler> = {
     "ralph.runChange": runChange(ctx),
@@ -465,7 +313,7 @@ export function registerCommands(ctx: Ctx): vscode.Disposable[] {
     "ralph.showHistoryMarkdown": showHistoryMarkdown(ctx, docs),
     "ralph.refreshView": () => tree.refreshSoon(),
     "ralph.restartServer": restartServer(ctx),
-    "ralph.showArchivePreview": showArchivePreview(ctx, archiveDocs),
+    "ralph.showArchivePreview": showArchivePreview(ctx, docs),
     "ralph.archive": archiveChange(ctx),
     "ralph.reviewChangeRun": reviewRun(ctx, reviews),
     "ralph.runAgainWithComments": (arg) => reviews.runAgain(arg),
@@ -474,8 +322,7 @@ export function registerCommands(ctx: Ctx): vscode.Disposable[] {
     ...planningCommands(ctx, { changeTarget, needTrust }),
   };
   const disposables: vscode.Disposable[] = [
-    vscode.workspace.registerTextDocumentContentProvider(HISTORY_SCHEME, docs),
-    vscode.workspace.registerTextDocumentContentProvider(ARCHIVE_SCHEME, archiveDocs),
+    docs,
     panels,
     tree,
     reviews,

@@ -5,13 +5,12 @@
 import { randomBytes } from "node:crypto";
 import * as vscode from "vscode";
 import type { Ctx } from "./ctx";
+import { REVIEW_SCHEME } from "./documents";
 import type { ChangeRef, ReviewBundle } from "./protocol";
 import { commentGuidance, reviewTriples, type ReviewComment } from "./review";
 import { reviewHtml } from "./views/reviewHtml";
 
-export const REVIEW_SCHEME = "ralph-review";
-
-/** `ralph-review:/<path>?root=<root URI>&commit=<id>&change=<name>`; `commit` empty: no such file. */
+/** The review's document of `path` at `commit` (documents.ts serves it). */
 function reviewUri(root: string | undefined, change: string, path: string, commit: string | null): vscode.Uri {
   const q = new URLSearchParams({ root: root ?? "", change, commit: commit ?? "" });
   return vscode.Uri.from({ scheme: REVIEW_SCHEME, path: `/${path}`, query: q.toString() });
@@ -23,7 +22,7 @@ interface OpenReview {
   bundle: ReviewBundle;
 }
 
-export class Reviews implements vscode.TextDocumentContentProvider, vscode.Disposable {
+export class Reviews implements vscode.Disposable {
   private readonly open = new Map<string, OpenReview>();
   /** The page beside each change's diff (one per change, reused). */
   private readonly pages = new Map<string, vscode.WebviewPanel>();
@@ -45,21 +44,8 @@ export class Reviews implements vscode.TextDocumentContentProvider, vscode.Dispo
     this.controller.options = { prompt: "Comment for the follow-up run", placeHolder: "What should the agent change here?" };
     this.disposables.push(
       this.controller,
-      vscode.workspace.registerTextDocumentContentProvider(REVIEW_SCHEME, this),
       vscode.commands.registerCommand("ralph.reviewComment", (reply: vscode.CommentReply) => this.addComment(reply)),
     );
-  }
-
-  async provideTextDocumentContent(uri: vscode.Uri): Promise<string> {
-    const q = new URLSearchParams(uri.query);
-    const commit = q.get("commit");
-    if (!commit) {
-      return "";
-    }
-    const root = q.get("root") || undefined;
-    const path = uri.path.replace(/^\//, "");
-    const { text } = await this.ctx.execute("ralph.fileAt", { ...(root ? { root } : {}), checkpoint: commit, path });
-    return text;
   }
 
   /** The multi-file diff of the run's branch, and the map, verification and cost beside it. */

@@ -5,12 +5,11 @@
 import { randomBytes } from "node:crypto";
 import * as vscode from "vscode";
 import type { Ctx } from "../ctx";
+import { CHECKPOINT_SCHEME } from "../documents";
 import type { ChangeRef } from "../protocol";
 import { historyHtml } from "./historyHtml";
 import { COPY_ACTION, TRUST_ACTION, UNDO_ACTION, planRestore, planUndo, restoreOutcome, type RestoreParams } from "./restore";
 import { REFRESH_MS, coalesced } from "./soon";
-
-export const CHECKPOINT_SCHEME = "ralph-checkpoint";
 
 interface Message {
   action?: string;
@@ -26,7 +25,6 @@ export class HistoryPanels implements vscode.Disposable {
 
   constructor(private readonly ctx: Ctx) {
     this.disposables.push(
-      vscode.workspace.registerTextDocumentContentProvider(CHECKPOINT_SCHEME, new CheckpointFiles(ctx)),
       // A page re-renders once per burst of its change's statuses (each render asks the server).
       ctx.onDidRunStatus((status) => this.panels.get(keyOf({ change: status.change, root: status.root }))?.renderSoon()),
       // A queue's status re-renders the pages of its changes (their queue table).
@@ -174,25 +172,6 @@ export class HistoryPanels implements vscode.Disposable {
     for (const d of this.disposables.splice(0)) {
       d.dispose();
     }
-  }
-}
-
-/** `ralph-checkpoint:/<path>?root=<root URI>&checkpoint=<commit>`: a file as a checkpoint has it. */
-class CheckpointFiles implements vscode.TextDocumentContentProvider {
-  constructor(private readonly ctx: Ctx) {}
-
-  async provideTextDocumentContent(uri: vscode.Uri): Promise<string> {
-    if (uri.query === "empty") {
-      return "";
-    }
-    const q = new URLSearchParams(uri.query);
-    const checkpoint = q.get("checkpoint");
-    if (!checkpoint) {
-      return "";
-    }
-    const root = q.get("root") ?? undefined;
-    const { text } = await this.ctx.execute("ralph.fileAt", { ...(root ? { root } : {}), checkpoint, path: uri.path.replace(/^\//, "") });
-    return text;
   }
 }
 
