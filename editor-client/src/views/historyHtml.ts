@@ -2,54 +2,15 @@
 // import; the panel passes in the nonce and the webview's CSP source. Times are local; colours come
 // from VS Code's theme variables (light, dark and high contrast alike); the chart is plain SVG, so
 // nothing is loaded from anywhere and the content security policy stays strict.
-import type { ConformanceRow, ConformanceTable, HistoryIteration, HistoryRecord, QueueItem, QueueStatus } from "../protocol";
+import type { ConformanceRow, ConformanceTable, HistoryIteration, HistoryRecord } from "../protocol";
 import { describeSandbox } from "../status";
-
-export function escapeHtml(text: string | number | null | undefined): string {
-  return String(text ?? "").replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c] as string);
-}
-
-/** A local date and time, e.g. "24 Nov 2026, 07:01:02" in the reader's own format. */
-export function localTime(iso: string | null | undefined, locale?: string): string {
-  if (!iso) {
-    return "—";
-  }
-  const d = new Date(iso);
-  return Number.isNaN(d.getTime()) ? iso : d.toLocaleString(locale, { dateStyle: "medium", timeStyle: "medium" });
-}
-
-export function durationOf(start: string | null | undefined, end: string | null | undefined): string {
-  if (!start || !end) {
-    return "—";
-  }
-  const ms = new Date(end).getTime() - new Date(start).getTime();
-  if (!Number.isFinite(ms) || ms < 0) {
-    return "—";
-  }
-  if (ms < 10_000) {
-    return `${(ms / 1000).toFixed(1)} s`;
-  }
-  const s = Math.round(ms / 1000);
-  return s < 60 ? `${s} s` : s < 3600 ? `${Math.floor(s / 60)} min ${s % 60} s` : `${Math.floor(s / 3600)} h ${Math.floor((s % 3600) / 60)} min`;
-}
-
-function money(cost: number | null | undefined): string {
-  return typeof cost === "number" ? `$${cost.toFixed(cost < 1 ? 4 : 2)}` : "—";
-}
+import { durationOf, escapeHtml, localTime, money, num, text } from "./html";
+import { queueSection, queuesOf } from "./queueHtml";
 
 export interface ChartPoint {
   n: number;
   checked: number; // tasks checked so far (cumulative)
   cost: number; // this iteration's reported cost
-}
-
-/** A finite number, or null: a record is a file of the workspace and may hold anything. */
-function num(v: unknown): number | null {
-  return typeof v === "number" && Number.isFinite(v) ? v : null;
-}
-
-function text(v: unknown): string | null {
-  return typeof v === "string" ? v : null;
 }
 
 /**
@@ -348,91 +309,6 @@ export function branchActions(record: HistoryRecord): string {
   }
   const run = escapeHtml(record.runId);
   return `\n<p class="branch">branch <code>${escapeHtml(branch)}</code>: <button type="button" data-action="review" data-run="${run}">Review</button> <button type="button" data-action="merge" data-run="${run}">Merge</button></p>`;
-}
-
-/** Seconds as the page says a duration ("40 s", "2 min 5 s"). */
-export function seconds(s: number | null | undefined): string {
-  const v = num(s);
-  return v === null || v < 0 ? "—" : durationOf(new Date(0).toISOString(), new Date(v * 1000).toISOString());
-}
-
-/**
- * A queue as the page may use it (a record under .ralph/queues is a workspace file and may hold
- * anything): texts are texts, numbers numbers; an item without a text `change` is left out;
- * anything but an object with a text `queueId` and a list `items` is no queue.
- */
-export function cleanQueue(raw: unknown): QueueStatus | null {
-  if (!raw || typeof raw !== "object" || Array.isArray(raw)) {
-    return null;
-  }
-  const q = raw as Record<string, unknown>;
-  const queueId = text(q.queueId);
-  if (queueId === null || !Array.isArray(q.items)) {
-    return null;
-  }
-  const items = q.items
-    .filter((it): it is Record<string, unknown> => !!it && typeof it === "object" && !Array.isArray(it) && text((it as Record<string, unknown>).change) !== null)
-    .map((it) => ({
-      change: text(it.change) as string,
-      state: text(it.state) ?? "?",
-      reason: text(it.reason),
-      runId: text(it.runId),
-      iterations: num(it.iterations) ?? 0,
-      completed: num(it.completed) ?? 0,
-      total: num(it.total) ?? 0,
-      costUsd: num(it.costUsd),
-      startedAt: text(it.startedAt),
-      endedAt: text(it.endedAt),
-      durationS: num(it.durationS),
-      branch: text(it.branch),
-    })) as QueueItem[];
-  return {
-    queueId,
-    root: text(q.root) ?? "",
-    state: text(q.state) ?? "?",
-    reason: text(q.reason),
-    startedAt: text(q.startedAt) ?? "",
-    endedAt: text(q.endedAt),
-    parallel: num(q.parallel) ?? 1,
-    stopOnFailure: q.stopOnFailure === true,
-    maxCostUsd: num(q.maxCostUsd),
-    costUsd: num(q.costUsd),
-    position: num(q.position) ?? 0,
-    total: items.length,
-    items,
-  };
-}
-
-/** The queues that hold `change` (all of them when `change` is null), cleaned, as given. */
-export function queuesOf(queues: unknown, change: string | null): QueueStatus[] {
-  return (Array.isArray(queues) ? queues : [])
-    .map(cleanQueue)
-    .filter((q): q is QueueStatus => q !== null && (change === null || q.items.some((i) => i.change === change)));
-}
-
-function queueItemRow(item: QueueItem, current: string | null): string {
-  const name = escapeHtml(item.change);
-  const link = item.change === current ? `<strong>${name}</strong>` : `<a href="#" data-action="history" data-change="${name}" title="${escapeHtml(`the run history of ${item.change}`)}">${name}</a>`;
-  const progress = item.total ? ` (${item.completed}/${item.total} tasks)` : "";
-  return `<tr class="queue-item state-${escapeHtml(item.state)}">
-<td>${link}</td><td><span class="state">${escapeHtml(item.state)}</span></td><td>${escapeHtml(item.reason ?? "—")}</td>
-<td>${escapeHtml(`${item.iterations}${progress}`)}</td><td>${escapeHtml(money(item.costUsd))}</td><td>${escapeHtml(seconds(item.durationS))}</td>
-<td>${escapeHtml(item.branch ?? "—")}</td></tr>`;
-}
-
-/** One queue: its state and reason, then a row per change with a link to that change's history. */
-export function queueSection(queue: QueueStatus, current: string | null, locale?: string): string {
-  const rows = queue.items.map((i) => queueItemRow(i, current)).join("\n");
-  const budget = queue.maxCostUsd !== null ? ` of ${money(queue.maxCostUsd)}` : "";
-  return `<section class="queue state-${escapeHtml(queue.state)}" data-queue="${escapeHtml(queue.queueId)}">
-<h3>Queue <span class="state">${escapeHtml(queue.state)}</span> · ${escapeHtml(localTime(queue.startedAt, locale))} · ${escapeHtml(`${queue.position}/${queue.total}`)}
- · ${escapeHtml(durationOf(queue.startedAt, queue.endedAt))} · ${escapeHtml(money(queue.costUsd) + budget)}</h3>
-<p class="reason">${escapeHtml(queue.reason ?? "")}</p>
-<table><thead><tr><th>change</th><th>state</th><th>reason</th><th>iterations</th><th>cost</th><th>duration</th><th>branch</th></tr></thead>
-<tbody>
-${rows}
-</tbody></table>
-</section>`;
 }
 
 export interface HistoryPage {

@@ -4,7 +4,7 @@
 // loaded from anywhere; colours come from VS Code's theme variables. Every text of the bundle
 // (file paths, commit subjects, commands) comes from the repository, so each one is escaped.
 import type { ReviewBundle } from "../protocol";
-import { escapeHtml } from "./historyHtml";
+import { escapeHtml } from "./html";
 
 export interface ReviewPage {
   bundle: ReviewBundle;

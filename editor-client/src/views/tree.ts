@@ -5,7 +5,7 @@
 import * as vscode from "vscode";
 import type { Ctx } from "../ctx";
 import type { ChangeInfo, HistoryRecord, QueueItem, QueueStatus, RunStatus } from "../protocol";
-import { localTime } from "./historyHtml";
+import { localTime } from "./html";
 import { REFRESH_MS, coalesced } from "./soon";
 import { changeDescription, queueItemDescription, queueLabel, runLabel } from "./treeModel";
 

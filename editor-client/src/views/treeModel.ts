@@ -1,6 +1,6 @@
 // What the Ralph view's rows say. Pure: no `vscode` import.
 import type { ChangeInfo, HistoryRecord, QueueItem, QueueStatus, RunStatus } from "../protocol";
-import { durationOf } from "./historyHtml";
+import { durationOf } from "./html";
 
 function money(cost: number | null | undefined): string {
   return typeof cost === "number" && cost > 0 ? ` · $${cost.toFixed(2)}` : "";

@@ -4,7 +4,8 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { QueueStatus } from "../../src/protocol";
-import { cleanQueue, historyHtml, queuesOf } from "../../src/views/historyHtml";
+import { historyHtml } from "../../src/views/historyHtml";
+import { cleanQueue, queuesOf } from "../../src/views/queueHtml";
 
 const MARK = "<img src=x data-planted>";
 

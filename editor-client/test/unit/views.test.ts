@@ -1,7 +1,8 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { HistoryRecord } from "../../src/protocol";
-import { chartPoints, chartSvg, durationOf, escapeHtml, historyHtml } from "../../src/views/historyHtml";
+import { chartPoints, chartSvg, historyHtml } from "../../src/views/historyHtml";
+import { durationOf, escapeHtml } from "../../src/views/html";
 import { coalesced } from "../../src/views/soon";
 import { changeDescription, queueItemDescription, queueLabel, relativeTime, runLabel } from "../../src/views/treeModel";
 import { change, queueStatus, status } from "./fixtures";
