@@ -3,9 +3,9 @@ of each request the prompt cache can reuse, and what escalation saves per verifi
 
 - ``prompt_prefix_stable_ratio``: a 4-iteration ``ralph-lsp run``; for each model request after
   the first, the bytes it shares from its start with the request before it, over its size
-  (the mean). A request is read in the order the API caches it: its tools, then its system
-  prompt, then its messages (the CLI's JSON body puts messages first, but the cache keys on
-  tools → system → messages).
+  (the mean). A request is read as the API caches it: its tools, then its system prompt, then
+  its messages (the CLI's JSON body puts messages first, but the cache keys on tools → system →
+  messages), without cache breakpoints, a string content as its one text block.
 - ``escalation_cost_per_verified_task_ratio``: the cost per verified task (as the CLI itself
   reports it) of a 3-story change where the small model cannot finish the hard story, run with
   ``--escalation small,large`` over the same run all on the large model (target < 1).
@@ -31,13 +31,19 @@ THREE_STORIES = (
 )
 
 
-def _without_breakpoints(value: Any) -> Any:
-    """``value`` without its ``cache_control`` marks: the CLI moves its cache breakpoint to the
-    newest message each turn, and a breakpoint is no part of what the cache compares."""
+def _as_cached(value: Any) -> Any:
+    """``value`` as the prompt cache compares it: without its ``cache_control`` marks (the CLI
+    moves its breakpoint to the newest message each turn, and a breakpoint is no part of what
+    the cache compares), and a message's string ``content`` as the one text block it is short
+    for (the CLI sends its environment message as a list of one block in a conversation's
+    first request, to mark it, and as a string after; the model reads the same prompt)."""
     if isinstance(value, dict):
-        return {k: _without_breakpoints(v) for k, v in value.items() if k != "cache_control"}
+        out = {k: _as_cached(v) for k, v in value.items() if k != "cache_control"}
+        if "role" in out and isinstance(out.get("content"), str):
+            out["content"] = [{"type": "text", "text": out["content"]}]
+        return out
     if isinstance(value, list):
-        return [_without_breakpoints(v) for v in value]
+        return [_as_cached(v) for v in value]
     return value
 
 
@@ -47,7 +53,7 @@ def _cache_order(text: str) -> bytes:
         body = json.loads(text)
     except ValueError:
         return text.encode()
-    parts = _without_breakpoints([body.get("tools"), body.get("system"), body.get("messages")])
+    parts = _as_cached([body.get("tools"), body.get("system"), body.get("messages")])
     return json.dumps(parts, ensure_ascii=False, separators=(",", ":")).encode()
 
 

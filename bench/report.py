@@ -198,13 +198,18 @@ def merge(
     new.get("details", {}).pop("yardstick_ms", None)
     doc: dict[str, Any] = json.loads(path.read_text()) if path.exists() else {}
     for key, value in new.items():
-        if key in ("environment", "notes"):
+        if key in ("environment", "notes", "not_run"):
             continue
         if isinstance(value, dict) and isinstance(doc.get(key), dict):
             doc[key].update(value)
         else:
             doc[key] = value
     doc["notes"] = [*doc.get("notes", []), *new.get("notes", [])]
+    if "not_run" in doc:  # what the file's own run left out and this one measured
+        left = [k for k in doc["not_run"] if k not in new.get("pass", {})]
+        doc["not_run"] = left
+        if not left:
+            del doc["not_run"]
     doc.setdefault("merged_runs", []).append({"cases": cases, **yardstick, **environment})
     doc.setdefault("environment", environment)
     _write_text(doc, path)
@@ -219,7 +224,15 @@ def _document(results: Results, environment: dict[str, Any]) -> dict[str, Any]:
     units = {t.label: results.in_yardsticks(t) for t in TARGETS}
     doc["in_yardsticks"] = {k: round(v, 4) for k, v in units.items() if v is not None}
     doc["targets"] = {t.label: _target_text(t) for t in TARGETS if t.op}
-    doc["pass"] = {t.label: results.verdict(t) == "pass" for t in TARGETS if t.op}
+    # a key this run did not measure (a case not run, as the soak of `make bench-soak` is not in
+    # `make bench`) is neither passed nor failed: it is left out, and a merge keeps its verdict
+    measured = [
+        t for t in TARGETS if t.op and (t.key in results.values or t.key in results.skipped)
+    ]
+    doc["pass"] = {t.label: results.verdict(t) == "pass" for t in measured}
+    not_run = [t.label for t in TARGETS if t.op and t not in measured]
+    if not_run:
+        doc["not_run"] = not_run
     if results.skipped:
         doc["skipped"] = results.skipped
     doc["details"] = results.details

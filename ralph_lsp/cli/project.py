@@ -82,7 +82,7 @@ def cmd_prompt(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def cmd_history(args: argparse.Namespace, out: TextIO) -> int:
-    from ralph_lsp.loop.costs import summarize
+    from ralph_lsp.loop.costs import record_summary
     from ralph_lsp.loop.history import load_records, with_file_uris
     from ralph_lsp.loop.record_schema import damaged_note
 
@@ -108,7 +108,7 @@ def cmd_history(args: argparse.Namespace, out: TextIO) -> int:
         return 0
     for r in records:
         its = r.get("iterations") or []
-        spent = summarize(its).text()
+        spent = record_summary(r).text()
         print(
             f"{r['runId']}  {r.get('state') or '?':<9}  {r.get('startedAt')} → "
             f"{r.get('endedAt') or '(running)'}  {len(its)} iteration(s)"
@@ -133,7 +133,8 @@ def _receipts(records: list[dict[str, Any]], as_json: bool, change: str, out: Te
     for r in records:
         print(f"{r['runId']}  {r.get('state') or '?'}", file=out)
         its = [it for it in r.get("iterations") or [] if isinstance(it, dict)]
-        for line in receipts_text(its):
+        reviews = [x for x in r.get("reviews") or [] if isinstance(x, dict)]
+        for line in receipts_text(its, reviews):
             print(f"    {line}", file=out)
     return 0
 

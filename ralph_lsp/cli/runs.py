@@ -15,7 +15,7 @@ from typing import Any, TextIO
 
 from ralph_lsp.cli.common import root_of
 from ralph_lsp.cli.ending import is_end_line
-from ralph_lsp.loop.costs import summarize
+from ralph_lsp.loop.costs import record_summary
 from ralph_lsp.loop.engine import EngineEvent, LogEvent, StatusEvent
 from ralph_lsp.loop.history import load_records
 from ralph_lsp.loop.receipts import costs_json, costs_text
@@ -180,7 +180,7 @@ async def _rows(root: Path) -> list[dict[str, Any]]:
             # SPEC §15, as the record keeps it (an older record's from its iterations)
             "costs": record.get("costs")
             if isinstance(record.get("costs"), dict)
-            else costs_json(summarize(iterations)),
+            else costs_json(record_summary(record)),
         }
         owner = record.get("owner") or {}
         rows.append(

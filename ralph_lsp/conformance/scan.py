@@ -20,6 +20,8 @@ from ralph_lsp.conformance.links import Mention, mentions
 
 #: A test file larger than this is not read (and said once per scan).
 MAX_TEST_FILE_BYTES = 2 * 1024 * 1024
+_READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+_FOLDER_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
 @dataclass(frozen=True)
@@ -69,24 +71,104 @@ def read_small(path: str, size_cap: int) -> str | None:
     """A regular file's text (never through a link, never blocking on a FIFO swapped in), or
     None when it cannot be read or is over ``size_cap``."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+        fd = os.open(path, _READ_FLAGS)
     except OSError:
         return None
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode) or st.st_size > size_cap:
             return None
-        data = os.read(fd, st.st_size + 1)  # a buffer of the file's size, not of the cap
-        while len(data) > st.st_size and len(data) <= size_cap:  # it grew since the stat
-            more = os.read(fd, size_cap + 1 - len(data))
-            if not more:
-                break
-            data += more
+        data = _read_all(fd, st.st_size, size_cap)
     except OSError:
         return None
     finally:
         os.close(fd)
-    return None if len(data) > size_cap else data.decode("utf-8", errors="replace")
+    return None if data is None else data.decode("utf-8", errors="replace")
+
+
+#: Folders nested deeper than this below the root are not walked (and said once).
+MAX_DEPTH = 64
+
+
+def _read_all(fd: int, size: int, size_cap: int) -> bytes | None:
+    """An open regular file's bytes (``size`` from its fstat), None when over ``size_cap``."""
+    data = os.read(fd, size + 1)  # a buffer of the file's size, not of the cap
+    while len(data) > size and len(data) <= size_cap:  # it grew since the stat
+        more = os.read(fd, size_cap + 1 - len(data))
+        if not more:
+            break
+        data += more
+    return None if len(data) > size_cap else data
+
+
+def _mentions_of(rel: str, data: bytes | None) -> tuple[Mention, ...]:
+    """The mentions of a file's bytes; most test files name no scenario, and are not decoded."""
+    if data is None or (b"cenario:" not in data and b"CENARIO:" not in data):
+        return ()
+    return tuple(mentions(rel, data.decode("utf-8", errors="replace")))
+
+
+def walk_folders(
+    root: Path, skip: frozenset[str], warnings: list[str]
+) -> Iterator[tuple[str, int, list[os.DirEntry[str]]]]:
+    """(relative folder with ``/``, its open descriptor, its regular files) of every folder
+    below ``root``, as :func:`walk_entries` walks them but each folder opened from its parent's
+    descriptor (``O_NOFOLLOW``: a folder swapped for a link mid-walk is not entered), so what is
+    done with a file is relative to its folder: one path lookup each. The descriptor is valid
+    until the next item; at most :data:`MAX_DEPTH` folders are open (deeper ones are said in
+    ``warnings``)."""
+    try:
+        top = os.open(root, _FOLDER_FLAGS)
+    except OSError:
+        return
+    frames: list[tuple[str, int, list[str]]] = []  # (relative folder, descriptor, subfolders)
+    pending: tuple[str, int] | None = ("", top)
+    try:
+        while pending is not None or frames:
+            if pending is not None:
+                rel, fd = pending
+                pending = None
+                subfolders: list[str] = []
+                frames.append((rel, fd, subfolders))
+                yield rel, fd, _listing(fd, skip, subfolders)
+                continue
+            rel, fd, subfolders = frames[-1]
+            if not subfolders:
+                os.close(frames.pop()[1])
+                continue
+            name = subfolders.pop()
+            path = f"{rel}/{name}" if rel else name
+            if len(frames) >= MAX_DEPTH:
+                warnings.append(f"{path}: deeper than {MAX_DEPTH} folders: not scanned")
+                continue
+            try:
+                pending = (path, os.open(name, _FOLDER_FLAGS, dir_fd=fd))
+            except OSError:
+                continue
+    finally:
+        for _rel, fd, _subs in frames:
+            os.close(fd)
+
+
+def _listing(fd: int, skip: frozenset[str], subfolders: list[str]) -> list[os.DirEntry[str]]:
+    """The regular files of the open folder ``fd`` (the kinds from the listing itself: no stat
+    per file); its subfolders not in ``skip`` are added to ``subfolders``."""
+    try:
+        with os.scandir(fd) as listing:
+            entries = list(listing)
+    except OSError:
+        return []
+    files = []
+    for entry in entries:
+        try:
+            if entry.is_dir(follow_symlinks=False):
+                if entry.name not in skip:
+                    subfolders.append(entry.name)
+            elif entry.is_file(follow_symlinks=False):
+                files.append(entry)
+        except OSError:
+            continue
+    return files
 
 
 def _through_link(root: Path, rel: str) -> bool:
@@ -109,6 +191,12 @@ class Scanner:
         self.warnings: list[str] = []  # of the last scan
         self.reads = 0  # files read by the last scan (what the incremental rescan saves)
 
+    def _too_large(self, rel: str, size: int) -> None:
+        self.warnings.append(
+            f"{rel}: {size:,} bytes, over the {MAX_TEST_FILE_BYTES >> 20} MiB"
+            " read for a test file: not scanned"
+        )
+
     def _one(self, rel: str, st: os.stat_result) -> FileMentions | None:
         """A file's mentions, from the cache when its stamp is unchanged (None: too large)."""
         stamp = (st.st_mtime_ns, st.st_size)
@@ -116,29 +204,68 @@ class Scanner:
         if known is not None and known.stamp == stamp:
             return known
         if st.st_size > MAX_TEST_FILE_BYTES:
-            self.warnings.append(
-                f"{rel}: {st.st_size:,} bytes, over the {MAX_TEST_FILE_BYTES >> 20} MiB"
-                " read for a test file: not scanned"
-            )
+            self._too_large(rel, st.st_size)
             return None
         text = read_small(f"{self.root}/{rel}", MAX_TEST_FILE_BYTES)
         self.reads += 1
         return FileMentions(stamp, tuple(mentions(rel, text)) if text is not None else ())
+
+    def _fresh(self, rel: str, name: str, folder: int) -> FileMentions | None:
+        """A file not in the cache: opened in its folder (``folder``, a descriptor), its stamp
+        from the open file itself, so one path lookup and no separate stat (the cold scan's
+        cost is its system calls). None: not a regular file, unreadable or too large."""
+        try:
+            fd = os.open(name, _READ_FLAGS, dir_fd=folder)
+        except OSError:
+            return None
+        try:
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode):
+                return None
+            if st.st_size > MAX_TEST_FILE_BYTES:
+                self._too_large(rel, st.st_size)
+                return None
+            data = _read_all(fd, st.st_size, MAX_TEST_FILE_BYTES)
+        except OSError:
+            return None
+        finally:
+            os.close(fd)
+        self.reads += 1
+        return FileMentions((st.st_mtime_ns, st.st_size), _mentions_of(rel, data))
+
+    def _known(
+        self, rel: str, entry: os.DirEntry[str], folder: int, known: FileMentions
+    ) -> FileMentions | None:
+        """A file in the cache: kept when its stamp is unchanged, else read again."""
+        try:
+            st = entry.stat(follow_symlinks=False)  # fstatat in the open folder
+        except OSError:
+            return None
+        if not stat.S_ISREG(st.st_mode):
+            return None
+        if known.stamp == (st.st_mtime_ns, st.st_size):
+            return known
+        return self._fresh(rel, entry.name, folder)
 
     def scan(self) -> dict[str, tuple[Mention, ...]]:
         """Every test file's mentions now (files without any are left out): the whole root
         walked, only the changed files read."""
         seen: dict[str, FileMentions] = {}
         self.warnings, self.reads = [], 0
-        for rel, entry in walk_entries(self.root, SKIP_DIRS):
-            if not self.pattern.fullmatch(rel):
-                continue
-            try:
-                st = entry.stat(follow_symlinks=False)
-            except OSError:
-                continue
-            if stat.S_ISREG(st.st_mode) and (found := self._one(rel, st)) is not None:
-                seen[rel] = found
+        cached, is_test = self.files, self.pattern.fullmatch
+        for folder_rel, folder, entries in walk_folders(self.root, SKIP_DIRS, self.warnings):
+            prefix = f"{folder_rel}/" if folder_rel else ""
+            for entry in entries:
+                rel = prefix + entry.name
+                if not is_test(rel):
+                    continue
+                known = cached.get(rel)
+                if known is None:
+                    found = self._fresh(rel, entry.name, folder)
+                else:
+                    found = self._known(rel, entry, folder, known)
+                if found is not None:
+                    seen[rel] = found
         self.files = seen
         return self.linked()
 

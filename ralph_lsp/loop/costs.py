@@ -85,6 +85,14 @@ def usage_of_tokens(tokens: TokensRecord | None, agent: str) -> UsageRecord | No
     }
 
 
+def usd(value: float) -> str:
+    """``$0.0022``: four decimals, but a real cost too small for them keeps two significant
+    digits (``$0.000039``), so a cost that was reported never reads as ``$0.0000``."""
+    if 0 < value < 0.00005:
+        return f"${value:.{min(12, 1 - math.floor(math.log10(value)))}f}"
+    return f"${value:.4f}"
+
+
 @dataclass(frozen=True)
 class CostSummary:
     total: float | None  # None: no iteration reported a cost
@@ -97,6 +105,7 @@ class CostSummary:
     # ran in the run, so no task was verified nor failed to be), and the cost of each.
     verified: int | None = None
     per_verified_task: float | None = None
+    review: float | None = None  # of the total, what the review rounds cost (SPEC §13)
 
     def text(self) -> str:
         """``$0.0067 · $0.0022 per verified task · $0.0000 on 0 iterations without progress``,
@@ -105,16 +114,16 @@ class CostSummary:
         cost is per task checked, said so (``per task, unverified``)."""
         if not self.total:
             return ""
-        parts = [f"${self.total:.4f}"]
+        parts = [usd(self.total) + (f" (review {usd(self.review)})" if self.review else "")]
         if self.per_verified_task is not None:
-            parts.append(f"${self.per_verified_task:.4f} per verified task")
+            parts.append(f"{usd(self.per_verified_task)} per verified task")
         elif self.verified == 0:
             parts.append("no task verified")
         elif self.per_task is not None:
-            parts.append(f"${self.per_task:.4f} per task, unverified")
+            parts.append(f"{usd(self.per_task)} per task, unverified")
         n = self.no_progress_iterations
         parts.append(
-            f"${self.no_progress:.4f} on {n} iteration{'' if n == 1 else 's'} without progress"
+            f"{usd(self.no_progress)} on {n} iteration{'' if n == 1 else 's'} without progress"
         )
         return " · ".join(parts) + (" (estimate)" if self.estimated else "")
 
@@ -136,6 +145,7 @@ class CostTally:
         self.wasted_n = 0
         self.estimated = False
         self.verified: int | None = None
+        self.review: float | None = None
 
     def add(self, it: Any) -> None:
         if not isinstance(it, Mapping):
@@ -155,22 +165,42 @@ class CostTally:
             self.wasted_n += 1
             self.wasted += cost or 0.0
 
+    def add_review(self, round_record: Any) -> None:
+        """A review round (the record's ``reviews``): its cost is part of what the run's
+        verified tasks cost, though it checks no task and is no iteration."""
+        if not isinstance(round_record, Mapping):
+            return
+        cost = _number(round_record.get("costUsd"))
+        if cost is not None:
+            self.total = (self.total or 0.0) + cost
+            self.review = (self.review or 0.0) + cost
+
     def summary(self) -> CostSummary:
         total, tasks, verified = self.total, self.tasks, self.verified
         per_task = total / tasks if total is not None and tasks > 0 else None
         per_verified = total / verified if total is not None and verified else None
         return CostSummary(
             total, tasks, per_task, self.wasted, self.wasted_n, self.estimated, verified,
-            per_verified,
+            per_verified, self.review,
         )  # fmt: skip
 
 
-def summarize(iterations: Iterable[Any]) -> CostSummary:
-    """The cost summary of a run's ``iterations`` records."""
+def summarize(iterations: Iterable[Any], reviews: Iterable[Any] = ()) -> CostSummary:
+    """The cost summary of a run's ``iterations`` and ``reviews`` records."""
     tally = CostTally()
     for it in iterations:
         tally.add(it)
+    for rnd in reviews:
+        tally.add_review(rnd)
     return tally.summary()
+
+
+def record_summary(record: Mapping[str, Any]) -> CostSummary:
+    """The cost summary of a run record: its iterations and its review rounds."""
+    its, reviews = record.get("iterations"), record.get("reviews")
+    return summarize(
+        its if isinstance(its, list) else [], reviews if isinstance(reviews, list) else []
+    )
 
 
 def _verification_passed(checks: Any) -> bool | None:

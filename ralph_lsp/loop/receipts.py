@@ -15,7 +15,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypedDict
 
-from ralph_lsp.loop.costs import CostSummary, UsageRecord, summarize
+from ralph_lsp.loop.costs import CostSummary, UsageRecord, summarize, usd
 
 if TYPE_CHECKING:
     from ralph_lsp.loop.iteration import IterationOutcome
@@ -115,7 +115,7 @@ def _tokens_text(usage: Mapping[str, int | None] | None) -> str:
 
 def _verification_text(checks: Any) -> str:
     if not isinstance(checks, list) or not checks:
-        return "not verified"
+        return "no verification ran"
     failed = [c for c in checks if not (isinstance(c, Mapping) and c.get("exitCode") == 0)]
     if not failed:
         return "verified"
@@ -130,7 +130,7 @@ def _cost_text(it: Mapping[str, Any]) -> str:
     source = it.get("costSource")
     if source not in ("reported", "estimated"):
         source = "estimated" if it.get("costEstimated") is True else "reported"
-    return f"${cost:.4f} {source}"
+    return f"{usd(cost)} {source}"
 
 
 def receipt_line(it: Mapping[str, Any]) -> str:
@@ -167,17 +167,36 @@ def costs_json(s: CostSummary) -> dict[str, Any]:
         "noProgressUsd": s.no_progress if s.total is not None else None,
         "noProgressIterations": s.no_progress_iterations,
         "estimated": s.estimated,
+        "reviewUsd": s.review,
     }
 
 
-def receipts_text(iterations: Sequence[Mapping[str, Any]]) -> list[str]:
-    """``history --receipts``: one line per iteration, then the total and cost per verified
-    task (or why there is none)."""
+def review_line(rnd: Mapping[str, Any]) -> str:
+    """A review round's receipt: ``review 1 · demo · claude-haiku-4-5 · rejected · $0.0040``."""
+    cost = _usd(rnd.get("costUsd"))
+    parts = [
+        f"review {rnd.get('round', '?')}",
+        str(rnd.get("reviewer") or "?"),
+        str(rnd.get("model") or "model —"),
+        str(rnd.get("verdict") or "?"),
+        "cost —" if cost is None else usd(cost),
+    ]
+    return " · ".join(parts)
+
+
+def receipts_text(
+    iterations: Sequence[Mapping[str, Any]], reviews: Sequence[Mapping[str, Any]] = ()
+) -> list[str]:
+    """``history --receipts``: one line per iteration, one per review round, then the total
+    (the reviews' part said) and cost per verified task (or why there is none)."""
     lines = [receipt_line(it) for it in iterations]
-    s = summarize(iterations)
-    total = "—" if s.total is None else f"${s.total:.4f}" + (" (estimate)" if s.estimated else "")
+    lines += [review_line(r) for r in reviews if isinstance(r, Mapping)]
+    s = summarize(iterations, reviews)
+    total = "—" if s.total is None else usd(s.total) + (" (estimate)" if s.estimated else "")
+    if s.review:
+        total += f" (review {usd(s.review)})"
     if s.per_verified_task is not None:
-        per = f"${s.per_verified_task:.4f} per verified task"
+        per = f"{usd(s.per_verified_task)} per verified task"
     elif s.total is None:
         per = "no cost reported"
     elif s.verified == 0:
@@ -187,7 +206,7 @@ def receipts_text(iterations: Sequence[Mapping[str, Any]]) -> list[str]:
     else:
         per = "no task checked"
     wasted = (
-        f" · ${s.no_progress:.4f} on {s.no_progress_iterations} iteration(s) without progress"
+        f" · {usd(s.no_progress)} on {s.no_progress_iterations} iteration(s) without progress"
         if s.total is not None
         else ""
     )
@@ -231,11 +250,13 @@ def receipt_json(it: Mapping[str, Any]) -> dict[str, Any]:
 def receipts_json(record: Mapping[str, Any]) -> dict[str, Any]:
     """A run's receipts and its totals (``costs``, as the run record has them)."""
     its = [it for it in record.get("iterations") or [] if isinstance(it, Mapping)]
+    reviews = [r for r in record.get("reviews") or [] if isinstance(r, Mapping)]
     return {
         "runId": record.get("runId"),
         "state": record.get("state"),
         "receipts": [receipt_json(it) for it in its],
-        "costs": costs_json(summarize(its)),
+        "reviews": reviews,
+        "costs": costs_json(summarize(its, reviews)),
     }
 
 
@@ -247,6 +268,7 @@ def combined_costs(parts: Sequence[Any]) -> dict[str, Any]:
     total = sum(totals) if totals else None
     verified = sum(_count(p.get("verifiedTasks")) or 0 for p in found)
     idle = [t for p in found if (t := _usd(p.get("noProgressUsd"))) is not None]
+    reviews = [t for p in found if (t := _usd(p.get("reviewUsd"))) is not None]
     return {
         "totalUsd": round(total, 6) if total is not None else None,
         "perVerifiedTaskUsd": round(total / verified, 6)
@@ -259,6 +281,7 @@ def combined_costs(parts: Sequence[Any]) -> dict[str, Any]:
         "noProgressUsd": round(sum(idle), 6) if idle else None,
         "noProgressIterations": sum(_count(p.get("noProgressIterations")) or 0 for p in found),
         "estimated": any(p.get("estimated") is True for p in found),
+        "reviewUsd": round(sum(reviews), 6) if reviews else None,
     }
 
 
@@ -269,13 +292,14 @@ def costs_text(costs: Any) -> str:
     if not isinstance(costs, Mapping) or not _usd(costs.get("totalUsd")):
         return ""
     total = _usd(costs.get("totalUsd")) or 0.0
-    parts = [f"${total:.4f}"]
+    review = _usd(costs.get("reviewUsd"))
+    parts = [usd(total) + (f" (review {usd(review)})" if review else "")]
     per = _usd(costs.get("perVerifiedTaskUsd"))
     if per is not None:
-        parts.append(f"${per:.4f} per verified task")
+        parts.append(f"{usd(per)} per verified task")
     elif costs.get("verifiedTasks") == 0:
         parts.append("no task verified")
     n = _count(costs.get("noProgressIterations")) or 0
     idle = _usd(costs.get("noProgressUsd")) or 0.0
-    parts.append(f"${idle:.4f} on {n} iteration{'' if n == 1 else 's'} without progress")
+    parts.append(f"{usd(idle)} on {n} iteration{'' if n == 1 else 's'} without progress")
     return " · ".join(parts) + (" (estimate)" if costs.get("estimated") is True else "")

@@ -39,6 +39,7 @@ from ralph_lsp.loop import policy, safe_dir
 from ralph_lsp.loop.events import ReviewEvent
 from ralph_lsp.loop.history import atomic_write_text
 from ralph_lsp.loop.iteration import AgentIteration, IterationOutcome, Level
+from ralph_lsp.loop.receipts import costs_json
 from ralph_lsp.loop.sandboxing import REFUSAL_TOOL
 from ralph_lsp.loop.states import RunState
 from ralph_lsp.loop.status import now_iso
@@ -364,6 +365,8 @@ def _record(run: Run, rnd: _Round, out: IterationOutcome) -> RoundRecord:
 
 def _tell(run: Run, record: RoundRecord) -> None:
     run.review.rounds.append(record.to_json())
+    run.tally.add_review(run.review.rounds[-1])  # SPEC §15: part of what verified tasks cost
+    run.status.costs = costs_json(run.tally.summary())
     run.save()
     run.emit(ReviewEvent(*run.key, record.to_json()))
     said = {

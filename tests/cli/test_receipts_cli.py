@@ -37,8 +37,8 @@ def test_escalation_flags_then_the_receipts_as_lines_and_as_json(project: Path) 
     assert (
         "in 100 · cached 0 · cache write 0 · out 10 · $0.1000 reported · tasks 1.1" in receipts[1]
     )
-    assert receipts[1].endswith("not verified · exited 0")
-    assert receipts[0].split(" · ")[-3:] == ["no task checked", "not verified", "exited 0"]
+    assert receipts[1].endswith("no verification ran · exited 0")
+    assert receipts[0].split(" · ")[-3:] == ["no task checked", "no verification ran", "exited 0"]
     assert receipts[-1].startswith("total $0.2200 · ")
     data = json.loads(
         ralph("history", CHANGE, "--root", str(project), "--receipts", "--json").stdout

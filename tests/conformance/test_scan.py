@@ -9,7 +9,7 @@ from pathlib import Path
 from ralph_lsp.conformance.check import conformance
 from ralph_lsp.conformance.gate import effective, first_unmet, prompt_section
 from ralph_lsp.conformance.junit import Case
-from ralph_lsp.conformance.scan import MAX_TEST_FILE_BYTES, Scanner
+from ralph_lsp.conformance.scan import MAX_DEPTH, MAX_TEST_FILE_BYTES, Scanner
 from ralph_lsp.conformance.table import Table
 from tests.conformance.conftest import CHANGE, write_project
 
@@ -48,6 +48,28 @@ def test_the_scan_stays_in_the_root_and_reads_only_small_regular_test_files(
     scanner = Scanner(root)
     assert list(scanner.scan()) == ["tests/test_x.py"]
     assert len(scanner.warnings) == 1 and "test_huge.py" in scanner.warnings[0]
+
+
+def test_a_file_read_again_after_a_change_of_kind_and_folders_too_deep_are_said(
+    tmp_path: Path,
+) -> None:
+    """The walk opens each folder from its parent's descriptor: a cached file replaced by a
+    link is dropped, not followed, and a tree deeper than the limit is named, not walked."""
+    (tmp_path / "tests").mkdir()
+    target = tmp_path / "tests" / "test_a.py"
+    target.write_text(LINKED)
+    scanner = Scanner(tmp_path)
+    assert list(scanner.scan()) == ["tests/test_a.py"] and scanner.reads == 1
+    (tmp_path / "elsewhere.py").write_text(LINKED)
+    target.unlink()
+    target.symlink_to(tmp_path / "elsewhere.py")
+    assert scanner.scan() == {} and scanner.reads == 0
+    deep = tmp_path / "tests" / "/".join(f"d{n}" for n in range(MAX_DEPTH + 2))
+    deep.mkdir(parents=True)
+    (deep / "test_deep.py").write_text(LINKED)
+    (tmp_path / "tests" / "d0" / "test_shallow.py").write_text(LINKED)
+    assert list(scanner.scan()) == ["tests/d0/test_shallow.py"]
+    assert len(scanner.warnings) == 1 and f"deeper than {MAX_DEPTH}" in scanner.warnings[0]
 
 
 def test_custom_globs_replace_the_defaults(tmp_path: Path) -> None:

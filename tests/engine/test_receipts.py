@@ -122,6 +122,41 @@ async def test_the_apply_model_goes_to_the_presets_model_flag(
     assert (first["model"], first["modelReason"]) == ("claude-sonnet-4-5", "ralph.models.apply")
 
 
+async def test_a_review_rounds_cost_is_part_of_the_total_and_of_each_verified_tasks(
+    project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The fake claude reviews too: every task checked, it appends nothing (an approval) and
+    reports its own model's price (no spawn log: the reviewer's sandbox keeps the work tree
+    read-only). The record, the end line's text and ``history --receipts``
+    count the round's cost with the iterations'."""
+    fake_claude(tmp_path / "bin", monkeypatch)
+    monkeypatch.setenv("FAKE_PRICES", "worker=0.02,judge=0.01")
+    two_stories(project)
+    settings = Settings(
+        agent="claude",
+        models={"apply": "worker"},
+        review_agent="claude",
+        review_model="judge",
+        verify_commands=("true",),
+        conformance_require="off",  # the example's tests name scenarios this fake never runs
+    )
+    status, record = await run_to_end(project, settings)
+    assert status.state == "succeeded", status.reason
+    assert status.reason.endswith("review approved")
+    assert [r["costUsd"] for r in record["reviews"]] == [pytest.approx(0.01)]
+    costs = record["costs"]
+    assert costs["totalUsd"] == pytest.approx(0.05) and costs["reviewUsd"] == pytest.approx(0.01)
+    assert costs["perVerifiedTaskUsd"] == pytest.approx(0.025)
+    lines = receipts_text(record["iterations"], record["reviews"])
+    assert lines[2].startswith("review 1 · claude · judge · approved · $0.0100")
+    assert lines[-1].startswith("total $0.0500 (review $0.0100) · $0.0250 per verified task")
+
+
+def test_a_cost_too_small_for_four_decimals_is_never_zero() -> None:
+    line = receipt_line({"n": 1, "model": "m", "costUsd": 3.9e-05, "costSource": "reported"})
+    assert "· $0.000039 reported ·" in line
+
+
 async def test_a_custom_commands_model_placeholder_and_the_error_without_a_model(
     project: Path, spawn_log: Path
 ) -> None:

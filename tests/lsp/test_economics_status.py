@@ -51,6 +51,7 @@ async def test_run_status_carries_the_model_and_the_runs_costs(
         "noProgressUsd": final["costs"]["noProgressUsd"],
         "noProgressIterations": 2,
         "estimated": False,
+        "reviewUsd": None,  # no review round
     }
     assert abs(final["costs"]["totalUsd"] - 0.22) < 1e-9
     assert abs(final["costs"]["noProgressUsd"] - 0.02) < 1e-9
