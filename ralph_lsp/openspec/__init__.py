@@ -1,13 +1,14 @@
 """The model of an OpenSpec project: what a ``tasks.md`` says, which changes and roots exist, and
 the project's context (SPEC §2).
 
-- ``tasks``         the rule, stated plainly: :class:`~ralph_lsp.openspec.tasks.TasksDoc`
-  (:class:`Task`, :class:`Story`, :class:`Blocked`, :class:`Finding`), ``parse_tasks``,
-  ``count_tasks``, and ``open_regular`` (regular files only, opened non-blocking);
+- ``tasks``         the model and the rule: :class:`~ralph_lsp.openspec.tasks.TasksDoc`
+  (:class:`Task`, :class:`Story`, :class:`Blocked`, :class:`Finding`), ``count_tasks``, the line
+  rules the parser builds on, and ``open_regular`` (regular files only, opened non-blocking);
 - ``task_rule``, ``regular_files``  the task-line rule and the regular-file reader alone (what
   ``tasks`` re-exports), for readers that need nothing else of it (``validate``);
-- ``tasks_fast``    the measured fast path to the same results (what the server, engine and CLI
-  call), and ``summarize_tasks`` for listing many changes;
+- ``tasks_fast``    the one parser (``parse_tasks``: what the server, engine and CLI call),
+  measured, held equal to the reference parser of ``tests/tasks_reference.py``, and
+  ``summarize_tasks`` for listing many changes;
 - ``workspace``     OpenSpec roots and their active changes (:class:`Change`, ``find_roots``,
   ``resolve_change``);
 - ``project_context``  ``openspec/config.yaml``'s context for the prompt;
