@@ -6,7 +6,8 @@
   puts every rebuilt spec through;
 - :func:`delta_spec_errors`: the errors of ``validateChangeDeltaSpecs`` as archive calls it
   (without the main specs), which decide ``archive_validation_failed``;
-- :func:`discover_spec_files` and :func:`find_unread_delta_files`: the CLI's walks of ``specs/``.
+- :func:`find_unread_delta_files`: the CLI's walk of ``specs/`` for delta files it never merges
+  (the walk for ``spec.md`` files, ``discover_spec_files``, is validation's, re-exported here).
 
 Only what decides archive's verdict is here: messages of the full ``validate`` command are the
 validate port's.
@@ -28,6 +29,7 @@ from ralph_lsp.openspec.requirement_blocks import (
     parse_delta_spec,
 )
 from ralph_lsp.openspec.tasks import read_regular
+from ralph_lsp.openspec.validation.discovery import discover_spec_files as discover_spec_files
 from ralph_lsp.openspec.validation.markdown import (
     Section,
     SpecShapeError,
@@ -109,16 +111,6 @@ def _walk_files(root: Path) -> Iterator[tuple[list[str], Path]]:
                 yield [entry.name, *segments], found
         else:
             yield [], entry
-
-
-def discover_spec_files(specs_root: Path) -> list[tuple[str, Path]]:
-    """``(id, path)`` of every ``<id>/spec.md`` under ``specs_root`` (dot entries skipped)."""
-    found = [
-        ("/".join(segments), entry)
-        for segments, entry in _walk_files(specs_root)
-        if entry.name == "spec.md" and segments and entry.is_file()
-    ]
-    return sorted(found, key=lambda item: item[0])
 
 
 def find_unread_delta_files(specs_root: Path) -> list[str]:
