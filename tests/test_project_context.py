@@ -16,9 +16,9 @@ from ralph_lsp.openspec.project_context import (
     parse_context,
     read_project_context,
 )
-from ralph_lsp.openspec.tasks import parse_tasks
 from ralph_lsp.openspec.workspace import Change
 from tests.conftest import EXAMPLE
+from tests.tasks_reference import parse_tasks
 from tests.test_openspec_differential import openspec  # noqa: F401  (the fixture)
 
 CHANGE = "add-greeting-cli"

@@ -1,4 +1,4 @@
-"""tasks.md counting and structure (the reference parser, ralph_lsp.openspec.tasks); counting must
+"""tasks.md counting and structure (the reference parser, tests/tasks_reference.py); counting must
 agree
 with the OpenSpec CLI 1.13.2. tests/test_tasks_fast.py holds the fast path to the same results;
 the strategies below feed both."""
@@ -10,8 +10,9 @@ import csv
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ralph_lsp.openspec.tasks import count_tasks, decode_tasks_bytes, parse_tasks
+from ralph_lsp.openspec.tasks import count_tasks, decode_tasks_bytes
 from tests.conftest import shared_path
+from tests.tasks_reference import parse_tasks
 
 
 def test_corpus_counts_match_openspec_cli_on_every_row() -> None:

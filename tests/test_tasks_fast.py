@@ -1,5 +1,5 @@
 """The fast path (ralph_lsp.openspec.tasks_fast, what the server, engine and CLI call) against the
-reference parser that states the rule (ralph_lsp.openspec.tasks): the same TasksDoc, the same
+reference parser that states the rule (tests/tasks_reference.py): the same TasksDoc, the same
 summary,
 and the OpenSpec CLI's counts, on every corpus file and on the generated inputs the other
 tasks tests use."""
@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from ralph_lsp.openspec import tasks, tasks_fast
 from ralph_lsp.openspec.tasks import JS_WHITESPACE, TasksDoc, decode_tasks_bytes
 from ralph_lsp.openspec.tasks_fast import _SIMPLE_TASK_RE, TasksSummary
+from tests import tasks_reference
 from tests.conftest import shared_path
 from tests.faults.test_fuzz_tasks import OTHER, document, task_line
 from tests.test_tasks import BLOCKED_DOC, STRUCTURE_DOC, _simple_ish_line, fragment_text
@@ -38,7 +39,7 @@ def _stories_and_counts(doc: TasksDoc | TasksSummary) -> tuple[object, ...]:
 
 def assert_fast_path_agrees(text: str) -> TasksDoc:
     """tasks_fast's parse and summary give what the reference parser gives for ``text``."""
-    reference = tasks.parse_tasks(text)
+    reference = tasks_reference.parse_tasks(text)
     assert _doc(tasks_fast.parse_tasks(text)) == _doc(reference)
     assert _stories_and_counts(tasks_fast.summarize_tasks(text)) == _stories_and_counts(reference)
     assert tasks.count_tasks(text) == (reference.completed, reference.total)

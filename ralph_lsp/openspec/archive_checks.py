@@ -6,7 +6,8 @@
   puts every rebuilt spec through;
 - :func:`delta_spec_errors`: the errors of ``validateChangeDeltaSpecs`` as archive calls it
   (without the main specs), which decide ``archive_validation_failed``;
-- :func:`discover_spec_files` and :func:`find_unread_delta_files`: the CLI's walks of ``specs/``.
+- :func:`find_unread_delta_files`: the CLI's walk of ``specs/`` for delta files it never merges
+  (the walk for ``spec.md`` files, ``discover_spec_files``, is validation's, re-exported here).
 
 Only what decides archive's verdict is here: messages of the full ``validate`` command are the
 validate port's.
@@ -17,17 +18,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
-from ralph_lsp.openspec.requirement_blocks import (
-    count_scenarios,
-    extract_requirement_body,
-    extract_requirement_text,
-    extract_requirements_section,
-    fold_requirement_name,
-    js_trim,
-    normalize_requirement_name,
-    parse_delta_spec,
-)
 from ralph_lsp.openspec.tasks import read_regular
+from ralph_lsp.openspec.validation.blocks import extract_requirements_section, parse_delta_spec
+from ralph_lsp.openspec.validation.blocks import fold_name as fold_requirement_name
+from ralph_lsp.openspec.validation.blocks import normalize_name as normalize_requirement_name
+from ralph_lsp.openspec.validation.discovery import discover_spec_files as discover_spec_files
 from ralph_lsp.openspec.validation.markdown import (
     Section,
     SpecShapeError,
@@ -36,7 +31,10 @@ from ralph_lsp.openspec.validation.markdown import (
     parse_spec,
 )
 from ralph_lsp.openspec.validation.structure import structure_issues
-from ralph_lsp.openspec.validation.text import lines_and_mask
+from ralph_lsp.openspec.validation.text import count_scenarios, lines_and_mask
+from ralph_lsp.openspec.validation.text import requirement_body as extract_requirement_body
+from ralph_lsp.openspec.validation.text import requirement_text as extract_requirement_text
+from ralph_lsp.openspec.validation.text import trim as js_trim
 
 #: The largest delta or main spec archive reads.
 MAX_SPEC_BYTES = 64 << 20
@@ -85,7 +83,7 @@ def spec_content_errors(content: str) -> int:
         if not any(js_trim(s.content) for s in child.children):
             errors += 1
     errors += len(main_spec_structure_issues(content))
-    for block in extract_requirements_section(content).body_blocks:
+    for block in extract_requirements_section(content).blocks:
         if not extract_requirement_body(block.raw.split("\n")[1:]):
             errors += 1
     return errors
@@ -111,16 +109,6 @@ def _walk_files(root: Path) -> Iterator[tuple[list[str], Path]]:
             yield [], entry
 
 
-def discover_spec_files(specs_root: Path) -> list[tuple[str, Path]]:
-    """``(id, path)`` of every ``<id>/spec.md`` under ``specs_root`` (dot entries skipped)."""
-    found = [
-        ("/".join(segments), entry)
-        for segments, entry in _walk_files(specs_root)
-        if entry.name == "spec.md" and segments and entry.is_file()
-    ]
-    return sorted(found, key=lambda item: item[0])
-
-
 def find_unread_delta_files(specs_root: Path) -> list[str]:
     """Files under ``specs/`` other than ``spec.md`` that carry delta sections (never merged)."""
     found: list[str] = []
@@ -129,8 +117,7 @@ def find_unread_delta_files(specs_root: Path) -> list[str]:
             continue
         if not entry.is_file():
             continue
-        presence = parse_delta_spec(read_spec_text(entry)).section_presence
-        if presence.added or presence.modified or presence.removed or presence.renamed:
+        if any(parse_delta_spec(read_spec_text(entry)).presence.values()):
             found.append("/".join([*segments, entry.name]))
     return sorted(found)
 
@@ -162,16 +149,16 @@ def delta_spec_errors(change_dir: Path) -> int:
         errors += 1 if counted == 0 else 0  # no sections, or sections with no entries
         added, dup_a = _name_errors([normalize_requirement_name(b.name) for b in plan.added])
         modified, dup_m = _name_errors([normalize_requirement_name(b.name) for b in plan.modified])
-        removed, dup_r = _name_errors([normalize_requirement_name(n) for n in plan.removed])
-        froms, dup_f = _name_errors([normalize_requirement_name(p.from_name) for p in plan.renamed])
-        _tos, dup_t = _name_errors([normalize_requirement_name(p.to_name) for p in plan.renamed])
+        removed, dup_r = _name_errors([normalize_requirement_name(r.name) for r in plan.removed])
+        froms, dup_f = _name_errors([normalize_requirement_name(f.name) for f, _ in plan.renamed])
+        _tos, dup_t = _name_errors([normalize_requirement_name(t.name) for _, t in plan.renamed])
         errors += dup_a + dup_m + dup_r + dup_f + dup_t
         errors += sum(_block_errors(b.raw) for b in [*plan.added, *plan.modified])
         errors += len(modified & removed) + len(modified & added) + len(added & removed)
-        for pair in plan.renamed:
-            from_key = normalize_requirement_name(pair.from_name)
+        for old, new in plan.renamed:
+            from_key = normalize_requirement_name(old.name)
             errors += from_key in modified
-            errors += normalize_requirement_name(pair.to_name) in added
+            errors += normalize_requirement_name(new.name) in added
             folded = fold_requirement_name(from_key)
             errors += any(fold_requirement_name(r) == folded for r in removed)
         del froms

@@ -1,8 +1,10 @@
 """A delta spec applied to its main spec in memory, as ``openspec archive`` 1.13.2 does (SPEC §11).
 
-The port of the CLI's ``buildUpdatedSpec``: the pre-checks (unpaired renames, duplicates,
-cross-section conflicts, no operations), the target's structure check, then RENAMED → REMOVED →
-MODIFIED → ADDED on the ``## Requirements`` blocks, and the spec put back together with its blank
+The CLI's ``buildUpdatedSpec``: the pre-checks, the target's checks and RENAMED → REMOVED →
+MODIFIED → ADDED on the ``## Requirements`` blocks are the one delta application of
+:mod:`ralph_lsp.openspec.validation.delta_apply` (validation's dry run collects what it raises);
+this module adds the new spec's skeleton and Purpose, the warnings archive prints, and the spec
+put back together around its requirements section (:func:`around_requirements`) with its blank
 runs collapsed outside fences. A refusal is a :class:`SpecUpdateError` carrying the CLI's message.
 
 Pure: texts in, text out. Writing is ``archiving/``'s job.
@@ -14,42 +16,30 @@ import re
 from dataclasses import dataclass, field
 
 from ralph_lsp.openspec.archive_checks import main_spec_structure_issues, parse_spec_overview
-from ralph_lsp.openspec.requirement_blocks import (
-    REQUIREMENT_HEADER,
-    WS,
+from ralph_lsp.openspec.validation.blocks import (
+    Block,
     DeltaPlan,
-    RequirementBlock,
-    build_code_fence_mask,
-    describe_scenario_balance,
-    diff_scenario_names,
     extract_requirements_section,
-    fold_requirement_name,
-    js_trim,
-    js_trim_end,
-    normalize_requirement_name,
+    normalize_name,
     parse_delta_spec,
 )
+from ralph_lsp.openspec.validation.delta_apply import Counts as Counts
+from ralph_lsp.openspec.validation.delta_apply import SpecUpdateError as SpecUpdateError
+from ralph_lsp.openspec.validation.delta_apply import (
+    apply_operations,
+    check_plan,
+    refuse_invalid_target,
+    refuse_new_spec_edits,
+)
+from ralph_lsp.openspec.validation.text import S as WS
+from ralph_lsp.openspec.validation.text import fence_mask as build_code_fence_mask
+from ralph_lsp.openspec.validation.text import lines_and_mask, normalize_newlines
+from ralph_lsp.openspec.validation.text import trim as js_trim
+from ralph_lsp.openspec.validation.text import trim_end as js_trim_end
 
 MIN_PURPOSE_LENGTH = 50
 PURPOSE_PLACEHOLDER_PREFIX = "TBD - created by archiving change "
 PURPOSE_PLACEHOLDER_SUFFIX = ". Update Purpose after archive."
-
-
-class SpecUpdateError(Exception):
-    """The CLI's refusal to apply one delta spec (its message is the CLI's)."""
-
-
-@dataclass
-class Counts:
-    """Operations that changed the spec."""
-
-    added: int = 0
-    modified: int = 0
-    removed: int = 0
-    renamed: int = 0
-
-    def total(self) -> int:
-        return self.added + self.modified + self.removed + self.renamed
 
 
 @dataclass
@@ -74,35 +64,13 @@ def build_updated_spec(
     _precheck(spec_id, plan, warnings)
     target, is_new = _base_target(spec_id, plan, delta_text, target_text, change_name, warnings)
     warnings[:] = [w.replace("{TARGET}", target_path) for w in warnings]
-    issues = main_spec_structure_issues(target)
-    if issues:
-        details = "\n".join(f"line {line}: {message}" for line, message in issues)
-        raise SpecUpdateError(
-            f"{spec_id}: target spec is structurally invalid and cannot be updated until fixed:\n"
-            f"{details}"
-        )
+    refuse_invalid_target(spec_id, target)
     return _apply(spec_id, plan, target, is_new, warnings)
 
 
-def _fail(spec_id: str, what: str) -> SpecUpdateError:
-    return SpecUpdateError(f"{spec_id} validation failed - {what}")
-
-
-def _header(name: str) -> str:
-    return f'"### Requirement: {name}"'
-
-
 def _precheck(spec_id: str, plan: DeltaPlan, warnings: list[str]) -> None:
-    if plan.unpaired_renames:
-        first = plan.unpaired_renames[0]
-        missing = "TO" if first.side == "FROM" else "FROM"
-        raise _fail(
-            spec_id,
-            f"RENAMED entry on line {first.line} has no matching {missing}: for header "
-            f"{_header(first.name)}. Write each rename as a FROM: line followed immediately by "
-            "its TO: line.",
-        )
-    for orphan in plan.orphaned_requirements:
+    check_plan(spec_id, plan)
+    for orphan in plan.orphans:
         where = (
             f'under "## {orphan.section}"' if orphan.section else 'above the first "## " section'
         )
@@ -110,75 +78,6 @@ def _precheck(spec_id: str, plan: DeltaPlan, warnings: list[str]) -> None:
             f'{spec_id} - requirement "{orphan.name}" (line {orphan.line}) is {where}, which is '
             "not a delta section, so it was not applied. Move it under "
             "ADDED/MODIFIED/REMOVED/RENAMED Requirements."
-        )
-    added = _unique(spec_id, "ADDED", [b.name for b in plan.added])
-    modified = _unique(spec_id, "MODIFIED", [b.name for b in plan.modified])
-    removed = _unique(spec_id, "REMOVED", plan.removed)
-    _check_renames(spec_id, plan, added, modified, removed)
-    if not (plan.added or plan.modified or plan.removed or plan.renamed):
-        raise SpecUpdateError(
-            f"Delta parsing found no operations for {spec_id}. "
-            "Provide ADDED/MODIFIED/REMOVED/RENAMED sections in change spec."
-        )
-
-
-def _unique(spec_id: str, section: str, names: list[str]) -> list[str]:
-    seen: list[str] = []
-    for name in names:
-        key = normalize_requirement_name(name)
-        if key in seen:
-            raise _fail(spec_id, f"duplicate requirement in {section} for header {_header(name)}")
-        seen.append(key)
-    return seen
-
-
-def _check_renames(
-    spec_id: str, plan: DeltaPlan, added: list[str], modified: list[str], removed: list[str]
-) -> None:
-    froms: set[str] = set()
-    tos: set[str] = set()
-    for pair in plan.renamed:
-        from_key = normalize_requirement_name(pair.from_name)
-        to_key = normalize_requirement_name(pair.to_name)
-        if from_key in froms:
-            raise _fail(spec_id, f"duplicate FROM in RENAMED for header {_header(pair.from_name)}")
-        if to_key in tos:
-            raise _fail(spec_id, f"duplicate TO in RENAMED for header {_header(pair.to_name)}")
-        froms.add(from_key)
-        tos.add(to_key)
-    conflicts = [
-        c
-        for n in modified
-        for c in ([(n, "MODIFIED", "REMOVED")] if n in removed else [])
-        + ([(n, "MODIFIED", "ADDED")] if n in added else [])
-    ]
-    conflicts += [(n, "ADDED", "REMOVED") for n in added if n in removed]
-    for pair in plan.renamed:
-        from_key = normalize_requirement_name(pair.from_name)
-        folded = fold_requirement_name(from_key)
-        match = next((r for r in removed if fold_requirement_name(r) == folded), None)
-        if match is not None:
-            spelled = "" if match == from_key else f' (REMOVED spells it "{match}")'
-            raise _fail(
-                spec_id,
-                "requirement present in multiple sections (RENAMED and REMOVED) for header "
-                f"{_header(pair.from_name)}{spelled}",
-            )
-        if from_key in modified:
-            raise _fail(
-                spec_id,
-                "when a rename exists, MODIFIED must reference the NEW header "
-                f"{_header(pair.to_name)}",
-            )
-        if normalize_requirement_name(pair.to_name) in added:
-            raise _fail(
-                spec_id, f"RENAMED TO header collides with ADDED for {_header(pair.to_name)}"
-            )
-    if conflicts:
-        name, a, b = conflicts[0]
-        raise _fail(
-            spec_id,
-            f"requirement present in multiple sections ({a} and {b}) for header {_header(name)}",
         )
 
 
@@ -200,11 +99,7 @@ def _base_target(
                     "Edit {TARGET} directly to change it."
                 )
         return target_text, False
-    if plan.modified or plan.renamed:
-        raise SpecUpdateError(
-            f"{spec_id}: target spec does not exist; only ADDED requirements are allowed for new "
-            "specs. MODIFIED and RENAMED operations require an existing spec."
-        )
+    refuse_new_spec_edits(spec_id, plan)
     if plan.removed:
         warnings.append(
             f"{spec_id} - {len(plan.removed)} REMOVED requirement(s) ignored for new spec "
@@ -291,65 +186,19 @@ def extract_purpose_section(content: str) -> str | None:
 
 
 def _normalize_raw(raw: str) -> str:
-    return js_trim(raw.replace("\r\n", "\n").replace("\r", "\n"))
+    return js_trim(normalize_newlines(raw))
 
 
-def _near(blocks: dict[str, RequirementBlock], name: str, skip: str | None = None) -> str | None:
-    folded = fold_requirement_name(name)
-    return next((k for k in blocks if k != skip and fold_requirement_name(k) == folded), None)
-
-
-# Long: the four operations in the CLI's order, each with its own refusals, then the rebuild.
 def _apply(
     spec_id: str, plan: DeltaPlan, target: str, is_new: bool, warnings: list[str]
 ) -> BuiltSpec:
-    parts = extract_requirements_section(target)
-    blocks: dict[str, RequirementBlock] = {}
-    for block in parts.body_blocks:
-        blocks[normalize_requirement_name(block.name)] = block
-    order = [normalize_requirement_name(b.name) for b in parts.body_blocks]
-    counts = Counts()
-    counts.renamed = _apply_renames(spec_id, plan, blocks, order)
-    for name in plan.removed:
-        key = normalize_requirement_name(name)
-        if key not in blocks:
-            if not is_new:
-                near = _near(blocks, key)
-                if near is not None:
-                    raise SpecUpdateError(
-                        f"{spec_id} REMOVED failed for header {_header(name)} - not found, but "
-                        f"{_header(blocks[near].name)} exists; fix the header to match it exactly"
-                    )
-                warnings.append(
-                    f'{spec_id} - REMOVED requirement "{name}" is not in the current spec; '
-                    "treating it as already removed."
-                )
-            continue
-        del blocks[key]
-        counts.removed += 1
-    counts.modified = _apply_modified(spec_id, plan, blocks)
-    for add in plan.added:
-        key = normalize_requirement_name(add.name)
-        existing = blocks.get(key)
-        if existing is not None:
-            if _normalize_raw(existing.raw) == _normalize_raw(add.raw):
-                continue
-            raise SpecUpdateError(
-                f"{spec_id} ADDED failed for header {_header(add.name)} - already exists"
-            )
-        near = _near(blocks, key)
-        if near is not None:
-            raise SpecUpdateError(
-                f"{spec_id} ADDED failed for header {_header(add.name)} - "
-                f"{_header(blocks[near].name)} already exists and differs only in case or "
-                "spacing; use MODIFIED with that exact header to change it, or choose a distinct "
-                "name"
-            )
-        blocks[key] = add
-        counts.added += 1
-    kept: list[RequirementBlock] = []
+    section = extract_requirements_section(target)
+    blocks = {normalize_name(block.name): block for block in section.blocks}
+    order = [normalize_name(b.name) for b in section.blocks]
+    counts = apply_operations(spec_id, plan, blocks, order, is_new=is_new, warnings=warnings)
+    kept: list[Block] = []
     seen: set[str] = set()
-    for index, block in enumerate(parts.body_blocks):
+    for index, block in enumerate(section.blocks):
         key = order[index]
         replacement = blocks.get(key)
         if replacement is not None:
@@ -358,75 +207,33 @@ def _apply(
         if replacement is not block:
             _warn_foreign_tail(spec_id, block, replacement, warnings)
     kept += [b for k, b in blocks.items() if k not in seen]
-    preamble = [js_trim_end(parts.preamble)] if js_trim(parts.preamble) else []
-    body = js_trim_end("\n\n".join(preamble + [b.raw for b in kept]))
-    pieces = [js_trim_end(parts.before), parts.header_line, body, js_trim(parts.after)]
+    before, header_line, preamble, after = around_requirements(target)
+    preamble_part = [js_trim_end(preamble)] if js_trim(preamble) else []
+    body = js_trim_end("\n\n".join(preamble_part + [b.raw for b in kept]))
+    pieces = [js_trim_end(before), header_line, body, js_trim(after)]
     rebuilt = js_trim_end(_collapse_blank_runs("\n\n".join(p for p in pieces if p != ""))) + "\n"
     return BuiltSpec(rebuilt, counts, warnings, no_requirement_blocks=not kept)
 
 
-def _apply_renames(
-    spec_id: str, plan: DeltaPlan, blocks: dict[str, RequirementBlock], order: list[str]
-) -> int:
-    applied = 0
-    for pair in plan.renamed:
-        old, new = (
-            normalize_requirement_name(pair.from_name),
-            normalize_requirement_name(pair.to_name),
-        )
-        failed = f"{spec_id} RENAMED failed for header"
-        if old not in blocks:
-            if new in blocks:
-                near = _near(blocks, old, skip=new)
-                if near is not None:
-                    raise SpecUpdateError(
-                        f"{failed} {_header(pair.from_name)} - source not found, but "
-                        f"{_header(blocks[near].name)} exists; fix the header to match it exactly"
-                    )
-                continue
-            raise SpecUpdateError(f"{failed} {_header(pair.from_name)} - source not found")
-        if new in blocks:
-            raise SpecUpdateError(f"{failed} {_header(pair.to_name)} - target already exists")
-        near = _near(blocks, new, skip=old)
-        if near is not None:
-            raise SpecUpdateError(
-                f"{failed} {_header(pair.to_name)} - {_header(blocks[near].name)} already exists "
-                "and differs only in case or spacing; choose a distinct name"
-            )
-        header = f"### Requirement: {new}"
-        raw_lines = blocks[old].raw.split("\n")
-        raw_lines[0] = header
-        del blocks[old]
-        blocks[new] = RequirementBlock(header, new, "\n".join(raw_lines))
-        if old in order:
-            order[order.index(old)] = new
-        applied += 1
-    return applied
-
-
-def _apply_modified(spec_id: str, plan: DeltaPlan, blocks: dict[str, RequirementBlock]) -> int:
-    applied = 0
-    for mod in plan.modified:
-        key = normalize_requirement_name(mod.name)
-        failed = f"{spec_id} MODIFIED failed for header {_header(mod.name)}"
-        current = blocks.get(key)
-        if current is None:
-            raise SpecUpdateError(f"{failed} - not found")
-        header = REQUIREMENT_HEADER.match(mod.raw.split("\n")[0])
-        if not header or normalize_requirement_name(header.group(1)) != key:
-            raise SpecUpdateError(f"{failed} - header mismatch in content")
-        diff = diff_scenario_names(current, mod)
-        if diff.missing:
-            names = ", ".join(f'"{n}"' for n in diff.missing)
-            raise SpecUpdateError(
-                f"{failed} - current spec contains scenario(s) not present in the modified block: "
-                f"{names}. {describe_scenario_balance(diff)} Refresh the change spec before "
-                "archiving to avoid dropping scenarios."
-            )
-        if _normalize_raw(current.raw) != _normalize_raw(mod.raw):
-            applied += 1
-        blocks[key] = mod
-    return applied
+def around_requirements(content: str) -> tuple[str, str, str, str]:
+    """The text of a main spec before its ``## Requirements`` section, the header line, the
+    preamble above the first block and the text after the section (the CLI's
+    ``RequirementsSectionParts`` but the blocks; an empty section at the end when it has none)."""
+    section = extract_requirements_section(content)
+    if not section.found:
+        before = js_trim_end(content)
+        return (before + "\n\n" if before else ""), "## Requirements", "", "\n"
+    lines, _mask = lines_and_mask(content)
+    header, end = section.header, section.end
+    first_block = section.blocks[0].line - 1 if section.blocks else end
+    before = "\n".join(lines[:header])
+    after = "\n".join(lines[end:])
+    return (
+        before + "\n" if js_trim_end(before) else before,
+        lines[header],
+        js_trim_end("\n".join(lines[header + 1 : first_block])),
+        after if after.startswith("\n") else "\n" + after,
+    )
 
 
 _FOREIGN_HEADING = re.compile(r"^ {0,3}#{1,3}(?:[ \t]|$)")
@@ -453,8 +260,8 @@ def _count(haystack: str, needle: str) -> int:
 
 def _warn_foreign_tail(
     spec_id: str,
-    block: RequirementBlock,
-    replacement: RequirementBlock | None,
+    block: Block,
+    replacement: Block | None,
     warnings: list[str],
 ) -> None:
     foreign = _foreign_tail(block.raw)

@@ -1,8 +1,8 @@
-"""The tasks.md parser's measured fast path: the same results as :mod:`ralph_lsp.openspec.tasks`,
-faster.
+"""The tasks.md parser's measured fast path: the same results as the reference parser, faster.
 
-:func:`ralph_lsp.openspec.tasks.parse_tasks` states SPEC §2's rule plainly and is the reference.
-The server re-parses tasks.md on every edit and ``ralph-lsp changes`` reads every change, so
+The reference parser that states SPEC §2's rule plainly is the tests' own
+(``tests/tasks_reference.py``), built on the line rules of :mod:`ralph_lsp.openspec.tasks`. The
+server re-parses tasks.md on every edit and ``ralph-lsp changes`` reads every change, so
 what they call lives here, tuned by measurement (``python -m bench --only parse``: 1 MiB in
 ~16 ms; the reference takes about 1.6 times as long):
 
@@ -13,7 +13,8 @@ what they call lives here, tuned by measurement (``python -m bench --only parse`
 - :func:`summarize_tasks` gives only the counts and stories, for listing many changes.
 
 ``tests/test_tasks_fast.py`` checks both against the reference on the corpus and on
-generated text. Change the rule in :mod:`ralph_lsp.openspec.tasks` first, then here.
+generated text. Change the rule in the reference and :mod:`ralph_lsp.openspec.tasks` first, then
+here.
 """
 
 from __future__ import annotations
@@ -76,8 +77,8 @@ def _mentions_blocked(text: str) -> bool:
 
 
 def parse_tasks(text: str) -> TasksDoc:
-    """What :func:`ralph_lsp.openspec.tasks.parse_tasks` gives (tasks, stories, findings), in one
-    measured pass. Never raises."""
+    """What the reference parser (``tests/tasks_reference.py``) gives (tasks, stories, findings),
+    in one measured pass. Never raises."""
     # The parse allocates an object or more per task and finding, and makes no reference
     # cycles. The cyclic garbage collector, which these allocations would set off again and
     # again (1.5 of 21 ms on 1 MiB), is paused while it runs and catches up once afterwards.

@@ -17,7 +17,7 @@ from ralph_lsp.agents import build_invocation
 from ralph_lsp.agents.base import AgentEvent
 from ralph_lsp.agents.claude import ClaudeParser
 from ralph_lsp.demo.agent import MODEL, check_box, find_story, find_tasks_file
-from ralph_lsp.openspec.tasks import parse_tasks
+from tests.tasks_reference import parse_tasks
 
 from .helpers import REPO, activity_count, logs, problems, results
 

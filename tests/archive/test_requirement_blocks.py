@@ -3,21 +3,19 @@
 from __future__ import annotations
 
 from ralph_lsp.openspec.archive_checks import main_spec_structure_issues
-from ralph_lsp.openspec.requirement_blocks import (
-    RenamePair,
-    RequirementBlock,
-    UnpairedRename,
-    build_code_fence_mask,
-    contains_shall_or_must,
-    count_scenarios,
-    describe_scenario_balance,
-    diff_scenario_names,
-    extract_requirement_body,
+from ralph_lsp.openspec.spec_apply import around_requirements
+from ralph_lsp.openspec.validation.blocks import (
+    Block,
     extract_requirements_section,
-    fold_requirement_name,
-    normalize_requirement_name,
     parse_delta_spec,
 )
+from ralph_lsp.openspec.validation.blocks import describe_balance as describe_scenario_balance
+from ralph_lsp.openspec.validation.blocks import diff_scenarios as diff_scenario_names
+from ralph_lsp.openspec.validation.blocks import fold_name as fold_requirement_name
+from ralph_lsp.openspec.validation.blocks import normalize_name as normalize_requirement_name
+from ralph_lsp.openspec.validation.text import contains_shall_or_must, count_scenarios
+from ralph_lsp.openspec.validation.text import fence_mask as build_code_fence_mask
+from ralph_lsp.openspec.validation.text import requirement_body as extract_requirement_body
 
 DELTA = """\ufeff# Delta\r
 \r
@@ -63,21 +61,19 @@ def test_delta_sections_merge_case_variants_and_skip_fences() -> None:
     assert [b.name for b in plan.added] == ["New thing", "Second copy"]
     assert plan.added[0].raw.startswith("### Requirement: New thing ###\nThe system SHALL")
     assert plan.added[0].raw.endswith("```")  # trimmed at the end, fences kept in the block
-    assert [(s.header, s.section, s.line) for s in plan.skipped_headers] == [
+    assert [(s.name, s.section, s.line) for s in plan.skipped_headers] == [
         ("Not a requirement", "ADDED Requirements", 12)
     ]
-    assert plan.removed == ["Old one", "Starred", "Plussed"]
+    assert [r.name for r in plan.removed] == ["Old one", "Starred", "Plussed"]
     assert [b.name for b in plan.removed_blocks] == ["Old one"]
-    assert plan.renamed == [RenamePair("A", "B"), RenamePair("C", "D")]
-    assert plan.unpaired_renames == [
-        UnpairedRename("FROM", "Lonely", 30),
-        UnpairedRename("TO", "Stray", 33),
+    assert [(f.name, t.name) for f, t in plan.renamed] == [("A", "B"), ("C", "D")]
+    assert [(u.side, u.name, u.line) for u in plan.unpaired_renames] == [
+        ("FROM", "Lonely", 30),
+        ("TO", "Stray", 33),
     ]
-    assert [(o.name, o.section, o.line) for o in plan.orphaned_requirements] == [
-        ("Orphan", "Notes", 36)
-    ]
-    presence = plan.section_presence
-    assert (presence.added, presence.modified, presence.removed, presence.renamed) == (
+    assert [(o.name, o.section, o.line) for o in plan.orphans] == [("Orphan", "Notes", 36)]
+    presence = plan.presence
+    assert (presence["ADDED"], presence["MODIFIED"], presence["REMOVED"], presence["RENAMED"]) == (
         True,
         False,
         True,
@@ -97,26 +93,25 @@ def test_requirements_section_split_and_rejoin_parts() -> None:
         "# Title\n\n## Purpose\nP\n\n## Requirements\nIntro\n\n"
         "### Requirement: One\nA\n\n### Requirement: Two\nB\n\n## Other\nz\n"
     )
-    parts = extract_requirements_section(spec)
-    assert parts.before == "# Title\n\n## Purpose\nP\n\n"
-    assert parts.header_line == "## Requirements"
-    assert parts.preamble == "Intro"
-    assert parts.body_blocks == [
-        RequirementBlock("### Requirement: One", "One", "### Requirement: One\nA"),
-        RequirementBlock("### Requirement: Two", "Two", "### Requirement: Two\nB"),
+    before, header_line, preamble, after = around_requirements(spec)
+    assert before == "# Title\n\n## Purpose\nP\n\n"
+    assert header_line == "## Requirements"
+    assert preamble == "Intro"
+    assert extract_requirements_section(spec).blocks == [
+        Block("### Requirement: One", "One", "### Requirement: One\nA", 9),
+        Block("### Requirement: Two", "Two", "### Requirement: Two\nB", 12),
     ]
-    assert parts.after == "\n## Other\nz\n"
+    assert after == "\n## Other\nz\n"
 
 
 def test_spec_without_requirements_section_gets_an_empty_one() -> None:
-    parts = extract_requirements_section("# T\n\nText  \n\n")
-    assert (parts.before, parts.header_line, parts.preamble, parts.after) == (
+    assert around_requirements("# T\n\nText  \n\n") == (
         "# T\n\nText\n\n",
         "## Requirements",
         "",
         "\n",
     )
-    assert extract_requirements_section("").before == ""
+    assert around_requirements("")[0] == ""
 
 
 def test_fence_mask_needs_a_long_enough_closing_fence() -> None:
@@ -135,8 +130,8 @@ def test_requirement_text_helpers() -> None:
 
 
 def test_scenario_diff_is_multiplicity_aware() -> None:
-    current = RequirementBlock("h", "n", "### R\n#### Scenario: a\n#### Scenario: a\n#### b ##")
-    incoming = RequirementBlock("h", "n", "### R\n#### Scenario: a\n#### c\n#### d\n#### e\n#### f")
+    current = Block("h", "n", "### R\n#### Scenario: a\n#### Scenario: a\n#### b ##", 0)
+    incoming = Block("h", "n", "### R\n#### Scenario: a\n#### c\n#### d\n#### e\n#### f", 0)
     diff = diff_scenario_names(current, incoming)
     assert diff.missing == ["a", "b"]
     assert diff.added == ["c", "d", "e", "f"]
@@ -153,11 +148,11 @@ def test_headers_fold_case_as_javascript_does_not_as_unicode() -> None:
     delta = "## ADDED Requirements\n### Requırement: Dotless\nThe system SHALL x.\n"
     plan = parse_delta_spec(delta)
     assert plan.added == []
-    assert [s.header for s in plan.skipped_headers] == ["Requırement: Dotless"]
+    assert [s.name for s in plan.skipped_headers] == ["Requırement: Dotless"]
     spec = "# T\n\n## Requirementſ\n\n### Requirement: One\nA\n"
-    parts = extract_requirements_section(spec)
-    assert (parts.header_line, parts.body_blocks) == ("## Requirements", [])
-    assert parts.before == "# T\n\n## Requirementſ\n\n### Requirement: One\nA\n\n"
+    before, header_line, _preamble, _after = around_requirements(spec)
+    assert (header_line, extract_requirements_section(spec).blocks) == ("## Requirements", [])
+    assert before == "# T\n\n## Requirementſ\n\n### Requirement: One\nA\n\n"
 
 
 def test_main_spec_structure_folds_case_as_javascript_does() -> None:

@@ -15,7 +15,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ralph_lsp.openspec.tasks import count_tasks, decode_tasks_bytes, parse_tasks, read_tasks_text
+from ralph_lsp.openspec.tasks import count_tasks, decode_tasks_bytes, read_tasks_text
+from tests.tasks_reference import parse_tasks
 
 INDENTS = ["", " ", "  ", "    ", "\t", "\u00a0", "\ufeff", "\u2028", "\x85", "\x1c"]
 BULLETS = ["-", "*", "+", "1.", "2)", "123456789.", "1234567890.", "a.", ""]

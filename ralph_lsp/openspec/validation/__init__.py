@@ -5,9 +5,11 @@
 and the requirements section of a main spec (`parse_delta_spec`, `extract_requirements_section`);
 `validation/markdown.py` is the CLI's section parser for main specs; `validation/spec_rules.py`
 validates a main spec (`validate_spec`), `validation/change_rules.py` a change's deltas
-(`validate_change`), with the archive dry run of `validation/archive_check.py` and the task-file
-lint of `validation/task_lint.py`; `validation/proposal.py` holds the proposal rules the CLI
-applies at archive time; `validation/items.py` finds the items a project has
+(`validate_change`), with the archive dry run of `validation/archive_check.py` (it collects the
+refusals of `validation/delta_apply.py`, the one application of a delta's operations, which
+archive raises), `validation/discovery.py`'s walk of `specs/` (`discover_spec_files`) and the
+task-file lint of `validation/task_lint.py`; `validation/proposal.py` holds the proposal rules
+the CLI applies at archive time; `validation/items.py` finds the items a project has
 (`list_change_ids`, `list_spec_ids`, `nearest_matches`).
 Every finding is an `Issue` (`validation/issues.py`):
 the CLI's level, path and message, our stable rule `code`, and a range in the file.
