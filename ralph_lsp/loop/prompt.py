@@ -158,6 +158,11 @@ def _add_scope(
         _add_tasks(add, [t.text for t in story.tasks if doc.workable(t)], tasks_name)
         add("Stop when every task of this story is checked; do not start tasks of other stories.")
         blocked = [(t, why) for t, why in blocked if t.story_id == story.id]
+    elif doc.total and doc.completed >= doc.total:
+        add(
+            f"Every task of {tasks_name} is checked. What is left to do is in the state below"
+            " (the verification or conformance state): the change is not done until it is met."
+        )
     else:
         add(f"The whole change: work through the unchecked tasks of {tasks_name} in order.")
     if blocked:

@@ -78,11 +78,13 @@ def _text_of(content: Any) -> str:
 
 
 def find_tasks_path(messages: list[dict[str, Any]]) -> str | None:
-    """The first absolute path ending in tasks.md in the first user message."""
+    """The first absolute path ending in tasks.md in the first user message that is a file
+    (in a git work tree the CLI puts its git status before the prompt, where a relative
+    ``openspec/changes/x/tasks.md`` would read as the absolute ``/changes/x/tasks.md``)."""
     for msg in messages:
         if msg.get("role") == "user":
-            m = TASKS_PATH_RE.search(_text_of(msg.get("content")))
-            return m.group(1) if m else None
+            found = [m.group(1) for m in TASKS_PATH_RE.finditer(_text_of(msg.get("content")))]
+            return next((p for p in found if Path(p).is_file()), found[0] if found else None)
     return None
 
 

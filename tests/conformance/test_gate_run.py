@@ -55,6 +55,9 @@ async def test_an_agent_that_leaves_a_scenario_untested_is_held_back_until_it_te
     second = prompts[1]
     assert "## Conformance" in second and "2/3 scenarios verified" in second
     assert "Scenario *Shout twice* has no test that names it" in second
+    # every task is checked: the scope says that what is left is the state below it
+    assert "Every task of tasks.md is checked." in second
+    assert "work through the unchecked tasks" not in second
     # after the verification's section: the fixed part comes first
     assert second.index("## Verification") < second.index("## Conformance")
     record = load_records(shout_project, CHANGE)[0]
