@@ -70,17 +70,36 @@ def _kind(mode: int) -> str:
 
 
 READ_CHUNK = 1 << 20
+# what is read past a file's size, for the end (or a growth): under malloc's mmap threshold
+GROWTH_CHUNK = 1 << 16
 
 
 def read_regular(path: Path, max_bytes: int, *, follow: bool = True) -> bytes:
     """The bytes of ``path`` when it is a regular file of at most ``max_bytes`` (see
     :func:`open_regular`; a file that grows past the cap while read raises it too)."""
     fd = open_regular(path, max_bytes, follow=follow)
-    with os.fdopen(fd, "rb") as f:
-        data = f.read(max_bytes + 1)
-    if len(data) > max_bytes:
+    try:
+        return _read_fd(fd, path, max_bytes)
+    finally:
+        os.close(fd)
+
+
+def _read_fd(fd: int, path: Path, max_bytes: int) -> bytes:
+    """Up to the cap, by the file's size: a buffered ``read(max_bytes + 1)`` allocated the
+    whole cap (64 MiB for a spec) for every read, an mmap, mremap and munmap of it per small
+    file (about 25 µs of a validation's 43 reads each, four times the read itself)."""
+    size = os.fstat(fd).st_size
+    parts: list[bytes] = []
+    got = 0
+    while got <= max_bytes:  # past the size too: a file may grow while it is read
+        chunk = os.read(fd, min(max_bytes + 1 - got, max(size + 1 - got, GROWTH_CHUNK)))
+        if not chunk:
+            break
+        parts.append(chunk)
+        got += len(chunk)
+    if got > max_bytes:
         raise NotARegularFile(f"{path} grew past {max_bytes:,} bytes while read: not read")
-    return data
+    return parts[0] if len(parts) == 1 else b"".join(parts)
 
 
 def read_regular_text(path: Path, max_bytes: int, *, follow: bool = True) -> str:

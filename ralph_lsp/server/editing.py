@@ -18,8 +18,8 @@ class Editing:
     def __init__(self, ls: Host) -> None:
         self.ls = ls
 
-    def _shown(self, path: Path) -> None:
-        self.ls.validation.touched([path])
+    def _shown(self, path: Path, *, saved: bool = True) -> None:
+        self.ls.validation.touched([path], saved=saved)
         self.ls.publisher.publish(path)
         self.ls.publisher.refresh_lenses()
 
@@ -41,7 +41,7 @@ class Editing:
         if path is not None and self.ls.conformance.is_test_file(path):
             self.ls.conformance.buffer_changed(path, uri)
         elif path is not None:
-            self._shown(path)
+            self._shown(path, saved=False)  # the buffer changed, not the disk
 
     def on_save(self, uri: str) -> None:
         path = path_of(uri)

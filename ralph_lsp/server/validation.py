@@ -181,13 +181,18 @@ class Validation:
                 out[path] = text
         return out
 
-    def touched(self, paths: Iterable[Path]) -> None:
+    def touched(self, paths: Iterable[Path], *, saved: bool = True) -> None:
+        """Validate what ``paths`` touch. ``saved=False``: only an open buffer changed, and the
+        scenario lenses, which follow a delta spec's saved text, are left as they are (their
+        table, computed again on every keystroke, took a second thread's CPU beside the
+        edit's validation)."""
         paths = list(paths)
         targets = Targets()
         for path in paths:
             targets.add(targets_of(path))
         self.run(targets)
-        self.ls.conformance.specs_touched(paths)  # a delta spec's scenarios may have changed
+        if saved:
+            self.ls.conformance.specs_touched(paths)  # a delta spec's scenarios may have changed
 
     def refresh_all(self) -> None:
         """Validate every item of every root, in the background: a sweep going on is replaced."""

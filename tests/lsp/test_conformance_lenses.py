@@ -224,3 +224,31 @@ async def test_without_inotify_watchfiles_follows_the_test_files(
     )
     await _lens_is(s, spec, _line("Shout once"), "○ not run · tests/test_once.py::test_once")
     assert "conformance: tests/test_once.py read again (1 file(s) read)" in s.logs()
+
+
+async def test_unsaved_edits_leave_the_lenses_at_the_saved_text_and_a_save_moves_them(
+    start_session: StartSession, shout_project: Path
+) -> None:
+    """The lenses follow a delta spec's saved text: an unsaved edit only validates the buffer
+    (its openspec findings follow it), and the table is computed again once it is saved."""
+    s = await start_session(shout_project)
+    spec = _spec(shout_project)
+    _open(s, spec)
+    titles = ("Shout once", "Shout twice", "Empty input")  # no test names them yet
+    saved = await _lenses_become(s, spec, {_line(t): UNLINKED for t in titles})
+    moved = "# cli\n\n" + SPEC + "\n### Requirement: Whisper\nIt whispers.\n"
+    s.client.text_document_did_change(
+        types.DidChangeTextDocumentParams(
+            text_document=types.VersionedTextDocumentIdentifier(uri=spec.as_uri(), version=2),
+            content_changes=[types.TextDocumentContentChangeWholeDocument(text=moved)],
+        )
+    )
+    await wait_until(
+        lambda: any(d.source == "openspec" for d in s.diagnostics(spec.as_uri())),
+        timeout=30,
+        what="the unsaved buffer's openspec finding",
+    )
+    await asyncio.sleep(0.5)  # a table computed again would have asked for a refresh by now
+    assert {n: t for n, t, _, _ in await s.lenses(spec.as_uri())} == saved
+    _save(s, spec, moved)
+    await _lenses_become(s, spec, {line + 2: title for line, title in saved.items()})
