@@ -351,7 +351,8 @@ def _record(run: Run, rnd: _Round, out: IterationOutcome) -> RoundRecord:
     return RoundRecord(
         round=rnd.n,
         reviewer=rnd.reviewer.name,
-        model=rnd.reviewer.model,
+        # as the reviewer reported it, else as the run asked for it (as an iteration's receipt)
+        model=(out.result.model if out.result else None) or rnd.reviewer.model,
         verdict=verdict_of(added, refused, failure),
         tasks_added=added,
         refusals=refused,

@@ -141,6 +141,8 @@ async def test_the_demo_reviewer_asks_for_the_untested_scenario_and_the_run_clos
     record = load_records(shout_project, CHANGE)[0]
     verdicts = [r["verdict"] for r in record["reviews"]]
     assert verdicts == ["rejected", "approved"], record["reviews"]
+    # the model each round ran, as the reviewer reported it (no review model was set)
+    assert [r["model"] for r in record["reviews"]] == ["ralph-demo-agent (not an AI)"] * 2
     [added] = record["reviews"][0]["tasksAdded"]
     assert "Shout twice" in added and "no test names it" in added, added
     tasks = (shout_project / "openspec" / "changes" / CHANGE / "tasks.md").read_text()

@@ -144,6 +144,7 @@ async def test_a_review_rounds_cost_is_part_of_the_total_and_of_each_verified_ta
     assert status.state == "succeeded", status.reason
     assert status.reason.endswith("review approved")
     assert [r["costUsd"] for r in record["reviews"]] == [pytest.approx(0.01)]
+    assert [r["model"] for r in record["reviews"]] == ["judge"]
     costs = record["costs"]
     assert costs["totalUsd"] == pytest.approx(0.05) and costs["reviewUsd"] == pytest.approx(0.01)
     assert costs["perVerifiedTaskUsd"] == pytest.approx(0.025)
