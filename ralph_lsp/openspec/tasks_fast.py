@@ -57,22 +57,21 @@ _SIMPLE_TASK_RE = re.compile(
 
 _BULLETS = ("-", "*", "+")
 _WS_SET = frozenset(JS_WHITESPACE)
-_BLOCKED_ANY = re.compile(r"blocked:", re.I).match
+# `blocked:` in any case, searched for from its colon: a pattern that starts with a literal
+# character is searched for that character in C, and the case-insensitive look-behind is tried
+# only at each `:` (a case-insensitive pattern has no literal to look for, so its search tries
+# every position of the text).
+_BLOCKED_COLON = re.compile(r":(?<=(?i:blocked:))").search
 
 
 def _mentions_blocked(text: str) -> bool:
-    """Whether ``blocked:`` (any case) is in ``text``: a quick no for the common text without
-    it, which :func:`_blocked_marks` would read line by line. A case-insensitive search of a
-    whole megabyte costs 6 ms (a third of a parse); every match ends in ``d:`` or ``D:`` (no
-    other character is a ``d`` in any case), so only those places are tried, each with the
-    same case-insensitive pattern: the answer is the search's, found in about a millisecond."""
-    for tail in ("d:", "D:"):
-        at = text.find(tail, 6)
-        while at != -1:
-            if _BLOCKED_ANY(text, at - 6, at + 2):
-                return True
-            at = text.find(tail, at + 2)
-    return False
+    """Whether ``blocked:`` (any case, the Kelvin sign a ``k`` too) is in ``text``: a quick no
+    for the common text without it, which :func:`_blocked_marks` would read line by line. A
+    case-insensitive search of a whole megabyte costs 6 ms (a third of a parse); two searches
+    for ``d:`` and ``D:`` with the pattern tried at each, 2 ms (the text is as wide as its widest
+    character, four bytes each once it holds an emoji, and was read twice); this one search, at
+    each of the megabyte's 5,600 colons, 0.6 ms."""
+    return _BLOCKED_COLON(text) is not None
 
 
 def parse_tasks(text: str) -> TasksDoc:
