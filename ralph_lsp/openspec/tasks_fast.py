@@ -9,7 +9,9 @@ what they call lives here, tuned by measurement (``python -m bench --only parse`
 - :func:`parse_tasks` gives the reference's :class:`~ralph_lsp.openspec.tasks.TasksDoc` in one
   pass. A line of the common ``- [ ] text`` shape is read by one regex (:data:`_SIMPLE_TASK_RE`);
   every other line with a ``[`` goes to the rule itself
-  (:func:`ralph_lsp.openspec.tasks.match_task`).
+  (:func:`ralph_lsp.openspec.tasks.match_task`). The lines are split a piece of the text at a
+  time (:func:`_line_chunks`), so that a large file's lines reuse memory instead of faulting in
+  fresh pages.
 - :func:`summarize_tasks` gives only the counts and stories, for listing many changes.
 
 ``tests/test_tasks_fast.py`` checks both against the reference on the corpus and on
