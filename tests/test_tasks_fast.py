@@ -107,7 +107,7 @@ def test_the_pieces_cut_anywhere_give_the_same_parse(text: str, chunk: int) -> N
         patch.setattr(tasks_fast, "_CHUNK", chunk)
         pieces = list(tasks_fast._line_chunks(text))
         assert [line for piece in pieces for line in piece] == text.split("\n")
-        assert _doc(tasks_fast.parse_tasks(text)) == _doc(tasks.parse_tasks(text))
+        assert_fast_path_agrees(text)
 
 
 @settings(max_examples=300, deadline=None)
