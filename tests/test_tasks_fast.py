@@ -9,6 +9,7 @@ from __future__ import annotations
 import csv
 import gc
 
+import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
@@ -83,6 +84,31 @@ _files = st.one_of(
 @example("\ufeff\ufeff## 1. [x]\n- [ ] a\n")
 def test_both_parsers_agree_on_generated_files(text: str) -> None:
     assert_fast_path_agrees(text)
+
+
+def test_a_text_of_many_pieces_parses_as_the_reference_does() -> None:
+    """The parse splits the text a piece at a time (_line_chunks): every corpus file one after
+    another, a text of many pieces (1.2 million characters, 36 of them), parses as the reference
+    does, and the pieces' lines are the text's lines."""
+    corpus = shared_path("corpus", "openspec-tasks")
+    text = "".join(
+        decode_tasks_bytes(path.read_bytes()) + "\n" for path in sorted(corpus.glob("*/tasks.md"))
+    )
+    assert len(text) > 16 * tasks_fast._CHUNK
+    assert [line for piece in tasks_fast._line_chunks(text) for line in piece] == text.split("\n")
+    assert_fast_path_agrees(text)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_files, st.integers(min_value=0, max_value=12))
+def test_the_pieces_cut_anywhere_give_the_same_parse(text: str, chunk: int) -> None:
+    """Pieces of any size (down to one line each, cut wherever a line ends) give the same
+    lines, so the same document, as a whole text."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(tasks_fast, "_CHUNK", chunk)
+        pieces = list(tasks_fast._line_chunks(text))
+        assert [line for piece in pieces for line in piece] == text.split("\n")
+        assert_fast_path_agrees(text)
 
 
 @settings(max_examples=300, deadline=None)
