@@ -2,7 +2,9 @@
 
 `validation/text.py` holds the JavaScript string semantics the CLI's rules are written in
 (whitespace, `trim`, UTF-16 lengths) and the fence mask; `validation/blocks.py` reads delta specs
-and the requirements section of a main spec (`parse_delta_spec`, `extract_requirements_section`);
+and the requirements section of a main spec (`parse_delta_spec`, `extract_requirements_section`),
+and `validation/scenario_diff.py` compares a MODIFIED block's scenarios with the current block's
+(`diff_scenarios`);
 `validation/markdown.py` is the CLI's section parser for main specs; `validation/spec_rules.py`
 validates a main spec (`validate_spec`), with the structure and placeholder-Purpose checks of
 `validation/structure.py`; `validation/change_rules.py` validates a change's deltas
