@@ -15,7 +15,23 @@ With a model (SPEC §15: ``ralph.models``, or the step of ``ralph.escalation``),
 passes ``--model <name>`` (the flag Claude Code, Codex and Gemini CLI share) and a custom
 command's ``{model}`` becomes the name.
 
-Nothing passes through a shell: the argv is executed as it is.
+Nothing passes through a shell: the argv is executed as it is. This module builds the
+invocation (:func:`build_invocation`, ``agent_program``, ``make_parser``); its parts:
+
+- ``base``       the agent events (:class:`~ralph_lsp.agents.base.LogLine`, ``ResultInfo``,
+  ``AgentProblem``, ``Activity``, ``Refusal``), the ``OutputParser`` protocol and the text
+  helpers every parser shares;
+- ``claude``, ``codex``, ``gemini``  each preset's output parser; ``plain`` a custom command's,
+  which reads Claude Code's stream-json when the command prints it;
+- ``_json``      the parsers' tolerant getters: None on a missing or mistyped field;
+- ``limits``     when a limit lifts, read from a rate-limit or usage-limit message;
+- ``cli_config`` what the codex and gemini presets give their CLIs beside the argv: retry knobs
+  and Gemini's policy and system-defaults files;
+- ``user_config``, ``user_config_codex_gemini``  ``ralph.agentUserConfig``: the user's global
+  agent config kept out of each iteration (Claude Code; Codex and Gemini CLI);
+- ``sandboxed``  what a preset changes inside ralph-lsp's own sandbox: the agent's stands down;
+- ``review``     the reviewer's invocation of each preset, with read-only tool permissions
+  (SPEC §13).
 
 Invariant: presets build argv and parse output, nothing more: no process is started here, and the
 parsers never raise on any input (``tests/agents/test_parsers_never_raise.py``).

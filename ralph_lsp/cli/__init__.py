@@ -4,12 +4,17 @@
   ``validate``'s, which ``main`` parses alone; ``v5_flags`` ``run``'s flags of the
   conformance gate, the reviewer, a model per phase and escalation);
 - ``run``           ``run``: the engine in this process, its events rendered by ``terminal``;
+  ``queue`` ``run A B C`` and ``run --all``, a queue of changes and its summary table;
+  ``ending`` a run's or a queue's final line, then ``--on-end`` / ``ralph.onRunEnd``;
 - ``plan``          ``plan``: a planning run (SPEC §14), its flags in ``plan_parser``;
 - ``verify``        ``verify``: the verification commands, as a run runs them;
+- ``validate``      ``validate``: OpenSpec validation as ``openspec validate`` does it;
+- ``archive``       ``archive``: a change archived as ``openspec archive`` does (SPEC §11);
 - ``conformance``   ``conformance``: a change's scenarios and their tests' last word (SPEC §13);
 - ``project``       ``changes``, ``prompt`` and ``history``;
 - ``git_commands``  ``diff`` and ``restore``;
-- ``merging``       ``review`` and ``merge`` (SPEC §12);
+- ``merging``       ``review`` and ``merge`` (SPEC §12); ``train`` the merge train for the
+  terminal (``merge --all``, ``run … --merge``); ``merge_resolve`` ``merge --resolve``;
 - ``runs``          ``runs``, ``attach``, ``stop``, ``guide``, ``run --detach`` and ``--events``
   (runs in runners, SPEC §9);
 - ``signals``       Ctrl-C and ``SIGTERM`` for ``run`` and queues: stop, then kill at once;

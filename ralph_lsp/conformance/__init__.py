@@ -16,6 +16,9 @@ runner said those tests passed.
   report), their test cases matched to a link's test;
 - ``table``      :class:`Row` and :class:`Table`: each scenario's state (``verified``,
   ``failing``, ``not-run``, ``unlinked``), its JSON and Markdown (``build_table``);
+- ``check``      a change's table in one call (:func:`~ralph_lsp.conformance.check.conformance`):
+  its scenarios, the links the scanner finds now and a verification's reports, as the loop, the
+  CLI and the server each ask for it;
 - ``gate``       ``ralph.conformance.require`` decided (``auto`` → ``verified`` or ``off``), the
   unmet scenarios in current-state sentences, for the prompt and the run's reasons.
 

@@ -4,6 +4,8 @@
   :class:`GitError`, ``find_repo``), with the environment every call gets;
 - ``checkpoints``  the work tree's whole state as a commit under ``refs/ralph/…``, made with a
   temporary index (:class:`Checkpointer`, :class:`Checkpoint`), their diffs and pruning;
+- ``refs``         the checkpoints' ref names (``refs/ralph/@<rootId>/<change>/<runId>/<n>``, a
+  restore's ``@undo``, v2's still read), listed, and a run's and an iteration's pair picked;
 - ``restore``      the work tree's files put back as at a checkpoint, after recording the current
   state so the restore can be undone (:class:`RestoreResult`);
 - ``worktrees``    a run's own ``git worktree`` on ``ralph/<change>`` (:class:`Worktree`);

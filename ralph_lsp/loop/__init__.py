@@ -2,22 +2,34 @@
 
 - ``engine``     :class:`~ralph_lsp.loop.engine.Engine` (start, stop, guide, statuses): the runs of
   a process; ``status`` and ``events`` the events it emits to whoever renders them;
+  ``states`` the run states alone (:class:`~ralph_lsp.loop.states.RunState`), importable without
+  the rest of the loop; ``request`` a run's start arguments (:class:`RunRequest`), spelled out
+  once for every host and command line they cross;
 - ``run``        one run's loop (``Run``), with its record and status (``reporting``) and its
   reading of tasks.md (``following``);
 - ``policy``     the decisions as pure functions: :class:`RunState`, limits, continue/wait/end,
   the model of each spawn (escalation);
 - ``iteration``  one spawn of an agent (:class:`AgentIteration`) over ``proc``;
 - ``verify``     the verification commands (:class:`Runner`) and what they are inferred from;
+  ``verification`` the run's step that runs them: which commands, when they are due, as its
+  ``verifying`` phase; ``conformance_step`` the conformance gate beside it (SPEC §13): the JUnit
+  reports collected, the table made;
 - ``prompt``     the prompt, from the change and the settings only, its fixed part first;
-- ``history``    the operator's record under ``.ralph/`` (:class:`RunHistory`, typed records), the
-  one-run-per-change claim (:class:`ChangeClaim`) and retention;
+- ``history``    the operator's record under ``.ralph/`` (:class:`RunHistory`, typed records) and
+  its retention; ``ledger`` a record's growing lists (iterations, transitions) kept on disk, not
+  in memory; ``ids`` the ids and change names read back from ``.ralph/``, checked before they
+  become a path; ``safe_dir`` every write under ``.ralph/`` done without following a link;
+- ``sandboxing`` the run's sandbox (SPEC §10) as the loop uses it: opened with the work tree, the
+  egress proxy beside it, every spawn wrapped, what it refused kept for the history;
 - ``run_git``    checkpoints and the worktree of one run (:class:`RunGit`), through ``git``;
 - ``review``     an iteration's diff, a file at a checkpoint and restore, for the operator;
 - ``review_round`` the reviewer's round where a run would succeed (SPEC §13), its hook in ``run``;
-- ``claims``     one run per change on the machine; ``costs`` and ``budget`` what a run spent,
+- ``claims``     one run per change on the machine (:class:`ChangeClaim`, an advisory lock held
+  while the run's process lives); ``costs`` and ``budget`` what a run spent,
   ``receipts`` each iteration's receipt and ``spawn_facts`` one spawn's facts and receipt;
   ``record_schema`` records read back fitted to their types;
 - ``queue``      several changes through one engine; ``on_end`` ``ralph.onRunEnd``;
+  ``on_success`` ``ralph.archiveOnSuccess``, a succeeded run's change archived;
 - ``plan_run``   a planning run (SPEC §14: ``PlanRun``, ending ``planned``), its prompt in
   ``plan_prompt``, and ``confinement``: the work tree compared around an unsandboxed iteration.
 

@@ -12,7 +12,9 @@ the project's context (SPEC §2).
 - ``workspace``     OpenSpec roots and their active changes (:class:`Change`, ``find_roots``,
   ``resolve_change``);
 - ``project_context``  ``openspec/config.yaml``'s context for the prompt;
-- ``validation``    ``openspec validate`` 1.13.2, rule for rule (SPEC §11), and authoring help.
+- ``validation``    ``openspec validate`` 1.13.2, rule for rule (SPEC §11);
+- ``authoring``     authoring help for spec files (outline, completion, definition, hover, quick
+  fixes), read with ``validation``'s readers;
 - ``task_files``    a change's task files, as its OpenSpec schema's ``apply.tracks`` names them;
 - ``planning``      what planning reads (SPEC §14): change names, main-spec titles, the schema's
   artifacts, the gate a drafted change must pass, design.md's open questions;

@@ -5,8 +5,14 @@ it ends, no agent process of a run outlives it.
 
 - ``server``        the server object (:class:`RalphLanguageServer`): it owns the engine and
   builds the parts below, each of which sees it only as a ``host.Host``
+- ``host``          that typed interface (:class:`~ralph_lsp.server.host.Host`), so that no part
+  imports the module that builds them
 - ``features``      LSP methods and commands wired to it, once (each handler a line or two)
 - ``commands``, ``git_commands``  the ``ralph.*`` commands; ``args`` checks their argument
+- ``queues``        queues (SPEC §9): ``ralph.run`` with ``changes``, ``ralph.stopQueue``,
+  ``ralph.queues``, ``ralph/queueStatus``, and ``ralph.onRunEnd`` when a run or a queue ends
+- ``merge_commands``  ``ralph.reviewRun``, ``ralph.mergeRun`` and ``ralph.mergeAll`` (SPEC §12)
+  over ``merging``
 - ``roots``         the OpenSpec roots of the workspace folders and the root a command names
 - ``editing``       the client's documents and the agent's edits on disk
 - ``publishing``    diagnostics and code lenses, published; ``render`` computes them (pure)
@@ -24,6 +30,8 @@ it ends, no agent process of a run outlives it.
 - ``logs``          batched ``window/logMessage``, and Python logging forwarded to it
 - ``config``        settings and workspace trust from the client; ``errors`` the JSON-RPC errors
 - ``protocol``      pygls's protocol with the server's own hygiene
+- ``__main__``      ``python -m ralph_lsp.server``: an unsupported platform refused, then
+  ``serve()``
 
 Invariant: only this package imports pygls or lsprotocol, and it holds no decision about runs or
 tasks.md that the CLI lacks: it translates between LSP and the domain (``make lint`` holds the

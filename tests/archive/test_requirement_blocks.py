@@ -9,10 +9,12 @@ from ralph_lsp.openspec.validation.blocks import (
     extract_requirements_section,
     parse_delta_spec,
 )
-from ralph_lsp.openspec.validation.blocks import describe_balance as describe_scenario_balance
-from ralph_lsp.openspec.validation.blocks import diff_scenarios as diff_scenario_names
 from ralph_lsp.openspec.validation.blocks import fold_name as fold_requirement_name
 from ralph_lsp.openspec.validation.blocks import normalize_name as normalize_requirement_name
+from ralph_lsp.openspec.validation.scenario_diff import (
+    describe_balance as describe_scenario_balance,
+)
+from ralph_lsp.openspec.validation.scenario_diff import diff_scenarios as diff_scenario_names
 from ralph_lsp.openspec.validation.text import contains_shall_or_must, count_scenarios
 from ralph_lsp.openspec.validation.text import fence_mask as build_code_fence_mask
 from ralph_lsp.openspec.validation.text import requirement_body as extract_requirement_body

@@ -133,7 +133,7 @@ def test_leading_task_id_is_its_pattern(text: str) -> None:
 @settings(max_examples=1500)
 @given(LINES)
 def test_scenario_names_are_read_as_the_patterns_read_them(line: str) -> None:
-    from ralph_lsp.openspec.validation.blocks import scenario_names
+    from ralph_lsp.openspec.validation.scenario_diff import scenario_names
     from ralph_lsp.openspec.validation.text import ci, trim
 
     header = js(rf"^####{S}+")

@@ -32,11 +32,11 @@ from ralph_lsp.openspec.authoring.specs import (
 )
 from ralph_lsp.openspec.validation.blocks import (
     Block,
-    diff_scenarios,
     normalize_name,
     renamed_from_name,
     renamed_to_name,
 )
+from ralph_lsp.openspec.validation.scenario_diff import diff_scenarios
 from ralph_lsp.openspec.validation.text import S, contains_shall_or_must, js_re, requirement_body
 
 _H3_SCENARIO = js_re(rf"^###{S}+Scenario:", ignore_case=True)

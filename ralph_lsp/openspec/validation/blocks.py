@@ -20,7 +20,6 @@ from ralph_lsp.openspec.validation.text import (
     ci,
     dot_tail,
     drop_closing_run,
-    fence_mask,
     hashes_then_space,
     header_lines,
     js_re,
@@ -67,7 +66,7 @@ DELTA_TITLES = (
 _DELTA_FOLDED = {t.lower() for t in DELTA_TITLES}
 
 
-def _keyword(text: str, word: str) -> bool:
+def ci_prefix(text: str, word: str) -> bool:
     """`text` starts with `word` (lower case) in any ASCII case, as `ci(word)` matches."""
     start = text[: len(word)]
     return start.isascii() and start.lower() == word
@@ -85,7 +84,7 @@ def requirement_header_name(line: str, *, spaced: bool = False) -> str | None:
     after = line[3:].lstrip(JS_WS_CHARS)
     if spaced and len(after) == len(line) - 3:
         return None
-    if after[:12] != "Requirement:" and not _keyword(after, "requirement:"):  # (the usual first)
+    if after[:12] != "Requirement:" and not ci_prefix(after, "requirement:"):  # (the usual first)
         return None
     return dot_tail(after[12:])
 
@@ -109,7 +108,7 @@ def is_requirements_header(line: str) -> bool:
     return (
         line[:2] == "##"
         and len(after) < len(line) - 2
-        and _keyword(after, "requirements")
+        and ci_prefix(after, "requirements")
         and not after[12:].strip(JS_WS_CHARS)
     )
 
@@ -120,7 +119,7 @@ def is_delta_header(line: str) -> bool:
     if line[:2] != "##" or len(after) == len(line) - 2:
         return False
     for op in ("added", "modified", "removed", "renamed"):
-        if _keyword(after, op):
+        if ci_prefix(after, op):
             return is_requirements_header("##" + after[len(op) :])
     return False
 
@@ -392,65 +391,3 @@ def blocks_by_name(content: str) -> dict[str, Block]:
     text: each edit of a change compares its deltas with the same main specs again (callers
     must not modify the dict)."""
     return {normalize_name(b.name): b for b in extract_requirements_section(content).blocks}
-
-
-def _scenario_name(line: str) -> str:
-    """The name of a scenario header (`line` is one: `hashes_then_space(line, 4, 4)`): the
-    header's `^####S+`, closing run and `^Scenario:S*` (any ASCII case) dropped, trimmed."""
-    name = drop_closing_run(line[4:].lstrip(JS_WS_CHARS))
-    return trim(name[9:] if _keyword(name, "scenario:") else name)
-
-
-@functools.lru_cache(maxsize=1024)
-def scenario_names(raw: str) -> list[str]:
-    """A block's scenario names, cached by its text: an edit compares the same unchanged
-    blocks with their main specs again (callers must not modify the list)."""
-    lines = normalize_newlines(raw).split("\n")
-    mask = fence_mask(lines)
-    return [
-        _scenario_name(line)
-        for i, line in enumerate(lines)
-        if not mask[i] and hashes_then_space(line, 4, 4)
-    ]
-
-
-class ScenarioDiff:
-    __slots__ = ("added", "current_count", "incoming_count", "missing")
-
-    def __init__(
-        self, missing: list[str], added: list[str], current_count: int, incoming_count: int
-    ) -> None:
-        self.missing, self.added = missing, added
-        self.current_count, self.incoming_count = current_count, incoming_count
-
-
-def _unmatched(names: list[str], against: list[str]) -> list[str]:
-    remaining: dict[str, int] = {}
-    for name in against:
-        remaining[name] = remaining.get(name, 0) + 1
-    out = []
-    for name in names:
-        if remaining.get(name, 0) > 0:
-            remaining[name] -= 1
-        else:
-            out.append(name)
-    return out
-
-
-def diff_scenarios(current: Block, incoming: Block) -> ScenarioDiff:
-    cur, inc = scenario_names(current.raw), scenario_names(incoming.raw)
-    return ScenarioDiff(_unmatched(cur, inc), _unmatched(inc, cur), len(cur), len(inc))
-
-
-def describe_balance(diff: ScenarioDiff) -> str:
-    def count(n: int) -> str:
-        return f"{n} {'scenario' if n == 1 else 'scenarios'}"
-
-    incoming, current = count(diff.incoming_count), count(diff.current_count)
-    scale = f"The modified block has {incoming}; the current spec has {current}."
-    if not diff.added:
-        return f"{scale} It adds none."
-    listed = ", ".join(f'"{n}"' for n in diff.added[:3])
-    rest = len(diff.added) - 3
-    names = f"{listed} and {rest} more" if rest > 0 else listed
-    return f"{scale} It adds {count(len(diff.added))} not in the current spec: {names}."

@@ -21,11 +21,10 @@ from ralph_lsp.openspec.validation.blocks import (
     REQUIREMENT_HEADER,
     Block,
     DeltaPlan,
-    describe_balance,
-    diff_scenarios,
     fold_name,
     normalize_name,
 )
+from ralph_lsp.openspec.validation.scenario_diff import describe_balance, diff_scenarios
 from ralph_lsp.openspec.validation.structure import structure_issues
 from ralph_lsp.openspec.validation.text import normalize_newlines, trim
 

@@ -11,13 +11,12 @@ from ralph_lsp.openspec.validation.blocks import (
     Block,
     DeltaPlan,
     blocks_by_name,
-    describe_balance,
-    diff_scenarios,
     fold_name,
     normalize_name,
 )
 from ralph_lsp.openspec.validation.discovery import read_once
 from ralph_lsp.openspec.validation.issues import Issue
+from ralph_lsp.openspec.validation.scenario_diff import describe_balance, diff_scenarios
 from ralph_lsp.openspec.validation.text import (
     LazyPattern,
     contains_shall_or_must,
