@@ -109,3 +109,43 @@ async def test_a_new_sweep_replaces_one_going_on(
     assert ls.tasks[0].cancelled()
     assert len({p.uri for p in ls.sent}) == 50 == len(ls.sent)
     assert time.monotonic() - t0 < 10
+
+
+DELTA = (
+    Path(__file__).resolve().parents[2]
+    / "examples/hello/openspec/changes/add-greeting-cli/specs/greeting/spec.md"
+).read_text()
+NO_SCENARIO = DELTA.replace("#### Scenario: Shout", "### Scenario: Shout")
+MISSING_SCENARIO = 'ADDED "Shouting" must include at least one scenario'
+
+
+async def test_the_spec_tree_is_watched_once_every_tasks_md_is_published(
+    tmp_path: Path, start_session: StartSession
+) -> None:
+    """The walk of openspec/ for the spec watch waits for the tasks.md sweep (with 10,000
+    changes it held every tasks.md's first diagnostics up by 0.3-0.6 s); a spec edited on disk
+    before its folder was watched is still validated, by the sweep that follows the walk, and
+    from then on edits are seen live."""
+    count = 2000
+    make_changes(tmp_path, count)
+    spec = tmp_path / "openspec" / "changes" / "c99999" / "specs" / "greeting" / "spec.md"
+    spec.parent.mkdir(parents=True)
+    spec.write_text(DELTA)
+    s = await start_session(tmp_path)
+    client = s.client
+    spec.write_text(NO_SCENARIO)  # most likely while the tasks.md sweep goes on, unwatched
+    # every change's tasks.md, the one c99999 lacks too (published with no diagnostics)
+    tasks = {(p / "tasks.md").as_uri() for p in (tmp_path / "openspec" / "changes").iterdir()}
+    await wait_until(lambda: tasks <= set(client.diagnostics), timeout=60, what="every tasks.md")
+
+    def messages() -> list[str]:
+        return [d.message for d in client.diagnostics.get(spec.as_uri(), [])]
+
+    await wait_until(lambda: MISSING_SCENARIO in messages(), timeout=60, what="the finding")
+    # The client's record is keyed in the order files were first published: every tasks.md
+    # came before any file of OpenSpec's validation.
+    order = list(client.diagnostics)
+    first_other = next(i for i, uri in enumerate(order) if not uri.endswith("/tasks.md"))
+    assert set(order[:first_other]) == tasks
+    spec.write_text(DELTA)  # the tree is watched now: the fix is seen live
+    await wait_until(lambda: MISSING_SCENARIO not in messages(), timeout=30, what="the fix")
