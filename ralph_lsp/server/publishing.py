@@ -117,12 +117,6 @@ class Publisher:
         """True while the sweep over every change's tasks.md goes on."""
         return self._sweep is not None and not self._sweep.done()
 
-    async def swept(self) -> None:
-        """Return once no sweep over every change's tasks.md is going on (a sweep that
-        replaced the one waited for is waited for in turn)."""
-        while self._sweep is not None and not self._sweep.done():
-            await asyncio.wait((self._sweep,))
-
     async def _publish_all(self, items: list[tuple[Change, Path]]) -> None:
         ls = self.ls
         docs = ls.docs

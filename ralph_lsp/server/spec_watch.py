@@ -3,9 +3,7 @@
 inotify on the event loop, one watch per folder under ``openspec/`` (``changes/archive`` and
 hidden folders left out), a folder made later watched as it appears: nothing polls, so an idle
 server costs no CPU. Where inotify cannot be had, or a watch is refused (the per-user limit),
-watchfiles watches the tree instead. The first walk starts once what the caller names is done
-(validation's watch: the sweep of every tasks.md, which it held up by 0.3-0.6 s with 10,000
-changes), lets requests in as it goes, and sets :attr:`SpecTreeWatcher.armed` at its end.
+watchfiles watches the tree instead.
 
 The same watcher, given another folder, filter and folders to pass over, watches a project's
 test files for the conformance lenses (``server/conformance_view.py``): the same fallback to
@@ -18,7 +16,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-from collections.abc import Awaitable, Callable, Coroutine, Iterator
+from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +25,6 @@ from ralph_lsp.server import inotify
 log = logging.getLogger(__name__)
 
 SETTLE_EVENTS = 0.02  # a burst of events (a save, a checkout) is handed over as one
-SLICE_SECONDS = 0.005  # the longest the first walk keeps the event loop before letting requests in
 _MASK = (
     inotify.IN_CLOSE_WRITE
     | inotify.IN_CREATE
@@ -61,13 +58,10 @@ class SpecTreeWatcher:
         folder: Path | None = None,
         wanted: Callable[[str], bool] = wanted,
         skip: Callable[[str, str], bool] | None = None,
-        after: Callable[[], Awaitable[None]] | None = None,
     ) -> None:
         """``folder`` (default ``root/openspec``) watched for the files ``wanted`` accepts,
         never entering a folder ``skip(parent, name)`` refuses (default: hidden folders and
-        ``changes/archive``). The tree is walked once ``after()`` has returned: what happens
-        in it before :attr:`armed` is set is for the caller to find (validation's sweep waits
-        for it, then reads every file)."""
+        ``changes/archive``)."""
         self.folder = root / "openspec" if folder is None else folder
         self._wanted = wanted
         self._skip = _spec_skip if skip is None else skip
@@ -75,28 +69,21 @@ class SpecTreeWatcher:
         self._dirs: dict[int, Path] = {}
         self._pending: set[Path] = set()
         self._flush: asyncio.TimerHandle | None = None
-        self._after = after
-        #: Set once every folder of the tree is watched (or watchfiles took over), or stopped.
-        self.armed = asyncio.Event()
         self._ino = inotify.open_inotify()
         self._task = run_task(self._run(), f"watch {self.folder}")
 
     def stop(self) -> None:
         self._task.cancel()
-        self.armed.set()  # no one waits for a watch that will not come
 
     async def _run(self) -> None:
-        if self._after is not None:
-            await self._after()
         ino = self._ino
         if ino is not None:
             try:
-                await self._watch_tree_sliced(self.folder)
+                self._watch_tree(self.folder)
             except OSError as exc:
                 log.info("inotify on %s refused (%s); watchfiles watches it", self.folder, exc)
                 ino.close()
                 ino = None
-        self.armed.set()
         if ino is None:
             await self._watchfiles()
             return
@@ -109,21 +96,6 @@ class SpecTreeWatcher:
             ino.close()
 
     def _watch_tree(self, top: Path) -> None:
-        for _ in self._watch_folders(top):
-            pass
-
-    async def _watch_tree_sliced(self, top: Path) -> None:
-        """The first walk, letting requests in every :data:`SLICE_SECONDS` (10,000 change
-        folders take 0.3-0.6 s)."""
-        loop = asyncio.get_running_loop()
-        until = loop.time() + SLICE_SECONDS
-        for _ in self._watch_folders(top):
-            if loop.time() >= until:
-                await asyncio.sleep(0)
-                until = loop.time() + SLICE_SECONDS
-
-    def _watch_folders(self, top: Path) -> Iterator[None]:
-        """Watch each folder of the tree below ``top``, one step per folder."""
         assert self._ino is not None
         for folder, dirs, _ in os.walk(top):
             dirs[:] = [d for d in dirs if not self._skip(folder, d)]
@@ -131,7 +103,6 @@ class SpecTreeWatcher:
                 self._dirs[self._ino.add_watch(folder, _MASK)] = Path(folder)
             except FileNotFoundError:
                 continue
-            yield
 
     def _readable(self) -> None:
         assert self._ino is not None

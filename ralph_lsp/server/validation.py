@@ -202,11 +202,8 @@ class Validation:
         """Every item validated and applied in turn, yielding to requests every SLICE_SECONDS
         (thousands of changes take a while). An item an edit validated meanwhile is left to
         the edit's newer result."""
-        await self.ls.publisher.swept()  # tasks.md's diagnostics and lenses come first
-        for root in targets.roots:  # then each root's tree watched, so that no edit is missed
-            watcher = self._watches.get(root)
-            if watcher is not None:
-                await watcher.armed.wait()
+        while self.ls.publisher.sweeping:  # tasks.md's diagnostics and lenses come first
+            await asyncio.sleep(0.05)
         loop = asyncio.get_running_loop()
         until = loop.time() + SLICE_SECONDS
         for item, work in self._expand(targets):
@@ -331,11 +328,7 @@ class Validation:
             if root not in wanted:
                 self._watches.pop(root).stop()
         for root in wanted - set(self._watches):
-            # Walked once the tasks.md sweep is done: with 10,000 changes the walk and its
-            # watches took 0.3-0.6 s that every tasks.md's first diagnostics waited behind.
-            self._watches[root] = SpecTreeWatcher(
-                root, self.touched, self.ls.run_task, after=self.ls.publisher.swept
-            )
+            self._watches[root] = SpecTreeWatcher(root, self.touched, self.ls.run_task)
             # What changed before the watch was in place is found by validating the project.
             self.ls.run_task(self._settle(root), f"validate {root} once watched")
 
