@@ -9,6 +9,7 @@ It starts ``python -m ralph_lsp`` as a process, answers the requests VS Code ans
 from __future__ import annotations
 
 import asyncio
+import bisect
 import collections
 import contextlib
 import os
@@ -33,6 +34,10 @@ class Event:
     t: float  # time.perf_counter() on arrival
     method: str
     params: Any
+
+
+def _time_of(event: Event) -> float:
+    return event.t
 
 
 class BenchClient(LanguageClient):
@@ -126,9 +131,14 @@ class BenchClient(LanguageClient):
     async def wait_for(
         self, predicate: Callable[[Event], bool], *, since: float = 0.0, timeout: float = 10.0
     ) -> Event | None:
-        """The first recorded event at or after ``since`` that satisfies ``predicate``."""
+        """The first recorded event at or after ``since`` that satisfies ``predicate``.
+
+        The events are recorded in the order of their times, so the search starts at the
+        first one at or after ``since``: scanning from the first event of the session took the
+        client 4 ms per call with the 30,000 events of 10,000 changes, and an edit's two calls
+        delayed the reading of the answer they waited for by that much."""
         deadline = time.perf_counter() + timeout
-        checked = 0
+        checked = bisect.bisect_left(self.events, since, key=_time_of)
         while True:
             events = self.events
             for i in range(checked, len(events)):
