@@ -9,10 +9,12 @@ STAMP := $(VENV)/.installed
 CACHE := $(CURDIR)/.cache
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: help venv demo test lint typecheck pytest agent-clis nvim-setup client client-test e2e screenshots vsix bench bench-quick bench-soak soak clean
+.PHONY: help venv demo check unit test lint typecheck pytest agent-clis nvim-setup client client-test e2e screenshots vsix bench bench-quick bench-soak soak clean
 
 help:
 	@echo "make demo       run the bundled demo agent over examples/hello (a scratch copy)"
+	@echo "make check      the inner loop: lint, mypy and the unit tests (at most 3 min on 2 cores)"
+	@echo "make unit       the unit tests alone: all of tests/ but the folders and marks in UNIT_SKIP"
 	@echo "make test       every check: lint, types, Python tests, client tests, real VS Code e2e"
 	@echo "make lint       ruff, and import-linter for the layers"
 	@echo "make typecheck  mypy --strict on ralph_lsp, tsc on the client"
@@ -57,6 +59,17 @@ agent-clis:
 
 pytest: $(STAMP) agent-clis
 	$(VENV)/bin/pytest -q
+
+# The unit tests: every test but the LSP server, the real agent CLIs, Ray, Neovim, the fault
+# matrix and soak, and the tests marked slow or ray. A new test lands here unless it is marked or
+# lives in one of these folders. Two workers (pytest-xdist): each has its own session tag.
+UNIT_SKIP := --ignore=tests/lsp --ignore=tests/claude_offline --ignore=tests/codex_gemini_offline \
+  --ignore=tests/ray --ignore=tests/nvim --ignore=tests/faults -m "not slow and not ray"
+
+unit: $(STAMP)
+	$(VENV)/bin/pytest -q -n 2 $(UNIT_SKIP)
+
+check: lint typecheck unit
 
 nvim-setup:
 	@bash scripts/nvim-setup.sh
