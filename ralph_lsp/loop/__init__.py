@@ -10,7 +10,8 @@
 - ``verify``     the verification commands (:class:`Runner`) and what they are inferred from;
 - ``prompt``     the prompt, from the change and the settings only, its fixed part first;
 - ``history``    the operator's record under ``.ralph/`` (:class:`RunHistory`, typed records), the
-  one-run-per-change claim (:class:`ChangeClaim`) and retention;
+  one-run-per-change claim (:class:`ChangeClaim`) and retention; ``durable`` a record's
+  ``fsync`` and rename, done off the event loop by one writer thread;
 - ``run_git``    checkpoints and the worktree of one run (:class:`RunGit`), through ``git``;
 - ``review``     an iteration's diff, a file at a checkpoint and restore, for the operator;
 - ``review_round`` the reviewer's round where a run would succeed (SPEC §13), its hook in ``run``;
