@@ -13,13 +13,15 @@ a moment anyway).
 What readers and crashes see is unchanged: a whole file, the previous version until the new
 one is on disk. In this process :func:`settle` waits for a file's pending version (history's
 readers call it), a synchronous write of the same file waits for it first
-(:func:`write_now`), and the interpreter waits for the writer before it exits (a non-daemon
-thread; :func:`settle_all` before ``os._exit``). A background failure (a full disk) is raised
-by the file's next write or settle, where ``RunHistory`` turns it into its usual handling.
+(:func:`write_now`), and every pending version is written before the process exits
+(:func:`settle_all`: at the interpreter's exit, and before ``os._exit``). A background
+failure (a full disk) is raised by the file's next write or settle, where ``RunHistory``
+turns it into its usual handling.
 """
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import os
 import secrets
@@ -67,6 +69,8 @@ _queued: dict[str, _Job] = {}  # in call order; a newer version of a file replac
 _running: str | None = None  # the file whose job the writer is completing
 _failed: dict[str, OSError] = {}
 _writer: threading.Thread | None = None
+#: How long the writer thread waits for more work before it ends.
+IDLE_SECONDS = 5.0
 
 
 def write_later(path: Path, write: Callable[[IO[str]], object], mode: int = 0o600) -> None:
@@ -138,11 +142,16 @@ def _raise_failure(key: str) -> None:
 
 
 def _start_writer() -> None:
-    """Under the lock: a writer thread, unless one is running (it ends when nothing waits)."""
+    """Under the lock: wake the writer thread, or start one (starting a thread waits until it
+    runs: on a loaded machine that wait was a pause of the loop's own, once per burst). It
+    stays :data:`IDLE_SECONDS` for more work; a daemon, so the interpreter's exit waits only
+    for the pending versions (:func:`settle_all`, registered with ``atexit``)."""
     global _writer
     if _writer is None:
-        _writer = threading.Thread(target=_drain, name="ralph-record-writer")
+        _writer = threading.Thread(target=_drain, name="ralph-record-writer", daemon=True)
         _writer.start()
+    else:
+        _lock.notify_all()
 
 
 def _drain() -> None:
@@ -150,8 +159,10 @@ def _drain() -> None:
     while True:
         with _lock:
             if not _queued:
-                _writer = None
                 _lock.notify_all()
+                _lock.wait(IDLE_SECONDS)
+            if not _queued:
+                _writer = None
                 return
             key = next(iter(_queued))
             job = _queued.pop(key)
@@ -165,3 +176,6 @@ def _drain() -> None:
             with _lock:
                 _running = None
                 _lock.notify_all()
+
+
+atexit.register(settle_all)
