@@ -254,14 +254,14 @@ class RunHistory:
     def ok(self) -> bool:
         return not self._failed
 
-    def save(self, record: Mapping[str, Any]) -> None:
-        """Write ``record`` (its ledgers streamed whole: loop/ledger.py) as ``record.json``:
-        on disk when this returns at the run's end, before it made durable off the loop."""
+    def save(self, record: Mapping[str, Any], now: bool = False) -> None:
+        """Write ``record`` (ledgers streamed whole: loop/ledger.py) as ``record.json``: on disk
+        when this returns at the run's end (or ``now``), before it made durable off the loop."""
         if self._failed:
             return
         for _ in range(2):  # once more after a full disk freed the reserve
             try:
-                write = durable.write_now if record.get("endedAt") else durable.write_later
+                write = durable.write_now if now or record.get("endedAt") else durable.write_later
                 write(self.dir / "record.json", lambda f: write_record(f, record))
                 return
             except OSError as exc:
