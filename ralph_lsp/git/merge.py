@@ -187,10 +187,17 @@ def open_integration(repo: Repo, commit: str) -> Path:
     return path
 
 
-def reset_integration(path: Path, commit: str) -> None:
+def reset_integration(path: Path, commit: str, *, clean: bool = True) -> None:
     """The scratch worktree moved to ``commit``, with whatever an earlier verification wrote in
-    it removed (a train reuses one worktree: only the files that differ are written)."""
+    it removed (a train reuses one worktree: only the files that differ are written);
+    ``clean=False``: :func:`clean_integration` removed it already."""
     run_git(path, ["checkout", "-q", "--detach", "-f", commit])
+    if clean:
+        clean_integration(path)
+
+
+def clean_integration(path: Path) -> None:
+    """Every file of the scratch worktree that its commit does not track, ignored ones too."""
     run_git(path, ["clean", "-q", "-ffdx"])
 
 

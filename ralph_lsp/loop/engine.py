@@ -143,7 +143,7 @@ class Engine:
         run = self._find(root, change)
         _check_guidance(text)
         run.guidance.append(Guidance(text, now_iso()))
-        run.save()
+        run.save(now=True)
         run.log("✎ guidance queued for the next iteration")
 
     def statuses(self, root: Path | None = None, change: str | None = None) -> list[RunStatus]:

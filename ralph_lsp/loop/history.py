@@ -26,7 +26,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, TypedDict
 
-from ralph_lsp.loop import safe_dir
+from ralph_lsp.loop import durable, safe_dir
 from ralph_lsp.loop.ids import child
 from ralph_lsp.loop.ids import run_id as checked_run_id
 from ralph_lsp.loop.ledger import Ranges, write_record
@@ -182,10 +182,8 @@ def atomic_write(path: Path, write: Callable[[IO[str]], object]) -> None:
             os.fsync(f.fileno())
         os.replace(tmp, path)
     except BaseException:
-        try:
+        with contextlib.suppress(OSError):
             os.unlink(tmp)
-        except OSError:
-            pass
         raise
 
 
@@ -256,13 +254,15 @@ class RunHistory:
     def ok(self) -> bool:
         return not self._failed
 
-    def save(self, record: Mapping[str, Any]) -> None:
-        """Write ``record`` (its ledgers streamed whole: loop/ledger.py) as ``record.json``."""
+    def save(self, record: Mapping[str, Any], now: bool = False) -> None:
+        """Write ``record`` (ledgers streamed whole: loop/ledger.py) as ``record.json``: on disk
+        when this returns at the run's end (or ``now``), before it made durable off the loop."""
         if self._failed:
             return
         for _ in range(2):  # once more after a full disk freed the reserve
             try:
-                atomic_write(self.dir / "record.json", lambda f: write_record(f, record))
+                write = durable.write_now if now or record.get("endedAt") else durable.write_later
+                write(self.dir / "record.json", lambda f: write_record(f, record))
                 return
             except OSError as exc:
                 first = self.full is None
@@ -383,7 +383,8 @@ MAX_RECORD_BYTES = 16 * 1024 * 1024
 
 def read_small_file(path: Path, max_bytes: int = MAX_RECORD_BYTES) -> str:
     """A regular file's text (a FIFO, a device or an oversized file raises OSError, never
-    blocks or fills memory)."""
+    blocks or fills memory); a version of it this process is still writing is waited for."""
+    durable.settle(path)
     return read_regular_text(path, max_bytes, follow=False)  # only ralph-lsp writes these
 
 

@@ -170,8 +170,10 @@ class RunReporting:
             "costs": costs_json(self.tally.summary()),
         }
 
-    def save(self) -> None:
-        self.history.save(self.record())
+    def save(self, now: bool = False) -> None:
+        """The record saved; ``now``: on disk before this returns (what another process was
+        told is done, a guidance queued, is in the file it then reads)."""
+        self.history.save(self.record(), now)
 
     def _announce(self, n: int, story: Story | None, doc: TasksDoc, guidance: int) -> None:
         where = f"story {story.id} {story.title}" if story else "whole change"

@@ -27,8 +27,7 @@ from ralph_lsp.loop.states import RunState
 from ralph_lsp.loop.status import Level, RunEnd
 from ralph_lsp.proc.process import AgentStartError, SpawnSpec
 from ralph_lsp.proc.watchdog import describe_start_error
-from ralph_lsp.sandbox import Sandbox, SandboxUnavailable
-from ralph_lsp.sandbox import proxy as egress
+from ralph_lsp.sandbox import Sandbox, SandboxUnavailable, proxy
 from ralph_lsp.sandbox.bridge import proxy_env
 from ralph_lsp.sandbox.domains import allowed_domains, base_url_entry, no_proxy_for
 from ralph_lsp.sandbox.git_guard import GitGuard
@@ -70,7 +69,7 @@ class RunSandbox:
         self.box = box
         self.log = log
         self.refused: list[Refusal] = []  # at the proxy, since the last take
-        self.proxy = egress.EgressProxy(box.policy.allowed_domains, self._refused)
+        self.proxy = proxy.EgressProxy(box.policy.allowed_domains, self._refused)
         # what a process inside writes to git's pointers is undone before the host's git runs
         # and what widens the next run's sandbox (``also``: Codex's config.toml) is undone too
         self.guard = GitGuard(box.policy.work_root, shown_from, also)
@@ -86,10 +85,14 @@ class RunSandbox:
         history_root: Path,
         log: Log,
         confine_to: Path | None = None,
+        *,
+        egress: bool = True,
     ) -> RunSandbox | None:
         """The run's sandbox, said in its log; None when ``ralph.sandbox`` is ``off``. A
         sandbox that cannot start ends the run before any agent is spawned (``RunEnd``).
-        ``confine_to``: a planning run's change folder, the one folder it writes (SPEC §14)."""
+        ``confine_to``: a planning run's change folder, the one folder it writes (SPEC §14).
+        ``egress=False``: checks only (a merge's verification), which never have a proxy, so
+        none is started (:meth:`agent` is then refused)."""
         chosen, why = mode(settings)
         if chosen == "off":
             log(OFF_LINE.format(why=why), "info")
@@ -118,7 +121,8 @@ class RunSandbox:
             run = cls(box, log, Path(os.path.realpath(history_root)), _widening(settings, env))
             # macOS has no network namespace: the agent reaches the proxy on the loopback
             tcp = 0 if box.kind == "seatbelt" else None
-            await run.proxy.start(egress.private_socket_path(), tcp)
+            if egress:
+                await run.proxy.start(proxy.private_socket_path(), tcp)
         except (OSError, ValueError) as exc:
             box.close()  # ValueError: an allowlist entry the proxy cannot read
             why = f"the sandbox's egress proxy cannot start: {exc}"
@@ -126,7 +130,7 @@ class RunSandbox:
         log(box.describe(), "info")
         return run
 
-    def _refused(self, refusal: egress.Refusal) -> None:
+    def _refused(self, refusal: proxy.Refusal) -> None:
         self.refused.append(Refusal(REFUSAL_TOOL, f"connect: {refusal}"))
         self.log(
             f"⚠ the sandbox refused a connection to {refusal} — allow a domain with"
@@ -137,6 +141,8 @@ class RunSandbox:
     def agent(self, spec: SpawnSpec) -> SpawnSpec:
         """The agent's ``spec`` inside the sandbox, behind the bridge to the proxy."""
         socket = self.proxy.socket_path
+        if socket is None and self.proxy.tcp_port is None:
+            raise AgentStartError("os_error", "the sandbox was opened for checks only")
         self.status_file = self.box.policy.tmp_dir / f"agent-ended-{secrets.token_hex(8)}.json"
         # the program as the host finds it on the agent's PATH: bound in where it would be hidden
         name = spec.argv[0] if spec.argv else ""

@@ -92,6 +92,7 @@ class Scratch:
         self._identity: dict[str, str] | None = None
         self._opening: asyncio.Task[Path] | None = None
         self._opened_at = ""
+        self._scrubbing: asyncio.Task[None] | None = None
 
     def identity(self) -> dict[str, str]:
         """The committer's identity, read once for the whole train (two git calls a merge)."""
@@ -108,7 +109,26 @@ class Scratch:
                 asyncio.to_thread(gm.open_integration, self.repo, commit)
             )
 
+    def scrub(self) -> None:
+        """After a train's verification: what it wrote is removed while the next merge is
+        checked and made (``git clean`` off the path between two verifications)."""
+        if self.path is not None and self._scrubbing is None:
+            self._scrubbing = asyncio.create_task(
+                asyncio.to_thread(gm.clean_integration, self.path)
+            )
+
+    async def _scrubbed(self) -> bool:
+        scrubbing, self._scrubbing = self._scrubbing, None
+        if scrubbing is None:
+            return False
+        try:
+            await scrubbing
+        except (GitError, OSError):
+            return False  # cleaned again with the move
+        return True
+
     async def at(self, commit: str) -> Path:
+        scrubbed = await self._scrubbed()
         if self._opening is not None:
             opening, self._opening = self._opening, None
             self.path = await opening
@@ -117,10 +137,11 @@ class Scratch:
         if self.path is None:
             self.path = await asyncio.to_thread(gm.open_integration, self.repo, commit)
         else:
-            await asyncio.to_thread(gm.reset_integration, self.path, commit)
+            await asyncio.to_thread(gm.reset_integration, self.path, commit, clean=not scrubbed)
         return self.path
 
     async def close(self) -> None:
+        await self._scrubbed()
         if self._opening is not None:
             opening, self._opening = self._opening, None
             with contextlib.suppress(GitError, OSError):
@@ -134,11 +155,13 @@ class Scratch:
 class Step:
     """How a train asks for one merge: made on ``base`` (the previous merge's verified commit,
     before the target has moved to it) and, with ``hold``, left :data:`VERIFIED` for
-    :func:`finish` to move the target; ``again``: a retry, its one attempt left."""
+    :func:`finish` to move the target; ``again``: a retry, its one attempt left; ``more``: a
+    merge follows in the same scratch worktree (cleaned for it once this one is verified)."""
 
     base: str | None = None
     hold: bool = False
     again: bool = False
+    more: bool = False
 
 
 @dataclass(frozen=True)
@@ -228,12 +251,17 @@ async def _attempt(
         raise gm.MergeError(f"the target branch {o.into!r} does not exist")
     if tip is None:
         raise gm.MergeError(f"the run's branch {run.branch!r} does not exist any more")
-    if gm.is_ancestor(repo, tip, target):
+    # the conflict check runs beside the ancestry test (one git call less between two
+    # verifications of a train); its answer is not used when the branch is merged already
+    checking = asyncio.ensure_future(asyncio.to_thread(gm.check, repo, target, tip))
+    if await asyncio.to_thread(gm.is_ancestor, repo, tip, target):
+        with contextlib.suppress(gm.MergeError, GitError, OSError):
+            await checking
         o.state, o.commit = MERGED, target
         o.reason = f"{run.branch} is already in {o.into}"
         return
     work.prepare(target)
-    check = await asyncio.to_thread(gm.check, repo, target, tip)
+    check = await checking
     if not check.clean:
         o.conflicts = check.conflicts
         _park(run, o, f"conflicts with {o.into} in {', '.join(check.conflicts)}")
@@ -256,6 +284,8 @@ async def _attempt(
         if settings.archive_on_success:
             commit = await asyncio.to_thread(_archive, repo, run, o, (wt, commit), work)
         await _verify(repo, run, o, wt, settings, say, stop)
+        if step.more:
+            work.scrub()
     if commit is None or o.state == NEEDS_REVIEW:
         return
     o.state, o.base, o.commit, o.message = VERIFIED, target, commit, message
@@ -336,9 +366,10 @@ async def _verify(
 
 async def _sandbox(settings: Settings, root: Path, say: Say) -> RunSandbox | None:
     """The sandbox the merged result's checks run in, as a run's do (SPEC §10): the code they
-    run is what the run's agent wrote. One that cannot start stops the merge (fail closed)."""
+    run is what the run's agent wrote. One that cannot start stops the merge (fail closed).
+    No egress proxy: a check has no network but its loopback, and no proxy in view."""
     try:
-        return await RunSandbox.open(settings, root, root, lambda text, _level: say(text))
+        return await RunSandbox.open(settings, root, root, lambda t, _l: say(t), egress=False)
     except RunEnd as end:
         raise gm.MergeError(f"the merged result is not verified: {end.reason}") from None
 

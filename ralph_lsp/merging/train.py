@@ -144,18 +144,19 @@ class _Train:
 async def _drive(t: _Train, runs: list[RunBranch], result: TrainResult) -> None:
     held: tuple[RunBranch, Outcome, asyncio.Task[str]] | None = None
     try:
-        for run in runs:
+        for k, run in enumerate(runs):
             if t.stop is not None and t.stop.is_set():
                 break
             t.say(f"⎇ merge train: {run.change} ({run.branch}, run {run.run_id})")
             base = held[1].commit if held is not None else None
-            outcome = await t.merge(run, Step(base=base, hold=True))
+            more = k + 1 < len(runs)
+            outcome = await t.merge(run, Step(base=base, hold=True, more=more))
             if held is not None:
                 moved = await held[2]
                 if moved == "again":  # the previous run, retried as a lone merge is
                     result.outcomes[-1] = await t.merge(held[0], Step(again=True))
                 if moved != MERGED:  # this one was made on a commit the target is not at
-                    outcome = await t.merge(run, Step(hold=True))
+                    outcome = await t.merge(run, Step(hold=True, more=more))
             held = None
             if outcome.state == VERIFIED:
                 held = (run, outcome, asyncio.create_task(t.finish(run, outcome)))

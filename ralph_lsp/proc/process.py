@@ -18,6 +18,7 @@ Pipes between this process and the watchdog:
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import errno
 import json
 import logging
@@ -27,7 +28,7 @@ import signal
 import subprocess
 import sys
 from collections.abc import Callable
-from typing import IO
+from typing import IO, Any
 
 from ralph_lsp.proc import inspection, watchdog
 from ralph_lsp.proc.reading import CHUNK, LINE_CAP, LineSplitter, OutputReading, RawSink, Stream
@@ -147,7 +148,9 @@ class AgentProcess(OutputReading, TreeStopping):
             *argv,
         ]
         try:
-            popen = subprocess.Popen(
+            fds = (control_r, control_w, status_r, status_w, stdin_r, stdin_w)
+            popen = await _popen(
+                fds,
                 command,
                 stdin=subprocess.DEVNULL if stdin_r is None else stdin_r,
                 stdout=subprocess.PIPE,
@@ -277,6 +280,39 @@ class AgentProcess(OutputReading, TreeStopping):
         # watchdog to end the tree.
         if getattr(self, "_control", None) is not None:
             self._close_control()
+
+
+async def _popen(fds: tuple[int | None, ...], *args: Any, **kw: Any) -> subprocess.Popen[bytes]:
+    """``subprocess.Popen`` in a thread: the calling thread waits until the child has exec'd,
+    which on a loaded machine took tens to hundreds of ms, and on the event loop held every
+    other run and request meanwhile. Cancelled while it goes on, the watchdog it starts is
+    killed once it exists, and ``fds`` (the pipes it was given) are closed then."""
+
+    def spawn() -> subprocess.Popen[bytes]:
+        return subprocess.Popen(*args, **kw)
+
+    spawning = asyncio.ensure_future(asyncio.to_thread(spawn))
+    try:
+        return await asyncio.shield(spawning)
+    except asyncio.CancelledError:
+        spawning.add_done_callback(lambda done: _abandon(done, fds))
+        raise
+
+
+def _abandon(done: asyncio.Future[subprocess.Popen[bytes]], fds: tuple[int | None, ...]) -> None:
+    if not done.cancelled() and done.exception() is None:
+        popen = done.result()
+        watchdog.signal_tree(popen.pid, signal.SIGKILL)
+        with contextlib.suppress(ProcessLookupError):
+            popen.kill()
+        popen.wait()
+        for pipe in (popen.stdout, popen.stderr):
+            if pipe is not None:
+                pipe.close()
+    for fd in fds:
+        if fd is not None:
+            with contextlib.suppress(OSError):
+                os.close(fd)
 
 
 def _decode(line: bytes) -> dict[str, object]:

@@ -205,7 +205,7 @@ class RunHost:
             return
         self.live = self.live.seen(self.status.to_json())
         try:
-            write_live(self.live)
+            write_live(self.live, later=True)
         except OSError as exc:
             log.warning("the live file of %s cannot be refreshed: %s", self.change, exc)
 

@@ -24,7 +24,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from ralph_lsp.loop import ids, safe_dir
+from ralph_lsp.loop import durable, ids, safe_dir
 from ralph_lsp.loop.history import (
     atomic_write_json,
     history_root,
@@ -122,8 +122,15 @@ def live_path(root: Path, change: str) -> Path:
     return ids.child(live_dir(root), f"{ids.change_name(change)}.json")
 
 
-def write_live(info: LiveRun) -> None:
-    atomic_write_json(live_path(info.root, info.change), info.to_json())
+def write_live(info: LiveRun, *, later: bool = False) -> None:
+    """The live file, whole; ``later``: a heartbeat's, made durable off the event loop (its
+    ``fsync`` held the server's requests: loop/durable.py), as a run's record is."""
+    path = live_path(info.root, info.change)
+    if later:
+        text = json.dumps(info.to_json(), indent=1, ensure_ascii=False) + "\n"
+        durable.write_later(path, lambda f: f.write(text))
+    else:
+        atomic_write_json(path, info.to_json())
 
 
 def remove_live(root: Path, change: str, run_id: str) -> None:

@@ -48,6 +48,7 @@ from collections.abc import Callable
 from types import FrameType
 from typing import BinaryIO, cast
 
+from ralph_lsp.loop import durable
 from ralph_lsp.proc.inspection import unsupported_platform
 from ralph_lsp.server.features import register
 from ralph_lsp.server.server import RalphLanguageServer
@@ -108,6 +109,7 @@ def serve() -> None:
     def on_sigterm(signum: int, frame: FrameType | None) -> None:
         # The editor gave up waiting: kill every agent tree, then go.
         server.engine.shutdown_now()
+        durable.settle_all(1.0)  # the records' last versions, written off the loop
         sys.stdout.flush()
         os._exit(128 + signum)
 
@@ -125,6 +127,7 @@ def serve() -> None:
         # read that may never return, and the interpreter would wait for it at exit.
         with contextlib.suppress(Exception):
             sys.stdout.flush()
+        durable.settle_all()
         os._exit(code)
     if code:
         raise SystemExit(code)
