@@ -117,8 +117,8 @@ def walk_folders(
     done with a file is relative to its folder: one path lookup each. The descriptor is valid
     until the next item; at most :data:`MAX_DEPTH` folders are open (deeper ones are said in
     ``warnings``)."""
-    try:
-        top = os.open(root, _FOLDER_FLAGS)
+    try:  # the root itself may be reached through a link (a workspace opened by one)
+        top = os.open(root, _FOLDER_FLAGS & ~os.O_NOFOLLOW)
     except OSError:
         return
     frames: list[tuple[str, int, list[str]]] = []  # (relative folder, descriptor, subfolders)

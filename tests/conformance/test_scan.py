@@ -72,6 +72,13 @@ def test_a_file_read_again_after_a_change_of_kind_and_folders_too_deep_are_said(
     assert len(scanner.warnings) == 1 and f"deeper than {MAX_DEPTH}" in scanner.warnings[0]
 
 
+def test_a_root_reached_through_a_link_is_scanned(tmp_path: Path) -> None:
+    (tmp_path / "real" / "tests").mkdir(parents=True)
+    (tmp_path / "real" / "tests" / "test_a.py").write_text(LINKED)
+    (tmp_path / "via").symlink_to(tmp_path / "real")
+    assert list(Scanner(tmp_path / "via").scan()) == ["tests/test_a.py"]
+
+
 def test_custom_globs_replace_the_defaults(tmp_path: Path) -> None:
     (tmp_path / "checks").mkdir()
     (tmp_path / "checks" / "shout_check.py").write_text(LINKED)
