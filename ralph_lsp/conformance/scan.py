@@ -67,23 +67,34 @@ def walk_files(
             continue
 
 
-def read_small(path: str, size_cap: int) -> str | None:
-    """A regular file's text (never through a link, never blocking on a FIFO swapped in), or
-    None when it cannot be read or is over ``size_cap``."""
+def _open_read(
+    name: str, size_cap: int, folder: int | None = None
+) -> tuple[os.stat_result, bytes | None] | None:
+    """A regular file's stat and bytes (never through a link, never blocking on a FIFO swapped
+    in; ``name`` relative to the open ``folder`` when given): None when it is not a regular
+    file or cannot be read, bytes None when it is (or grew) over ``size_cap``."""
     try:
-        fd = os.open(path, _READ_FLAGS)
+        fd = os.open(name, _READ_FLAGS, dir_fd=folder)
     except OSError:
         return None
     try:
         st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode) or st.st_size > size_cap:
+        if not stat.S_ISREG(st.st_mode):
             return None
-        data = _read_all(fd, st.st_size, size_cap)
+        return st, None if st.st_size > size_cap else _read_all(fd, st.st_size, size_cap)
     except OSError:
         return None
     finally:
         os.close(fd)
-    return None if data is None else data.decode("utf-8", errors="replace")
+
+
+def read_small(path: str, size_cap: int) -> str | None:
+    """A regular file's text (never through a link, never blocking on a FIFO swapped in), or
+    None when it cannot be read or is over ``size_cap``."""
+    got = _open_read(path, size_cap)
+    if got is None or got[1] is None:
+        return None
+    return got[1].decode("utf-8", errors="replace")
 
 
 #: Folders nested deeper than this below the root are not walked (and said once).
@@ -214,22 +225,13 @@ class Scanner:
         """A file not in the cache: opened in its folder (``folder``, a descriptor), its stamp
         from the open file itself, so one path lookup and no separate stat (the cold scan's
         cost is its system calls). None: not a regular file, unreadable or too large."""
-        try:
-            fd = os.open(name, _READ_FLAGS, dir_fd=folder)
-        except OSError:
+        got = _open_read(name, MAX_TEST_FILE_BYTES, folder)
+        if got is None:
             return None
-        try:
-            st = os.fstat(fd)
-            if not stat.S_ISREG(st.st_mode):
-                return None
-            if st.st_size > MAX_TEST_FILE_BYTES:
-                self._too_large(rel, st.st_size)
-                return None
-            data = _read_all(fd, st.st_size, MAX_TEST_FILE_BYTES)
-        except OSError:
+        st, data = got
+        if st.st_size > MAX_TEST_FILE_BYTES:
+            self._too_large(rel, st.st_size)
             return None
-        finally:
-            os.close(fd)
         self.reads += 1
         return FileMentions((st.st_mtime_ns, st.st_size), _mentions_of(rel, data))
 
