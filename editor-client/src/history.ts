@@ -1,4 +1,5 @@
 // A change's run history (the result of `ralph.history`) as a Markdown document. Pure.
+import { reviewsCost, usd } from "./money";
 import type { HistoryRecord } from "./protocol";
 import { cleanConformance } from "./views/historyHtml";
 
@@ -26,7 +27,10 @@ function duration(start: string | null | undefined, end: string | null | undefin
 }
 
 function money(cost: number | null | undefined): string {
-  return typeof cost === "number" ? `$${cost.toFixed(4).replace(/0{1,2}$/, "")}` : "—";
+  if (typeof cost !== "number") {
+    return "—";
+  }
+  return cost > 0 && cost < 0.00005 ? usd(cost) : usd(cost).replace(/0{1,2}$/, "");
 }
 
 /** Escapes what would break a table cell or start Markdown syntax. */
@@ -39,7 +43,8 @@ export function cell(text: string | number | null | undefined): string {
 
 export function totalCost(record: HistoryRecord): number | null {
   const costs = record.iterations.map((i) => i.costUsd).filter((c): c is number => typeof c === "number");
-  return costs.length > 0 ? costs.reduce((a, b) => a + b, 0) : null;
+  const review = reviewsCost(record.reviews);
+  return costs.length > 0 || review !== null ? costs.reduce((a, b) => a + b, 0) + (review ?? 0) : null;
 }
 
 export function formatHistory(change: string, runs: readonly HistoryRecord[]): string {

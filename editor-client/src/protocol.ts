@@ -66,6 +66,8 @@ export interface RunCosts {
   noProgressUsd: number | null;
   noProgressIterations: number;
   estimated: boolean;
+  /** Of the total, what the review rounds cost (SPEC §13); null or absent: none reported one. */
+  reviewUsd?: number | null;
 }
 
 /** One change of a queue (v3) and what became of it. */

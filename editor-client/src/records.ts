@@ -105,6 +105,24 @@ export interface HistoryRecord {
   worktree?: { branch?: string } | null;
   /** v5 (SPEC §13): the conformance table of the run's last verification; null: none ran. */
   conformance?: ConformanceTable | null;
+  /** v5 (SPEC §13): the reviewer's rounds, in order; absent before v5 or without a reviewer. */
+  reviews?: HistoryReviewRound[];
+}
+
+/** v5 (SPEC §13): one review round as the record keeps it. */
+export interface HistoryReviewRound {
+  round: number;
+  reviewer: string;
+  model: string | null;
+  /** "approved", "rejected", "refused" or "failed". */
+  verdict: string;
+  tasksAdded: string[];
+  refusals: string[];
+  costUsd: number | null;
+  exitCode: number | null;
+  startedAt: string;
+  endedAt: string;
+  detail?: string;
 }
 
 /** v5 (SPEC §13): one scenario of a change, its state after a verification and its test. */

@@ -1,5 +1,6 @@
 // Review and merge a run's branch (SPEC §12), the pure part: the review bundle as a document a
 // person reads (a header, the task → iteration → commit map, then git's patch). No `vscode` import.
+import { usd } from "./money";
 import type { ReviewBundle } from "./protocol";
 
 /** The bundle as a `diff` document: `#` header lines, then the patch from the merge-base. */
@@ -9,7 +10,7 @@ export function reviewText(b: ReviewBundle): string {
     `# run ${b.state}${b.branchState ? `, branch ${b.branchState}` : ""}`,
   ];
   if (typeof b.costUsd === "number" && b.costUsd > 0) {
-    lines.push(`# cost $${b.costUsd.toFixed(4)}`);
+    lines.push(`# cost ${usd(b.costUsd)}`);
   }
   for (const it of b.iterations) {
     lines.push(`# iteration ${it.n}: ${it.tasksChecked ?? 0} task(s) checked → ${(it.commit ?? "-").slice(0, 12)}`);

@@ -1,4 +1,5 @@
 // What the status bar item says, from the runs' statuses. Pure: no `vscode` import.
+import { costsLine, usd } from "./money";
 import { isFinalState, type RunSandbox, type RunStatus } from "./protocol";
 
 export type StatusTone = "normal" | "warning" | "error";
@@ -23,7 +24,7 @@ function progress(status: RunStatus): string {
 }
 
 function cost(status: RunStatus): string {
-  return typeof status.costUsd === "number" && status.costUsd > 0 ? ` · $${status.costUsd.toFixed(2)}${status.costEstimated ? " (estimate)" : ""}` : "";
+  return typeof status.costUsd === "number" && status.costUsd > 0 ? ` · ${usd(status.costUsd, 2)}${status.costEstimated ? " (estimate)" : ""}` : "";
 }
 
 /** One status as the status bar shows it, e.g. `$(sync~spin) Ralph: add-x · it 2 · 3/10`. */
@@ -68,16 +69,9 @@ export function describeStatus(status: RunStatus): string {
 export function describeCosts(status: RunStatus): string | null {
   const c = status.costs;
   const parts = status.model ? [`model ${status.model}`] : [];
-  if (c && typeof c.totalUsd === "number") {
-    const usd = (v: number) => `$${v.toFixed(4)}`;
-    parts.push(`${usd(c.totalUsd)}${c.estimated ? " (estimate)" : ""}`);
-    if (typeof c.perVerifiedTaskUsd === "number") {
-      parts.push(`${usd(c.perVerifiedTaskUsd)} per verified task`);
-    } else if (c.verifiedTasks === 0) {
-      parts.push("no task verified");
-    }
-    const n = c.noProgressIterations;
-    parts.push(`${usd(c.noProgressUsd ?? 0)} on ${n} iteration${n === 1 ? "" : "s"} without progress`);
+  const spent = costsLine(c);
+  if (spent) {
+    parts.push(spent);
   }
   return parts.length ? parts.join(" · ") : null;
 }

@@ -6,6 +6,7 @@ import type { ConformanceRow, ConformanceTable, HistoryIteration, HistoryRecord 
 import { describeSandbox } from "../status";
 import { durationOf, escapeHtml, localTime, money, num, text } from "./html";
 import { queueSection, queuesOf } from "./queueHtml";
+import { cleanReviews, reviewsSection } from "./reviewRoundsHtml";
 
 export interface ChartPoint {
   n: number;
@@ -197,12 +198,14 @@ function iterationRow(record: HistoryRecord, it: HistoryIteration): string {
 function runSection(record: HistoryRecord, total: number, locale?: string): string {
   const its = record.iterations;
   const costs = its.map((i) => i.costUsd).filter((c): c is number => typeof c === "number");
-  const spent = costs.reduce((a, b) => a + b, 0);
+  // The review rounds' cost is part of what the run spent (as the server's end line says it).
+  const review = cleanReviews(record.reviews).reduce((a, r) => a + (r.costUsd ?? 0), 0);
+  const spent = costs.reduce((a, b) => a + b, 0) + review;
   const idle = its.filter((i) => (i.tasksChecked ?? 0) <= 0);
   // An agent that reports no cost (none, or only zeros, as the demo does): the header says nothing of
   // money rather than "$0.0000" three times.
-  const cost = costs.some((c) => c > 0)
-    ? ` · ${money(spent)}${perTask(its, spent)} · ${money(idle.reduce((a, i) => a + (i.costUsd ?? 0), 0))} on ${idle.length} without progress${its.some((i) => i.costEstimated) ? " (estimate)" : ""}`
+  const cost = spent > 0
+    ? ` · ${money(spent)}${review > 0 ? ` (review ${money(review)})` : ""}${perTask(its, spent)} · ${money(idle.reduce((a, i) => a + (i.costUsd ?? 0), 0))} on ${idle.length} without progress${its.some((i) => i.costEstimated) ? " (estimate)" : ""}`
     : "";
   const rows = its.map((it) => iterationRow(record, it)).join("\n");
 
@@ -217,6 +220,7 @@ ${its.length ? chartSvg(chartPoints(its), total) : ""}
 ${rows}
 </tbody></table>
 ${conformanceSection(record)}
+${reviewsSection(record.reviews)}
 </section>`;
 }
 

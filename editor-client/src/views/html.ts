@@ -1,5 +1,6 @@
 // What the extension's HTML pages (the history page, its queue tables, the review page) share:
 // escaping, and how they write times, durations, money and the values read from a record. Pure.
+import { usd } from "../money";
 
 export function escapeHtml(text: string | number | null | undefined): string {
   return String(text ?? "").replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c] as string);
@@ -30,7 +31,7 @@ export function durationOf(start: string | null | undefined, end: string | null 
 }
 
 export function money(cost: number | null | undefined): string {
-  return typeof cost === "number" ? `$${cost.toFixed(cost < 1 ? 4 : 2)}` : "—";
+  return typeof cost === "number" ? usd(cost, cost < 1 ? 4 : 2) : "—";
 }
 
 /** A finite number, or null: a record is a file of the workspace and may hold anything. */

@@ -3,6 +3,7 @@
 // `vscode` import; the panel passes in the nonce and the webview's CSP source. No script, nothing
 // loaded from anywhere; colours come from VS Code's theme variables. Every text of the bundle
 // (file paths, commit subjects, commands) comes from the repository, so each one is escaped.
+import { usd } from "../money";
 import type { ReviewBundle } from "../protocol";
 import { escapeHtml } from "./html";
 
@@ -23,7 +24,7 @@ function header(b: ReviewBundle): string {
     lines.push(`<p>Last merge into <code>${escapeHtml(b.merge.into)}</code>: ${b.merge.commit ? short(b.merge.commit) : "none"}: ${escapeHtml(b.merge.reason)}</p>`);
   }
   if (typeof b.costUsd === "number" && b.costUsd > 0) {
-    lines.push(`<p class="cost">Cost: $${b.costUsd.toFixed(4)}</p>`);
+    lines.push(`<p class="cost">Cost: ${escapeHtml(usd(b.costUsd))}</p>`);
   }
   return lines.join("\n");
 }

@@ -1,9 +1,10 @@
 // What the Ralph view's rows say. Pure: no `vscode` import.
 import type { ChangeInfo, HistoryRecord, QueueItem, QueueStatus, RunStatus } from "../protocol";
+import { reviewsCost, usd } from "../money";
 import { durationOf } from "./html";
 
 function money(cost: number | null | undefined): string {
-  return typeof cost === "number" && cost > 0 ? ` · $${cost.toFixed(2)}` : "";
+  return typeof cost === "number" && cost > 0 ? ` · ${usd(cost, 2)}` : "";
 }
 
 /** A change's row: progress, and for a running change its iteration, phase and cost. */
@@ -30,7 +31,8 @@ export function changeDescription(info: ChangeInfo, status: RunStatus | undefine
 export function runLabel(r: HistoryRecord, _locale?: string, now: number = Date.now()): string {
   const its = r.iterations.length;
   const costs = r.iterations.map((i) => i.costUsd).filter((c): c is number => typeof c === "number");
-  const cost = costs.length ? money(costs.reduce((a, b) => a + b, 0)) + (r.iterations.some((i) => i.costEstimated) ? " (estimate)" : "") : "";
+  const review = reviewsCost(r.reviews);
+  const cost = costs.length || review !== null ? money(costs.reduce((a, b) => a + b, 0) + (review ?? 0)) + (r.iterations.some((i) => i.costEstimated) ? " (estimate)" : "") : "";
   const duration = r.endedAt ? ` · ${durationOf(r.startedAt, r.endedAt)}` : "";
   const when = relativeTime(r.startedAt, now);
   const branch = r.branchState === "merged" || r.branchState === "needs-review" ? ` (${r.branchState})` : "";
