@@ -33,8 +33,12 @@ export function costsLine(c: RunCosts | null | undefined): string {
   return parts.join(" · ") + (c.estimated === true ? " (estimate)" : "");
 }
 
-/** What a run record's review rounds cost together; null when none reported a cost. */
-export function reviewsCost(reviews: readonly { costUsd?: number | null }[] | null | undefined): number | null {
-  const costs = (reviews ?? []).map((r) => r.costUsd).filter((c): c is number => typeof c === "number" && Number.isFinite(c) && c >= 0);
+/** What a run record's review rounds cost together; null when none reported a cost. The record is
+ * a workspace file and may hold anything: what is not a round with a finite cost of 0 or more counts
+ * for nothing. */
+export function reviewsCost(reviews: unknown): number | null {
+  const costs = (Array.isArray(reviews) ? reviews : [])
+    .map((r: unknown) => (r && typeof r === "object" ? (r as { costUsd?: unknown }).costUsd : undefined))
+    .filter((c): c is number => typeof c === "number" && Number.isFinite(c) && c >= 0);
   return costs.length ? costs.reduce((a, b) => a + b, 0) : null;
 }

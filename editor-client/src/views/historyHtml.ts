@@ -3,10 +3,11 @@
 // from VS Code's theme variables (light, dark and high contrast alike); the chart is plain SVG, so
 // nothing is loaded from anywhere and the content security policy stays strict.
 import type { ConformanceRow, ConformanceTable, HistoryIteration, HistoryRecord } from "../protocol";
+import { reviewsCost } from "../money";
 import { describeSandbox } from "../status";
 import { durationOf, escapeHtml, localTime, money, num, text } from "./html";
 import { queueSection, queuesOf } from "./queueHtml";
-import { cleanReviews, reviewsSection } from "./reviewRoundsHtml";
+import { reviewsSection } from "./reviewRoundsHtml";
 
 export interface ChartPoint {
   n: number;
@@ -199,7 +200,7 @@ function runSection(record: HistoryRecord, total: number, locale?: string): stri
   const its = record.iterations;
   const costs = its.map((i) => i.costUsd).filter((c): c is number => typeof c === "number");
   // The review rounds' cost is part of what the run spent (as the server's end line says it).
-  const review = cleanReviews(record.reviews).reduce((a, r) => a + (r.costUsd ?? 0), 0);
+  const review = reviewsCost(record.reviews) ?? 0;
   const spent = costs.reduce((a, b) => a + b, 0) + review;
   const idle = its.filter((i) => (i.tasksChecked ?? 0) <= 0);
   // An agent that reports no cost (none, or only zeros, as the demo does): the header says nothing of

@@ -58,6 +58,11 @@ describe("money", () => {
     assert.match(runLabel(run({ reviews: REVIEWS })), / · \$0\.15 · /);
     assert.match(formatHistory("add-x", [run({ reviews: REVIEWS })]), /\| 1 \| \$0\.15 \|/);
     assert.match(runLabel(run()), / · \$0\.10 · /);
+    // A record is a workspace file: rounds that are not objects, or costs that are not costs, add nothing.
+    const hostile = run({ reviews: [null, 3, "x", { costUsd: -1 }, { costUsd: "0.5" }, { costUsd: 0.05 }] as never });
+    assert.match(runLabel(hostile), / · \$0\.15 · /);
+    assert.match(formatHistory("add-x", [hostile]), /\| 1 \| \$0\.15 \|/);
+    assert.match(runLabel(run({ reviews: "not a list" as never })), / · \$0\.10 · /);
   });
 
   it("shows each review round on the history page, every text escaped", () => {
