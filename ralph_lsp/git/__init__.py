@@ -30,6 +30,6 @@ file. It pushes only to ``ralph/…`` refs of a remote run's remote (``remote``)
 It knows nothing of runs' records, agents or LSP.
 """
 
-from ralph_lsp.git.command import GitError, Repo, find_repo
+from ralph_lsp.git.command import GitError, Repo, drivers_pinned, find_repo, forget_drivers
 
-__all__ = ["GitError", "Repo", "find_repo"]
+__all__ = ["GitError", "Repo", "drivers_pinned", "find_repo", "forget_drivers"]

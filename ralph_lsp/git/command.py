@@ -22,7 +22,9 @@ import os
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -154,6 +156,46 @@ def _safe_argv(args: Sequence[str], extra_config: Sequence[str] = ()) -> list[st
     return argv + words
 
 
+# Within drivers_pinned(): each folder's lookup of its configured drivers, made once.
+_PINNED: ContextVar[dict[Path, tuple[list[str], dict[str, str]]] | None] = ContextVar(
+    "ralph_lsp_git_drivers", default=None
+)
+
+
+@contextmanager
+def drivers_pinned() -> Iterator[None]:
+    """Within the block (and the tasks and threads it starts), each folder's configured drivers
+    are looked up once, not before every git command: for a host-side sequence of git commands
+    during which only the product's own git commands run, and they write no driver. Whatever
+    else runs within it (a verification) is followed by :func:`forget_drivers`."""
+    token = _PINNED.set({})
+    try:
+        yield
+    finally:
+        _PINNED.reset(token)
+
+
+def forget_drivers() -> None:
+    """Drop what :func:`drivers_pinned` holds: something that could write git's configuration
+    (a check of the run's code) has run, so the next command looks again."""
+    memo = _PINNED.get()
+    if memo is not None:
+        memo.clear()
+
+
+def _drivers(cwd: Path, env: dict[str, str]) -> list[str]:
+    memo = _PINNED.get()
+    if memo is None:
+        return _drivers_off(cwd, env)
+    hit = memo.get(cwd)
+    if hit is None:
+        probe = dict(env)
+        items = _drivers_off(cwd, probe)
+        hit = memo[cwd] = (items, {k: v for k, v in probe.items() if env.get(k) != v})
+    env.update(hit[1])
+    return list(hit[0])
+
+
 def _drivers_off(cwd: Path, env: dict[str, str]) -> list[str]:
     """``-c`` items turning off every filter, merge and diff driver configured (any level,
     includes followed; see ``_DRIVER_KEYS``); a driver whose name holds '=' (``-c`` cannot name
@@ -194,7 +236,7 @@ def git_command(
     """The argv and environment of ``git args…`` in ``cwd`` with every program turned off."""
     full_env = base_env(env)
     sub = next((a for a in args if not a.startswith("-")), "")
-    extra = [] if sub in _NO_FILTERS else _drivers_off(cwd, full_env)
+    extra = [] if sub in _NO_FILTERS else _drivers(cwd, full_env)
     return _safe_argv(args, extra), full_env
 
 

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ralph_lsp.archiving.writer import ArchiveBlocked, archive_change
-from ralph_lsp.git import GitError, Repo
+from ralph_lsp.git import GitError, Repo, forget_drivers
 from ralph_lsp.git import merge as gm
 from ralph_lsp.loop import verify
 from ralph_lsp.loop.iteration import bounded
@@ -354,6 +354,7 @@ async def _verify(
         if box is not None:  # git's pointers put back before the train runs git again
             box.undo_git(f"{run.change}'s verification")
             await box.close()
+        forget_drivers()  # the checks ran the run's code: git's configuration is looked at anew
     o.verify_ms += int((time.monotonic() - started) * 1000)
     o.verification = [dict(r.to_json()) for r in results]
     failed = next((r for r in results if not r.passed), None)

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ralph_lsp.git import GitError, Repo
+from ralph_lsp.git import GitError, Repo, drivers_pinned
 from ralph_lsp.git import merge as gm
 from ralph_lsp.merging.merge import (
     REFUSED,
@@ -84,6 +84,21 @@ async def merge_train(
 ) -> TrainResult:
     """Merge the train's runs one after another (``run_ids``: exactly these, in this order)."""
     started = time.monotonic()
+    with drivers_pinned():  # the repository's drivers looked up once a step, not per command
+        result = await _train(root, settings, say, into, strategy, run_ids, stop)
+    result.duration_ms = int((time.monotonic() - started) * 1000)
+    return result
+
+
+async def _train(
+    root: Path,
+    settings: Settings,
+    say: Say,
+    into: str | None,
+    strategy: gm.Strategy,
+    run_ids: list[str] | None,
+    stop: asyncio.Event | None,
+) -> TrainResult:
     repo = open_repo(root)
     await asyncio.to_thread(gm.require_merge_tree, repo)
     target = into if into else await asyncio.to_thread(current_branch, repo)
@@ -99,7 +114,6 @@ async def merge_train(
         await _drive(_Train(repo, target, strategy, settings, say, stop, scratch), runs, result)
     finally:
         await scratch.close()
-    result.duration_ms = int((time.monotonic() - started) * 1000)
     return result
 
 

@@ -4,6 +4,7 @@ merge, for every strategy, while ``merge.evil.driver`` names a canary that never
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
@@ -51,3 +52,33 @@ def test_a_repository_defined_merge_driver_never_runs_in_the_train(
     assert rev(repo, "main") != start
     for run in ("r-20260101-000001-0000a", "r-20260101-000002-0000b"):
         assert record(repo, run)["branchState"] == "merged"
+
+
+@pytest.mark.unsandboxed("only an unconfined check can write git's configuration mid-train")
+def test_a_driver_a_check_configures_mid_train_is_off_for_the_next_merge(
+    repo: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The train looks its drivers up once a step (issue 46's bench), and anew after each
+    verification: a check that configures ``merge.evil.driver`` cannot have it run on the host
+    for the next run's merge."""
+    canary = tmp_path / "merge-driver-ran"
+    (repo / ".gitattributes").write_text("*.txt merge=evil\n")
+    (repo / "notes.txt").write_text(LINES)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "text merged by a driver nobody configured yet")
+    arming = tmp_path / "arm.py"
+    arming.write_text(
+        "import subprocess\n"
+        f"subprocess.run(['git', 'config', 'merge.evil.driver', 'touch {canary}; false'],"
+        " check=True)\n"
+    )
+    commit_on(repo, "ralph/a", {"notes.txt": LINES.replace("line 2\n", "line 2 (a)\n")})
+    commit_on(repo, "ralph/b", {"notes.txt": LINES.replace("line 9\n", "line 9 (b)\n")})
+    fake_run(repo, "a", "r-20260101-000001-0000a", started="2026-01-01T00:00:01Z")
+    fake_run(repo, "b", "r-20260101-000002-0000b", started="2026-01-01T00:00:02Z")
+    code = main(["merge", "--all", "--root", str(repo), "--verify", f"{sys.executable} {arming}"])
+    out = capsys.readouterr().out
+    assert "merge.evil.driver" in git(repo, "config", "--list"), "the check did not arm"
+    assert not canary.exists(), "a driver configured by the first run's check ran"
+    assert code == 0, out
+    assert "2 merged, 0 parked" in out
