@@ -21,7 +21,7 @@ import ast
 import bisect
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from ralph_lsp.conformance.scenarios import collapse
 
@@ -51,11 +51,11 @@ LANGUAGES = {
 }
 
 
-@dataclass(frozen=True)
-class TestRef:
+class TestRef(NamedTuple):
     """A test as a link names it: its file (relative, with ``/``), its name in that file
     (``test_x``, ``Class::test_x``, an ``it`` title, ``TestX``, a function or method) and the
-    language that says how a JUnit report names it."""
+    language that says how a JUnit report names it. (Tuples, as :class:`Mention`: a cold scan
+    makes one for each mention of thousands of files, and a frozen dataclass is slow to build.)"""
 
     file: str
     name: str
@@ -67,8 +67,7 @@ class TestRef:
         return f"{self.file}::{self.name}"
 
 
-@dataclass(frozen=True)
-class Mention:
+class Mention(NamedTuple):
     line: int  # 1-based
     text: str  # what follows `Scenario:`, whitespace collapsed
     test: TestRef | None  # None: outside every test
