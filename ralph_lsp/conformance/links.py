@@ -85,8 +85,8 @@ def mentions(path: str, text: str) -> list[Mention]:
     lines = text.splitlines()
     found = [
         (i, collapse(line[m.end() : m.end() + MAX_MENTION_CHARS]))
-        for i, line in enumerate(lines)
-        if "cenario:" in line or "CENARIO:" in line
+        for i in _mention_lines(text, lines)
+        for line in (lines[i],)
         for m in _MENTION.finditer(line)
     ]
     found = [(i, t) for i, t in found if t]
@@ -102,6 +102,28 @@ def mentions(path: str, text: str) -> list[Mention]:
         name = finder(i)
         out.append(Mention(i + 1, mention, TestRef(path, name, language) if name else None))
     return out
+
+
+# The line breaks of str.splitlines() but "\n" that an ASCII text can hold.
+_ASCII_BREAKS = ("\r", "\x0b", "\x0c", "\x1c", "\x1d", "\x1e")
+
+
+def _mention_lines(text: str, lines: list[str]) -> list[int]:
+    """The 0-based lines (of ``lines``, ``text.splitlines()``) holding ``cenario:`` or
+    ``CENARIO:``: found by searching the text where its lines end only at "\n" (an ASCII text
+    without another break: most test files), else line by line."""
+    if not text.isascii() or any(b in text for b in _ASCII_BREAKS):
+        return [i for i, line in enumerate(lines) if "cenario:" in line or "CENARIO:" in line]
+    at: set[int] = set()
+    for needle in ("cenario:", "CENARIO:"):
+        pos, line, counted = text.find(needle), 0, 0
+        while pos >= 0:
+            line += text.count("\n", counted, pos)
+            counted = pos
+            at.add(line)
+            end = text.find("\n", pos)  # the rest of this line is this line's
+            pos = -1 if end < 0 else text.find(needle, end)
+    return sorted(at)
 
 
 # --- Python --------------------------------------------------------------------------------

@@ -190,3 +190,25 @@ def test_reading_by_indentation_agrees_with_the_parse(blocks: list[list[str]]) -
         if "Scenario:" in line:
             fast = _py_by_indent(lines, i)
             assert fast is None or fast == parsed(i), (i, text)
+
+
+_PIECES = st.sampled_from(
+    [
+        *("Scenario:", "scenario:", "SCENARIO:", "sCeNaRiO:", "cenario:", " Shout once"),
+        *("\n", "\r\n", "\r", "\x0c", "\u2028", "é", "    ", "# ", "def test_a():\n", '"""', "x"),
+    ]
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(_PIECES, max_size=40))
+def test_mentions_are_found_on_the_lines_str_splitlines_makes(parts: list[str]) -> None:
+    """The search over the whole text (an ASCII text broken only at "\\n") finds exactly the
+    mentions, on exactly the lines, of a line-by-line search over ``str.splitlines()``, for any
+    mix of case, line breaks (\\r, \\f, U+2028) and non-ASCII text."""
+    from ralph_lsp.conformance import links
+
+    text = "".join(parts)
+    lines = text.splitlines()
+    expected = [i for i, line in enumerate(lines) if "cenario:" in line or "CENARIO:" in line]
+    assert links._mention_lines(text, lines) == expected
