@@ -98,7 +98,12 @@ def main(argv: list[str] | None = None) -> int:
 
     args = _arguments(sys.argv[1:] if argv is None else argv)
     if args.command in (None, "serve"):
+        from ralph_lsp.proc import codecache
+
+        codecache.install()  # pygls's types compiled at their first start only
         from ralph_lsp.server import serve
+
+        codecache.save()
 
         if args.command is None and is_terminal(sys.stdin):
             # A person typed `ralph-lsp`: say what the silence means (an editor never sees this).

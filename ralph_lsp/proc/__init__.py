@@ -12,6 +12,8 @@
   elsewhere (``RALPH_PROC=portable``), and the tag every descendant of an agent inherits;
 - ``platforms`` the one platform check, apart from ``inspection`` so a command makes it at start
   without importing the inspection interface;
+- ``codecache`` the code attrs and dataclasses generate for each class, compiled at a server's
+  first start and kept in the user's cache (a third of every later start);
 - ``watchdog``  the small process between the engine and one agent: a child subreaper (Linux)
   that kills every descendant when its parent dies or asks.
 
