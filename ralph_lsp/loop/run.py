@@ -237,16 +237,7 @@ class Run(RunReporting, TasksFollowing):
 
     def _limits(self) -> policy.Limits:
         """The run's limits, and what its budgets count said once."""
-        s = self.settings
-        limits = policy.Limits(
-            self.status.max_iterations,
-            s.stuck_after,
-            s.max_cost_usd,
-            s.max_tokens,
-            must_report=budget.must_report(s),
-            escalation=s.escalation,
-            escalate_after=s.escalate_after,
-        )
+        limits = budget.limits(self.settings, self.status.max_iterations, escalating=True)
         for name in limits.must_report:
             self.log(
                 f"the {name} budget counts what this agentCommand reports (Claude's stream-json"
