@@ -457,21 +457,7 @@ class Run(RunReporting, TasksFollowing):
             spec = self.sandbox.agent(spec)
         self.history.open_iteration_log(n)
         iteration = AgentIteration(self, inv, spec, self.history.write_raw)
-        iteration.sandboxed = self.sandbox is not None
-        iteration.ended = None if self.sandbox is None else self.sandbox.agent_ended
-        if self.sandbox is not None:
-            self.sandbox.watch_git()
-        try:
-            if not await iteration.start():
-                return iteration.out
-            self.process = iteration.process
-            return await iteration.run()
-        finally:
-            self.process = None
-            self.history.close_iteration_log()
-            if self.sandbox is not None:  # git's pointers put back; connections refused
-                iteration.out.refusals += self.sandbox.undo_git("the agent")
-                iteration.out.refusals += self.sandbox.take_refusals()
+        return await iteration.run_as(self, "the agent", self.history.close_iteration_log)
 
     async def _kill_process(self, grace: float) -> None:
         proc = self.process
