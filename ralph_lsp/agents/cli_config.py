@@ -77,15 +77,20 @@ def codex_sets_feature(config_text: str, feature: str) -> bool:
 
 def codex_flags(env: Mapping[str, str]) -> list[str]:
     """The retry flag, unless the user's Codex config sets the feature itself."""
-    home = codex_user_home(env)
-    if home is not None:
-        try:
-            text = (home / "config.toml").read_text(encoding="utf-8", errors="replace")
-        except OSError:
-            text = ""
-        if codex_sets_feature(text, "unbounded_connection_retries"):
-            return []
+    if codex_sets_feature(codex_config_text(env), "unbounded_connection_retries"):
+        return []
     return list(CODEX_NO_ENDLESS_RETRY)
+
+
+def codex_config_text(env: Mapping[str, str]) -> str:
+    """The user's Codex ``config.toml`` (``$CODEX_HOME``'s); "" when there is none to read."""
+    home = codex_user_home(env)
+    if home is None:
+        return ""
+    try:
+        return (home / "config.toml").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return ""
 
 
 def gemini_shell_prefixes(rules: Sequence[str]) -> list[str]:
@@ -223,18 +228,12 @@ def codex_model(args: Sequence[str], env: Mapping[str, str]) -> str:
     found = _arg_model(args, config_flag=True)
     if found:
         return found
-    home = codex_user_home(env)
-    if home is not None:
-        try:
-            text = (home / "config.toml").read_text(encoding="utf-8", errors="replace")
-        except OSError:
-            text = ""
-        for line in text.splitlines():
-            if line.strip().startswith("["):
-                break  # only the top-level table names the model
-            m = _TOML_MODEL_RE.match(line)
-            if m:
-                return m.group(1) if m.group(1) is not None else m.group(2)
+    for line in codex_config_text(env).splitlines():
+        if line.strip().startswith("["):
+            break  # only the top-level table names the model
+        m = _TOML_MODEL_RE.match(line)
+        if m:
+            return m.group(1) if m.group(1) is not None else m.group(2)
     return CODEX_DEFAULT_MODEL
 
 

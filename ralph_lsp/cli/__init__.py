@@ -2,7 +2,8 @@
 
 - ``parser``        every subcommand and flag, declared once (``validate_parser`` holds
   ``validate``'s, which ``main`` parses alone; ``v5_flags`` ``run``'s flags of the
-  conformance gate, the reviewer, a model per phase and escalation);
+  conformance gate, the reviewer, a model per phase and escalation; ``parser_groups`` the
+  groups ``diff``/``restore``, ``runs``/``attach``/``stop``/``guide`` and ``review``/``merge``);
 - ``run``           ``run``: the engine in this process, its events rendered by ``terminal``;
   ``queue`` ``run A B C`` and ``run --all``, a queue of changes and its summary table;
   ``ending`` a run's or a queue's final line, then ``--on-end`` / ``ralph.onRunEnd``;

@@ -10,8 +10,6 @@ from typing import Any, TextIO
 
 from ralph_lsp.archiving.writer import ArchiveBlocked, ArchivePlan, archive_change
 from ralph_lsp.cli.common import is_terminal, root_of
-from ralph_lsp.openspec.tasks import read_tasks_text
-from ralph_lsp.openspec.tasks_fast import parse_tasks
 from ralph_lsp.openspec.workspace import Change
 
 #: Blockers a person at a terminal may answer "yes" to, as the CLI asks them.
@@ -21,20 +19,8 @@ _ASKABLE = {
 }
 
 
-def incomplete_tasks(root: Path, change: str) -> int:
-    """Unchecked tasks over all the change's task files (its schema's), as the CLI counts them."""
-    missing = 0
-    for path in Change(root, change).task_files:
-        try:
-            doc = parse_tasks(read_tasks_text(path) or "")
-        except OSError:
-            continue
-        missing += max(doc.total - doc.completed, 0)
-    return missing
-
-
 def _attempt(args: argparse.Namespace, root: Path, ask: bool) -> ArchivePlan:
-    yes, tasks = bool(args.yes), incomplete_tasks(root, args.change)
+    yes, tasks = bool(args.yes), Change(root, args.change).incomplete_tasks()
     while True:
         try:
             return archive_change(

@@ -82,7 +82,6 @@ def cmd_prompt(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def cmd_history(args: argparse.Namespace, out: TextIO) -> int:
-    from ralph_lsp.loop.costs import record_summary
     from ralph_lsp.loop.history import load_records, with_file_uris
     from ralph_lsp.loop.record_schema import damaged_note
 
@@ -97,15 +96,23 @@ def cmd_history(args: argparse.Namespace, out: TextIO) -> int:
         print(f"ralph-lsp: {note}", file=sys.stderr)
     if args.change not in known and not records:
         raise CliError(str(UnknownChangeError(args.change, known)))
-    if getattr(args, "receipts", False):
-        return _receipts(records, args.json, args.change, out)
+    receipts = bool(getattr(args, "receipts", False))
     if args.json:
-        json.dump({"runs": records}, out, indent=2)
+        json.dump({"runs": _receipts_json(records) if receipts else records}, out, indent=2)
         out.write("\n")
         return 0
     if not records:
         print(f"no runs of {args.change} yet", file=out)
-        return 0
+    elif receipts:
+        _print_receipts(records, out)
+    else:
+        _print_runs(records, out)
+    return 0
+
+
+def _print_runs(records: list[dict[str, Any]], out: TextIO) -> None:
+    from ralph_lsp.loop.costs import record_summary
+
     for r in records:
         its = r.get("iterations") or []
         spent = record_summary(r).text()
@@ -116,27 +123,25 @@ def cmd_history(args: argparse.Namespace, out: TextIO) -> int:
             file=out,
         )
         print(f"    {r.get('reason')}", file=out)
-    return 0
 
 
-def _receipts(records: list[dict[str, Any]], as_json: bool, change: str, out: TextIO) -> int:
-    """``history CHANGE --receipts [--json]`` (SPEC §15): each run's receipts and totals."""
-    from ralph_lsp.loop.receipts import receipts_json, receipts_text
+def _receipts_json(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``history CHANGE --receipts --json`` (SPEC §15): each run's receipts and totals."""
+    from ralph_lsp.loop.receipts import receipts_json
 
-    if as_json:
-        json.dump({"runs": [receipts_json(r) for r in records]}, out, indent=2)
-        out.write("\n")
-        return 0
-    if not records:
-        print(f"no runs of {change} yet", file=out)
-        return 0
+    return [receipts_json(r) for r in records]
+
+
+def _print_receipts(records: list[dict[str, Any]], out: TextIO) -> None:
+    """``history CHANGE --receipts`` (SPEC §15): each run's receipts and totals."""
+    from ralph_lsp.loop.receipts import receipts_text
+
     for r in records:
         print(f"{r['runId']}  {r.get('state') or '?'}", file=out)
         its = [it for it in r.get("iterations") or [] if isinstance(it, dict)]
         reviews = [x for x in r.get("reviews") or [] if isinstance(x, dict)]
         for line in receipts_text(its, reviews):
             print(f"    {line}", file=out)
-    return 0
 
 
 def _queue_history(root: Path, as_json: bool, out: TextIO) -> int:

@@ -107,19 +107,28 @@ def cmd_validate(args: Args, out: TextIO) -> int:
 
 def _print_one(out: TextIO, result: dict[str, Any]) -> None:
     noun = "Change" if result["type"] == "change" else "Specification"
-    if result["valid"]:
-        out.write(f"{noun} '{result['id']}' is valid\n")
-    else:
-        print(f"{noun} '{result['id']}' has issues", file=sys.stderr)
-    for issue in result["issues"]:
-        print(
-            f"{_MARK[issue['level']]} [{issue['level']}] {issue['path']}: {issue['message']}",
-            file=sys.stderr,
-        )
+    heading = f"{noun} '{result['id']}'"
+    _print_result(out, result, f"{heading} is valid", f"{heading} has issues", "")
     if not result["valid"]:
         print("Next steps:", file=sys.stderr)
         for step in _NEXT_STEPS[result["type"]]:
             print(f"  {step.replace('<id>', result['id'])}", file=sys.stderr)
+
+
+def _print_result(
+    out: TextIO, result: dict[str, Any], valid: str, invalid: str, indent: str
+) -> None:
+    """``valid`` on ``out``, else ``invalid`` on stderr, then each issue on stderr."""
+    if result["valid"]:
+        out.write(valid + "\n")
+    else:
+        print(invalid, file=sys.stderr)
+    for issue in result["issues"]:
+        mark = _MARK[issue["level"]]
+        print(
+            f"{indent}{mark} [{issue['level']}] {issue['path']}: {issue['message']}",
+            file=sys.stderr,
+        )
 
 
 _NEXT_STEPS = {
@@ -166,15 +175,7 @@ def _bulk(root: Path, args: Args, out: TextIO, root_json: dict[str, str]) -> int
 
 def _print_bulk(out: TextIO, results: list[dict[str, Any]], summary: dict[str, Any]) -> None:
     for r in results:
-        if r["valid"]:
-            out.write(f"✓ {r['type']}/{r['id']}\n")
-        else:
-            print(f"✗ {r['type']}/{r['id']}", file=sys.stderr)
-        for issue in r["issues"]:
-            print(
-                f"  {_MARK[issue['level']]} [{issue['level']}] {issue['path']}: {issue['message']}",
-                file=sys.stderr,
-            )
+        _print_result(out, r, f"✓ {r['type']}/{r['id']}", f"✗ {r['type']}/{r['id']}", "  ")
     t = summary["totals"]
     out.write(f"Totals: {t['passed']} passed, {t['failed']} failed ({t['items']} items)\n")
     first = next((r for r in results if not r["valid"]), None)

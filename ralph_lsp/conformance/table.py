@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from ralph_lsp.conformance.junit import FAILED, PASSED, Case, matches
@@ -45,16 +45,7 @@ class Row:
     line: int  # 1-based line of the scenario's header
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "key": self.key,
-            "capability": self.capability,
-            "requirement": self.requirement,
-            "title": self.title,
-            "state": self.state,
-            "test": self.test,
-            "spec": self.spec,
-            "line": self.line,
-        }
+        return asdict(self)  # every field, each named as in JSON
 
 
 def _cell(text: str) -> str:

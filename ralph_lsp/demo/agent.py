@@ -210,41 +210,24 @@ class Output:
             f"{MODEL}: a scripted demo that checks tasks, not an AI",
         )
 
+    def _assistant(self, content: dict[str, Any], text: str) -> None:
+        """One assistant message of a single content block, as Claude Code streams it."""
+        message = {
+            "id": f"msg_demo_{uuid.uuid4().hex[:12]}",
+            "type": "message",
+            "role": "assistant",
+            "model": MODEL,
+            "content": [content],
+        }
+        self._emit({"type": "assistant", "message": message}, text)
+
     def say(self, text: str) -> None:
-        self._emit(
-            {
-                "type": "assistant",
-                "message": {
-                    "id": f"msg_demo_{uuid.uuid4().hex[:12]}",
-                    "type": "message",
-                    "role": "assistant",
-                    "model": MODEL,
-                    "content": [{"type": "text", "text": text}],
-                },
-            },
-            text,
-        )
+        self._assistant({"type": "text", "text": text}, text)
 
     def edit(self, tool_id: str, path: Path, old: str, new: str) -> None:
-        self._emit(
-            {
-                "type": "assistant",
-                "message": {
-                    "id": f"msg_demo_{uuid.uuid4().hex[:12]}",
-                    "type": "message",
-                    "role": "assistant",
-                    "model": MODEL,
-                    "content": [
-                        {
-                            "type": "tool_use",
-                            "id": tool_id,
-                            "name": "Edit",
-                            "input": {"file_path": str(path), "old_string": old, "new_string": new},
-                        }
-                    ],
-                },
-            },
-            f"→ Edit {path}",
+        edit = {"file_path": str(path), "old_string": old, "new_string": new}
+        self._assistant(
+            {"type": "tool_use", "id": tool_id, "name": "Edit", "input": edit}, f"→ Edit {path}"
         )
 
     def tool_result(self, tool_id: str, content: str, is_error: bool) -> None:

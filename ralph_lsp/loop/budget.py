@@ -21,12 +21,13 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from ralph_lsp.agents import cli_config
 from ralph_lsp.agents.base import ResultInfo
+from ralph_lsp.loop import policy
 from ralph_lsp.loop.costs import TokensRecord, UsageRecord, tokens_of, usage_of_tokens
 from ralph_lsp.settings import Settings
 
@@ -171,6 +172,18 @@ def must_report(settings: Settings) -> tuple[str, ...]:
         return ()
     wanted = (("cost", settings.max_cost_usd), ("tokens", settings.max_tokens))
     return tuple(name for name, limit in wanted if limit is not None)
+
+
+def limits(settings: Settings, max_iterations: int, *, escalating: bool) -> policy.Limits:
+    """A run's limits from its settings; ``escalating``: with its models' escalation (SPEC §15),
+    which a planning run has none of."""
+    s = settings
+    base = policy.Limits(
+        max_iterations, s.stuck_after, s.max_cost_usd, s.max_tokens, must_report=must_report(s)
+    )
+    if not escalating:
+        return base
+    return replace(base, escalation=s.escalation, escalate_after=s.escalate_after)
 
 
 def refusal(settings: Settings, env: Mapping[str, str], cwd: Path | None) -> str | None:

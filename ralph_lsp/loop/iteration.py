@@ -69,6 +69,13 @@ class RunHooks(Protocol):
     async def paced(self) -> None: ...  # returns once the run's watchers keep up
 
 
+class ProcessHolder(Protocol):
+    """A run whose agent process an iteration is, and the sandbox it runs in (if any)."""
+
+    sandbox: sandboxing.RunSandbox | None
+    process: AgentProcess | None
+
+
 @dataclass
 class IterationOutcome:
     exit_code: int | None = None
@@ -149,6 +156,29 @@ class AgentIteration:
             return False
         self.working_reason = self.run_hooks.reason()
         return True
+
+    async def run_as(
+        self, holder: ProcessHolder, who: str, close_log: Callable[[], None]
+    ) -> IterationOutcome:
+        """Start and run the agent as ``holder``'s process, in its sandbox when it has one (the
+        sandbox's refusals and git pointers put back, ``who`` naming the agent); then
+        ``close_log``."""
+        box = holder.sandbox
+        self.sandboxed = box is not None
+        self.ended = None if box is None else box.agent_ended
+        if box is not None:
+            box.watch_git()
+        try:
+            if not await self.start():
+                return self.out
+            holder.process = self.process
+            return await self.run()
+        finally:
+            holder.process = None
+            close_log()
+            if box is not None:  # git's pointers put back; connections refused
+                self.out.refusals += box.undo_git(who)
+                self.out.refusals += box.take_refusals()
 
     # -- events ------------------------------------------------------------------------------
     def handle(self, events: list[AgentEvent]) -> None:

@@ -85,14 +85,7 @@ class PlanRun(Run):
         self.log(f"planning {self.change.name}: only {self.change.folder} is written")
         verdict = self._gate()
         counters = policy.Counters(backoff=_initial_backoff())
-        s = self.settings
-        limits = policy.Limits(
-            self.status.max_iterations,
-            s.stuck_after,
-            s.max_cost_usd,
-            s.max_tokens,
-            must_report=budget.must_report(s),
-        )
+        limits = budget.limits(self.settings, self.status.max_iterations, escalating=False)
         self.update(reason="planning", transition=True)
         while True:
             if self.stop_event.is_set():

@@ -22,7 +22,7 @@ import os
 import secrets
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Protocol
@@ -51,6 +51,11 @@ PENDING, RUNNING, SKIPPED, DROPPED = "pending", "running", "skipped", "dropped"
 FAILURES = ("stuck", "failed", "exhausted", "interrupted")
 
 
+def _camel(name: str) -> str:
+    head, *rest = name.split("_")
+    return head + "".join(w.capitalize() for w in rest)
+
+
 @dataclass
 class QueueItem:
     """One change of a queue and what became of it."""
@@ -71,21 +76,8 @@ class QueueItem:
     _t0: float = field(default=0.0, repr=False)
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "change": self.change,
-            "state": self.state,
-            "reason": self.reason,
-            "runId": self.run_id,
-            "iterations": self.iterations,
-            "completed": self.completed,
-            "total": self.total,
-            "costUsd": self.cost_usd,
-            "startedAt": self.started_at,
-            "endedAt": self.ended_at,
-            "durationS": self.duration_s,
-            "branch": self.branch,
-            "costs": self.costs,
-        }
+        """Every public field, its name in camelCase (``run_id`` is ``runId``)."""
+        return {_camel(f.name): getattr(self, f.name) for f in fields(self) if f.name[0] != "_"}
 
     def take(self, status: RunStatus) -> None:
         """What the run's status says of this item."""

@@ -236,21 +236,7 @@ async def _spawn(run: Run, rnd: _Round, prompt: str, prompt_file: Path) -> Itera
         first.parent / f"review-{rnd.n}.log" if first else None, run.history.max_log_bytes
     )
     iteration = AgentIteration(_Hooks(run), inv, spec, raw.write)
-    iteration.sandboxed = run.sandbox is not None
-    iteration.ended = None if run.sandbox is None else run.sandbox.agent_ended
-    if run.sandbox is not None:
-        run.sandbox.watch_git()
-    try:
-        if not await iteration.start():
-            return iteration.out
-        run.process = iteration.process
-        return await iteration.run()
-    finally:
-        run.process = None
-        raw.close()
-        if run.sandbox is not None:
-            iteration.out.refusals += run.sandbox.undo_git("the reviewer")
-            iteration.out.refusals += run.sandbox.take_refusals()
+    return await iteration.run_as(run, "the reviewer", raw.close)
 
 
 def _listing(folders: list[Path]) -> dict[Path, set[str]]:

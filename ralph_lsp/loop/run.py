@@ -237,16 +237,7 @@ class Run(RunReporting, TasksFollowing):
 
     def _limits(self) -> policy.Limits:
         """The run's limits, and what its budgets count said once."""
-        s = self.settings
-        limits = policy.Limits(
-            self.status.max_iterations,
-            s.stuck_after,
-            s.max_cost_usd,
-            s.max_tokens,
-            must_report=budget.must_report(s),
-            escalation=s.escalation,
-            escalate_after=s.escalate_after,
-        )
+        limits = budget.limits(self.settings, self.status.max_iterations, escalating=True)
         for name in limits.must_report:
             self.log(
                 f"the {name} budget counts what this agentCommand reports (Claude's stream-json"
@@ -466,21 +457,7 @@ class Run(RunReporting, TasksFollowing):
             spec = self.sandbox.agent(spec)
         self.history.open_iteration_log(n)
         iteration = AgentIteration(self, inv, spec, self.history.write_raw)
-        iteration.sandboxed = self.sandbox is not None
-        iteration.ended = None if self.sandbox is None else self.sandbox.agent_ended
-        if self.sandbox is not None:
-            self.sandbox.watch_git()
-        try:
-            if not await iteration.start():
-                return iteration.out
-            self.process = iteration.process
-            return await iteration.run()
-        finally:
-            self.process = None
-            self.history.close_iteration_log()
-            if self.sandbox is not None:  # git's pointers put back; connections refused
-                iteration.out.refusals += self.sandbox.undo_git("the agent")
-                iteration.out.refusals += self.sandbox.take_refusals()
+        return await iteration.run_as(self, "the agent", self.history.close_iteration_log)
 
     async def _kill_process(self, grace: float) -> None:
         proc = self.process

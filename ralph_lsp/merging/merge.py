@@ -196,42 +196,29 @@ async def merge_branch(
     step: Step = Step(),
 ) -> Outcome:
     """Merge ``run``'s branch into ``into`` (in ``scratch`` when given: a train's, kept open)."""
-    own = scratch is None
     work = Scratch(repo) if scratch is None else scratch
-    try:
-        return await _merge(repo, run, into, strategy, settings, say, stop, work, step)
-    finally:
-        if own:
-            await work.close()
-
-
-async def _merge(
-    repo: Repo,
-    run: RunBranch,
-    into: str,
-    strategy: gm.Strategy,
-    settings: Settings,
-    say: Say,
-    stop: asyncio.Event | None,
-    work: Scratch,
-    step: Step,
-) -> Outcome:
     outcome = Outcome(run.change, run.run_id, run.branch, into, strategy)
-    for attempt in (2,) if step.again else (1, 2):
-        outcome.attempts = attempt
-        try:
-            await _attempt(repo, run, outcome, settings, say, stop or asyncio.Event(), work, step)
-        except gm.TargetMoved as exc:
-            outcome.state, outcome.reason = REFUSED, str(exc)
-            if attempt == 1:
-                say(f"⎇ {exc}: merging again from the new {into}")
-                continue
-            _park(run, outcome, f"{exc}, twice: merge again when it stays put")
-        except (gm.MergeError, GitError, OSError) as exc:
-            outcome.state, outcome.reason = REFUSED, str(exc)
-        break
-    if outcome.state != VERIFIED:  # a held one is said once its target moved (a train's)
-        say(f"⎇ {run.change}: {outcome.state}: {outcome.reason}")
+    try:
+        for attempt in (2,) if step.again else (1, 2):
+            outcome.attempts = attempt
+            try:
+                await _attempt(
+                    repo, run, outcome, settings, say, stop or asyncio.Event(), work, step
+                )
+            except gm.TargetMoved as exc:
+                outcome.state, outcome.reason = REFUSED, str(exc)
+                if attempt == 1:
+                    say(f"⎇ {exc}: merging again from the new {into}")
+                    continue
+                _park(run, outcome, f"{exc}, twice: merge again when it stays put")
+            except (gm.MergeError, GitError, OSError) as exc:
+                outcome.state, outcome.reason = REFUSED, str(exc)
+            break
+        if outcome.state != VERIFIED:  # a held one is said once its target moved (a train's)
+            say(f"⎇ {run.change}: {outcome.state}: {outcome.reason}")
+    finally:
+        if scratch is None:
+            await work.close()
     return outcome
 
 

@@ -81,13 +81,10 @@ class Task(NamedTuple):
         return self.id.split(".", 1)[0] if self.id else None
 
 
-@dataclass
-class Story:
-    id: str
-    title: str
-    line: int  # 0-based line of the heading; -1 for the implicit story before any heading
-    number: str | None  # the number written in the heading, if any
-    tasks: list[Task] = field(default_factory=list)
+class _Counted:
+    """What a story and a whole document count of their ``tasks``."""
+
+    tasks: list[Task]
 
     @property
     def total(self) -> int:
@@ -98,8 +95,21 @@ class Story:
         return sum(1 for t in self.tasks if t.done)
 
     @property
-    def done(self) -> bool:
+    def all_done(self) -> bool:
         return all(t.done for t in self.tasks)
+
+
+@dataclass
+class Story(_Counted):
+    id: str
+    title: str
+    line: int  # 0-based line of the heading; -1 for the implicit story before any heading
+    number: str | None  # the number written in the heading, if any
+    tasks: list[Task] = field(default_factory=list)
+
+    @property
+    def done(self) -> bool:
+        return self.all_done
 
 
 class Blocked(NamedTuple):
@@ -121,25 +131,13 @@ class Finding(NamedTuple):
 
 
 @dataclass
-class TasksDoc:
+class TasksDoc(_Counted):
     tasks: list[Task]
     stories: list[Story]  # only stories that are headings, plus story "0" when it has tasks
     findings: list[Finding]
     line_count: int
     # task index -> its `blocked:` line, for tasks marked blocked (done ones included)
     blocked: dict[int, Blocked] = field(default_factory=dict)
-
-    @property
-    def total(self) -> int:
-        return len(self.tasks)
-
-    @property
-    def completed(self) -> int:
-        return sum(1 for t in self.tasks if t.done)
-
-    @property
-    def all_done(self) -> bool:
-        return all(t.done for t in self.tasks)
 
     def story(self, story_id: str) -> Story | None:
         for s in self.stories:

@@ -100,6 +100,18 @@ class Change:
         text = read_tasks_text(self.tasks_path)
         return parse_tasks(text or "")
 
+    def incomplete_tasks(self) -> int:
+        """Unchecked tasks over all its task files (its schema's), as the CLI counts them before
+        archiving; an unreadable file counts none."""
+        missing = 0
+        for path in self.task_files:
+            try:
+                doc = parse_tasks(read_tasks_text(path) or "")
+            except OSError:
+                continue
+            missing += max(doc.total - doc.completed, 0)
+        return missing
+
 
 def resolve_change(root: Path, name: str) -> Change:
     """The active change ``name`` of ``root``; a name is never a path (``../x`` is unknown)."""

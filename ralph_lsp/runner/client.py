@@ -170,6 +170,10 @@ class Attachment:
             obj = json.loads(line)
         except ValueError:
             return
+        self._message(obj)
+
+    def _message(self, obj: Any) -> None:
+        """One message of the runner: a reply to a request, else an event."""
         if isinstance(obj, dict) and obj.get("type") == "reply":
             future = self._replies.pop(obj.get("id"), None)  # type: ignore[arg-type]
             if future is not None and not future.done():
@@ -265,11 +269,7 @@ class QueueAttachment(Attachment):
         self.queue_status: dict[str, Any] | None = None
         self.first_queue = asyncio.Event()
 
-    def _line(self, line: bytes) -> None:
-        try:
-            obj = json.loads(line)
-        except ValueError:
-            return
+    def _message(self, obj: Any) -> None:
         if isinstance(obj, dict) and obj.get("type") == "queue":
             status = obj.get("status")
             if isinstance(status, dict):
@@ -277,4 +277,4 @@ class QueueAttachment(Attachment):
                 self.first_queue.set()
                 self.on_queue(status)
             return
-        super()._line(line)
+        super()._message(obj)

@@ -36,18 +36,6 @@ UNTRUSTED_ARCHIVE = (
 )
 
 
-def incomplete_tasks(change: Change) -> int:
-    """Unchecked tasks over all the change's task files (as the CLI counts before archiving)."""
-    missing = 0
-    for path in change.task_files:
-        try:
-            doc = parse_tasks(read_tasks_text(path) or "")
-        except OSError:
-            continue
-        missing += max(doc.total - doc.completed, 0)
-    return missing
-
-
 def _target(ls: Host, command: str, obj: Obj) -> Change:
     name = args.required_string(command, obj, "change")
     root = ls.resolve_root(command, args.optional_string(command, obj, "root"))
@@ -69,7 +57,7 @@ def _spec_json(plan: ArchivePlan) -> list[Obj]:
 
 async def preview(ls: Host, obj: Obj) -> Obj:
     change = _target(ls, "ralph.archivePreview", obj)
-    missing = await asyncio.to_thread(incomplete_tasks, change)
+    missing = await asyncio.to_thread(change.incomplete_tasks)
     try:
         plan = await asyncio.to_thread(plan_archive, change.root, change.name, today(), yes=True)
     except ArchiveBlocked as blocked:
@@ -88,7 +76,7 @@ async def archive(ls: Host, obj: Obj) -> Obj:
         raise RequestFailed(UNTRUSTED_ARCHIVE)
     if render.is_running(ls.status_of(change.root, change.name)):
         raise RequestFailed(f"{change.name} is running; stop it before archiving it")
-    missing = await asyncio.to_thread(incomplete_tasks, change)
+    missing = await asyncio.to_thread(change.incomplete_tasks)
     try:
         plan = await asyncio.to_thread(
             archive_change, change.root, change.name, yes=yes, incomplete_tasks=missing

@@ -107,6 +107,14 @@ def required_string(command: str, obj: Mapping[str, Any], key: str) -> str:
     return value
 
 
+def required_text(command: str, obj: Mapping[str, Any], key: str, wanted: str) -> str:
+    """A string field that must be there and not blank; ``wanted`` says what to send."""
+    value = required_string(command, obj, key)
+    if not value.strip():
+        raise InvalidArguments(f'{command}: "{key}" is blank; {wanted}')
+    return value
+
+
 def optional_string(command: str, obj: Mapping[str, Any], key: str) -> str | None:
     """A string field; ``None`` when absent (or null)."""
     value = obj.get(key)

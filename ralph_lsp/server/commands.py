@@ -110,9 +110,7 @@ async def stop(ls: Host, obj: Obj) -> Obj:
 async def guide(ls: Host, obj: Obj) -> Obj:
     cmd = "ralph.guide"
     name = args.required_string(cmd, obj, "change")
-    text = args.required_string(cmd, obj, "text")
-    if not text.strip():
-        raise InvalidArguments(f'{cmd}: "text" is blank; send the guidance to give the agent')
+    text = args.required_text(cmd, obj, "text", "send the guidance to give the agent")
     root = ls.resolve_root(cmd, args.optional_string(cmd, obj, "root"))
     try:
         await ls.engine.guide(root, name, text)

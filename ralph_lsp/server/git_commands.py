@@ -43,12 +43,18 @@ async def _refuse_untrusted(ls: Host, root: Path, what: str) -> None:
         raise RequestFailed(f"this workspace is not trusted; {what} runs git in its repository")
 
 
-async def diff(ls: Host, obj: Obj) -> Obj:
-    cmd = "ralph.diff"
+def _iteration_of(ls: Host, cmd: str, obj: Obj) -> tuple[str, Path, str | None, int | None]:
+    """The change, its root, the run and the iteration a diff or a restore names."""
     name = args.required_string(cmd, obj, "change")
     root = ls.resolve_root(cmd, args.optional_string(cmd, obj, "root"))
     run_id = args.optional_string(cmd, obj, "runId")
     n = args.positive_int(cmd, obj, "iteration")
+    return name, root, run_id, n
+
+
+async def diff(ls: Host, obj: Obj) -> Obj:
+    cmd = "ralph.diff"
+    name, root, run_id, n = _iteration_of(ls, cmd, obj)
     await _refuse_untrusted(ls, root, "showing a diff")
     from ralph_lsp.git.refs import CheckpointError
     from ralph_lsp.loop.review import diff_json, iteration_diff
@@ -63,10 +69,7 @@ async def diff(ls: Host, obj: Obj) -> Obj:
 
 async def restore(ls: Host, obj: Obj) -> Obj:
     cmd = "ralph.restore"
-    name = args.required_string(cmd, obj, "change")
-    root = ls.resolve_root(cmd, args.optional_string(cmd, obj, "root"))
-    run_id = args.optional_string(cmd, obj, "runId")
-    n = args.positive_int(cmd, obj, "iteration")
+    name, root, run_id, n = _iteration_of(ls, cmd, obj)
     checkpoint = args.optional_string(cmd, obj, "checkpoint")
     if n is None and checkpoint is None:
         raise RequestFailed(f'{cmd} needs "iteration" (or "checkpoint", e.g. an undo)')

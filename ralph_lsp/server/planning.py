@@ -29,6 +29,7 @@ from ralph_lsp.openspec.workspace import Change, resolve_change
 from ralph_lsp.server import args, render
 from ralph_lsp.server.errors import InvalidArguments, RequestFailed
 from ralph_lsp.server.host import Host
+from ralph_lsp.settings import Settings
 
 Obj = dict[str, Any]
 
@@ -45,18 +46,22 @@ UNTRUSTED_PLAN = (
 )
 
 
-async def plan_change(ls: Host, obj: Obj) -> Obj:
-    cmd = "ralph.planChange"
-    name = args.required_string(cmd, obj, "change")
-    description = args.required_string(cmd, obj, "description")
-    if not description.strip():
-        raise InvalidArguments(f'{cmd}: "description" is blank; say what the change is to do')
-    root = ls.resolve_root(cmd, args.optional_string(cmd, obj, "root"))
+async def _planning_settings(ls: Host, root: Path) -> Settings:
+    """The root's settings, refused while the workspace is untrusted or its runs go to Ray."""
     settings = await ls.pull_settings(root)
     if not ls.config.trusted:
         raise RequestFailed(UNTRUSTED_PLAN)
     if settings.runner != "local":  # a Ray job would implement, never plan
         raise RequestFailed(RAY_PLAN)
+    return settings
+
+
+async def plan_change(ls: Host, obj: Obj) -> Obj:
+    cmd = "ralph.planChange"
+    name = args.required_string(cmd, obj, "change")
+    description = args.required_text(cmd, obj, "description", "say what the change is to do")
+    root = ls.resolve_root(cmd, args.optional_string(cmd, obj, "root"))
+    settings = await _planning_settings(ls, root)
     from ralph_lsp.loop.plan_run import create_change  # the engine's side: loaded when planning
 
     folder = await asyncio.to_thread(create_change, root, name)  # EngineError: refused
@@ -72,14 +77,8 @@ async def plan_change(ls: Host, obj: Obj) -> Obj:
 async def revise_plan(ls: Host, obj: Obj) -> Obj:
     cmd = "ralph.revisePlan"
     change = _target(ls, cmd, obj)
-    text = args.required_string(cmd, obj, "text")
-    if not text.strip():
-        raise InvalidArguments(f'{cmd}: "text" is blank; send the comment to plan with')
-    settings = await ls.pull_settings(change.root)
-    if not ls.config.trusted:
-        raise RequestFailed(UNTRUSTED_PLAN)
-    if settings.runner != "local":
-        raise RequestFailed(RAY_PLAN)
+    text = args.required_text(cmd, obj, "text", "send the comment to plan with")
+    settings = await _planning_settings(ls, change.root)
     record = await asyncio.to_thread(latest_plan, change)
     described = (record or {}).get("description")
     request = RunRequest(

@@ -139,23 +139,13 @@ class SpecTreeWatcher:
             log.exception("validating after a change of %s failed", ", ".join(map(str, paths)))
 
     async def _watchfiles(self) -> None:
-        import watchfiles  # only where inotify is not available
-
         while True:
             if not self.folder.is_dir():
                 await asyncio.sleep(1.0)
                 continue
             try:
-                async for changes in watchfiles.awatch(
-                    self.folder,
-                    watch_filter=lambda _c, p: self._wanted(p),
-                    debounce=50,
-                    step=10,
-                    debug=False,
-                    recursive=True,
-                    ignore_permission_denied=True,
-                ):
-                    self._on_change({Path(p) for _, p in changes})
+                async for changes in inotify.fallback_watch(self.folder, self._wanted):
+                    self._on_change({Path(p) for p in changes})
             except Exception as exc:  # the folder vanished, too many watches, …
                 log.warning("watching %s failed (%s); retrying", self.folder, exc)
             await asyncio.sleep(1.0)

@@ -466,11 +466,9 @@ class RootWatcher:
             settle.cancel()
 
     async def _watchfiles(self, folder: Path) -> None:
-        import watchfiles  # only where inotify is not available
-
         top = str(folder)
 
-        def wanted(_change: watchfiles.Change, path: str) -> bool:
+        def wanted(path: str) -> bool:
             # a tasks.md, or a change folder made, moved or removed whole
             name = os.path.basename(path)
             return name == TASKS_MD or os.path.dirname(path) == top or _tracked(Path(path))
@@ -486,17 +484,8 @@ class RootWatcher:
             restart = asyncio.Event()
             guard = asyncio.ensure_future(self._guard(folder, restart))
             try:
-                async for changes in watchfiles.awatch(
-                    folder,
-                    watch_filter=wanted,
-                    debounce=50,
-                    step=10,
-                    debug=False,
-                    stop_event=restart,
-                    recursive=True,
-                    ignore_permission_denied=True,
-                ):
-                    self._on_change({tasks_of(p) for _, p in changes})
+                async for changes in inotify.fallback_watch(folder, wanted, restart):
+                    self._on_change({tasks_of(p) for p in changes})
             except Exception as exc:  # the folder vanished, too many watches, …
                 self._warn_once("watching %s failed (%s); retrying", folder, exc)
             finally:
