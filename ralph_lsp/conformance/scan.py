@@ -100,11 +100,9 @@ def read_small(path: str, size_cap: int) -> str | None:
 MAX_DEPTH = 64
 
 
-def _read_all(fd: int, size: int, size_cap: int, data: bytes | None = None) -> bytes | None:
-    """An open regular file's bytes (``size`` from its fstat; ``data`` what was read of it
-    already), None when over ``size_cap``."""
-    if data is None:
-        data = os.read(fd, size + 1)  # a buffer of the file's size, not of the cap
+def _read_all(fd: int, size: int, size_cap: int) -> bytes | None:
+    """An open regular file's bytes (``size`` from its fstat), None when over ``size_cap``."""
+    data = os.read(fd, size + 1)  # a buffer of the file's size, not of the cap
     while len(data) > size and len(data) <= size_cap:  # it grew since the stat
         more = os.read(fd, size_cap + 1 - len(data))
         if not more:
@@ -218,33 +216,20 @@ class Scanner:
     def _fresh(self, rel: str, name: str, folder: int) -> FileMentions | None:
         """A file not in the cache: opened in its folder (``folder``, a descriptor), its stamp
         from the open file itself, so one path lookup and no separate stat (the cold scan's
-        cost is its system calls; what :func:`_open_read` does, in one frame, as it runs for
-        each of thousands of files). None: not a regular file, unreadable or too large."""
-        try:
-            fd = os.open(name, _READ_FLAGS, dir_fd=folder)
-        except OSError:
+        cost is its system calls). None: not a regular file, unreadable or too large."""
+        got = _open_read(name, MAX_TEST_FILE_BYTES, folder)
+        if got is None:
             return None
-        try:
-            st = os.fstat(fd)
-            if not stat.S_ISREG(st.st_mode):
-                return None
-            size = st.st_size
-            data = None if size > MAX_TEST_FILE_BYTES else os.read(fd, size + 1)
-            if data is not None and len(data) > size:  # it grew since the stat
-                data = _read_all(fd, size, MAX_TEST_FILE_BYTES, data)
-        except OSError:
-            return None
-        finally:
-            os.close(fd)
-        if size > MAX_TEST_FILE_BYTES:
-            self._too_large(rel, size)
+        st, data = got
+        if st.st_size > MAX_TEST_FILE_BYTES:
+            self._too_large(rel, st.st_size)
             return None
         self.reads += 1
         if data is None or (b"cenario:" not in data and b"CENARIO:" not in data):
             # most test files name no scenario, and are not decoded
-            return FileMentions((st.st_mtime_ns, size), ())
+            return FileMentions((st.st_mtime_ns, st.st_size), ())
         found = tuple(mentions(rel, data.decode("utf-8", errors="replace")))
-        return FileMentions((st.st_mtime_ns, size), found)
+        return FileMentions((st.st_mtime_ns, st.st_size), found)
 
     def _known(
         self, rel: str, entry: os.DirEntry[str], folder: int, known: FileMentions
