@@ -46,9 +46,10 @@ def test_only_the_git_package_starts_git() -> None:
 
 def test_the_watchdog_imports_only_the_standard_library_and_its_package() -> None:
     # It runs as `python -E -S`: no site-packages (psutil comes from a folder it is given).
-    tree = ast.parse((PACKAGE / "proc" / "watchdog.py").read_text())
+    # watchdog.py, and tree.py that it signals the agent's tree with
+    trees = [ast.parse((PACKAGE / "proc" / m).read_text()) for m in ("watchdog.py", "tree.py")]
     names = set()
-    for node in ast.walk(tree):
+    for node in (n for t in trees for n in ast.walk(t)):
         if isinstance(node, ast.Import):
             names.update(a.name for a in node.names)
         elif isinstance(node, ast.ImportFrom) and node.module and not node.level:

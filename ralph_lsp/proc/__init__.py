@@ -15,8 +15,10 @@
 - ``codecache`` the code attrs and dataclasses generate for each class, compiled at a server's
   first start and kept in the user's cache (a third of every later start);
 - ``watchdog``  the small process between the engine and one agent: a child subreaper (Linux)
-  that kills every descendant when its parent dies or asks.
+  that kills every descendant when its parent dies or asks;
+- ``tree``      a process tree found and signalled (descendants, tagged strays, their groups),
+  by the watchdog and by ``stopping``.
 
-Invariant: ``watchdog`` imports only the standard library (it runs as ``python -E -S``); the
-package knows nothing of tasks, runs, git or LSP.
+Invariant: ``watchdog`` and ``tree`` import only the standard library (the watchdog runs as
+``python -E -S``); the package knows nothing of tasks, runs, git or LSP.
 """

@@ -30,7 +30,7 @@ import sys
 from collections.abc import Callable
 from typing import IO, Any
 
-from ralph_lsp.proc import inspection, watchdog
+from ralph_lsp.proc import inspection, tree, watchdog
 from ralph_lsp.proc.reading import CHUNK, LINE_CAP, LineSplitter, OutputReading, RawSink, Stream
 from ralph_lsp.proc.spawning import (
     START_TIMEOUT,
@@ -302,7 +302,7 @@ async def _popen(fds: tuple[int | None, ...], *args: Any, **kw: Any) -> subproce
 def _abandon(done: asyncio.Future[subprocess.Popen[bytes]], fds: tuple[int | None, ...]) -> None:
     if not done.cancelled() and done.exception() is None:
         popen = done.result()
-        watchdog.signal_tree(popen.pid, signal.SIGKILL)
+        tree.signal_tree(popen.pid, signal.SIGKILL)
         with contextlib.suppress(ProcessLookupError):
             popen.kill()
         popen.wait()

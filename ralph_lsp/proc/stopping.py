@@ -14,12 +14,12 @@ import subprocess
 import time
 import weakref
 
-from ralph_lsp.proc import inspection, watchdog
+from ralph_lsp.proc import inspection, tree
 
 log = logging.getLogger(__name__)
 
 
-STOP_MARGIN = watchdog.KILL_CAP + 5.0
+STOP_MARGIN = tree.KILL_CAP + 5.0
 
 
 live: weakref.WeakSet[TreeStopping] = weakref.WeakSet()
@@ -41,7 +41,7 @@ def kill_watchdog(
     stdin_w: int | None,
 ) -> None:
     """Clean up after a start that failed: the watchdog may have started nothing, or hung."""
-    watchdog.signal_tree(popen.pid, signal.SIGKILL)
+    tree.signal_tree(popen.pid, signal.SIGKILL)
     with contextlib.suppress(ProcessLookupError):
         popen.kill()
     popen.wait()
@@ -73,16 +73,16 @@ def become_subreaper() -> None:
     offspring re-parent here instead of to init, where :func:`end_orphans` finds them."""
     global _subreaper
     if not _subreaper:
-        _subreaper = watchdog.become_subreaper()
+        _subreaper = tree.become_subreaper()
 
 
 def kill_tagged(tag: str) -> None:
     """SIGKILL every process carrying the tree ``tag``, until none has shown in any scan for
     0.3 s (at most 2 s): one empty scan proves nothing against a process that hops pids. The
-    world is stopped first (``watchdog.stop_the_world``): each one found is SIGSTOPped at once,
+    world is stopped first (``tree.stop_the_world``): each one found is SIGSTOPped at once,
     so that it cannot fork while the scans go on."""
     if tag:
-        watchdog.stop_the_world(tag, cap=2.0)
+        tree.stop_the_world(tag, cap=2.0)
     quiet = time.monotonic()
     deadline = quiet + 2.0
     while tag and time.monotonic() < deadline and time.monotonic() - quiet < 0.3:
@@ -112,13 +112,13 @@ async def end_orphans(since: float | None) -> None:
     deadline = quiet + 2.0
     while time.monotonic() < deadline and time.monotonic() - quiet < 0.3:
         keep = {p.watchdog_pid for p in live}
-        table = watchdog.process_table()
+        table = tree.process_table()
         mine = [pid for pid, st in table.items() if st[1] == me and pid not in keep]
         mine = [pid for pid in mine if since is None or (start_time(pid) or since) >= since]
         for pid in mine:
             if table[pid][0] != "Z":
                 quiet = time.monotonic()
-                watchdog.signal_tree(pid, signal.SIGKILL)
+                tree.signal_tree(pid, signal.SIGKILL)
                 with contextlib.suppress(OSError):
                     os.kill(pid, signal.SIGKILL)
             with contextlib.suppress(ChildProcessError, OSError):
@@ -129,7 +129,7 @@ async def end_orphans(since: float | None) -> None:
 def kill_session(sid: int) -> None:
     """SIGKILL every process of session ``sid`` (the agent's, since it was started with setsid)."""
     for _ in range(20):
-        table = watchdog.process_table()
+        table = tree.process_table()
         members = [pid for pid, stat in table.items() if stat[3] == sid and stat[0] != "Z"]
         if not members:
             return
@@ -177,7 +177,7 @@ class TreeStopping:
         if self._done.done():
             return
         for _ in range(20):
-            found = watchdog.signal_tree(
+            found = tree.signal_tree(
                 self.watchdog_pid, signal.SIGKILL, self._agent_group(), self.tag
             )
             if not found:

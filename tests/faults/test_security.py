@@ -357,6 +357,7 @@ def test_a_project_shipping_its_own_ralph_lsp_package_never_has_it_run(fx: Fault
         "demo/agent.py",
         "proc/__init__.py",
         "proc/watchdog.py",
+        "proc/tree.py",
         "cli/__init__.py",
     ):
         (hostile / name).parent.mkdir(parents=True, exist_ok=True)

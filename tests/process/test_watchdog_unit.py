@@ -12,7 +12,7 @@ import time
 import pytest
 from proc_helpers import alive
 
-from ralph_lsp.proc import inspection, watchdog
+from ralph_lsp.proc import inspection, tree, watchdog
 
 
 def test_descendants_finds_the_whole_tree(agent_env: dict[str, str], inspection: str) -> None:
@@ -23,17 +23,17 @@ def test_descendants_finds_the_whole_tree(agent_env: dict[str, str], inspection:
     )
     try:
         deadline = time.monotonic() + 3
-        while len(watchdog.descendants(os.getpid())) < 4 and time.monotonic() < deadline:
+        while len(tree.descendants(os.getpid())) < 4 and time.monotonic() < deadline:
             time.sleep(0.01)
-        tree = watchdog.descendants(os.getpid())
-        assert shell.pid in tree and len(tree) == 4
-        assert all(watchdog.is_alive(pid) for pid in tree)
-        assert watchdog.signal_tree(os.getpid(), signal.SIGKILL) == 4
+        found = tree.descendants(os.getpid())
+        assert shell.pid in found and len(found) == 4
+        assert all(tree.is_alive(pid) for pid in found)
+        assert tree.signal_tree(os.getpid(), signal.SIGKILL) == 4
         shell.wait()
     finally:
         shell.kill()
         shell.wait()
-    for pid in tree:
+    for pid in found:
         deadline = time.monotonic() + 3
         while alive(pid) and time.monotonic() < deadline:
             time.sleep(0.01)
@@ -46,7 +46,7 @@ def test_without_proc_only_the_fallback_group_is_signalled(
     monkeypatch.setattr(inspection.LinuxProc, "table", lambda self: {})
     child = subprocess.Popen(["sleep", "60"], env=agent_env, start_new_session=True)
     try:
-        assert watchdog.signal_tree(os.getpid(), signal.SIGKILL, (child.pid,)) == 0
+        assert tree.signal_tree(os.getpid(), signal.SIGKILL, (child.pid,)) == 0
         assert child.wait(timeout=3) == -signal.SIGKILL
     finally:
         child.kill()
@@ -63,13 +63,13 @@ def test_read_stat_copes_with_odd_process_names() -> None:
         assert child.stdout is not None and child.stdout.readline() == b"ok\n"
         with open(f"/proc/{child.pid}/comm") as f:
             assert f.read() == "a) b (c\n"  # a name holding spaces and parentheses
-        stat = watchdog.read_stat(child.pid)
+        stat = tree.read_stat(child.pid)
         assert stat is not None and stat[1] == os.getpid()
     finally:
         child.kill()
         child.wait()
-    assert watchdog.read_stat(child.pid) is None
-    assert not watchdog.is_alive(child.pid)
+    assert tree.read_stat(child.pid) is None
+    assert not tree.is_alive(child.pid)
 
 
 @pytest.mark.parametrize(
