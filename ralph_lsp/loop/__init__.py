@@ -15,11 +15,12 @@
   ``verifying`` phase; ``conformance_step`` the conformance gate beside it (SPEC §13): the JUnit
   reports collected, the table made;
 - ``prompt``     the prompt, from the change and the settings only, its fixed part first;
-- ``history``    the operator's record under ``.ralph/`` (:class:`RunHistory`, typed records) and
-  its retention; ``ledger`` a record's growing lists (iterations, transitions) kept on disk, not
-  in memory; ``ids`` the ids and change names read back from ``.ralph/``, checked before they
-  become a path; ``safe_dir`` every write under ``.ralph/`` done without following a link;
-  ``durable`` a record's ``fsync`` and rename, done off the event loop by one writer thread;
+- ``history``    the operator's record under ``.ralph/`` (:class:`RunHistory`) and its retention,
+  in the types of ``records`` (:class:`RunRecord` and its parts); ``ledger`` a record's growing
+  lists (iterations, transitions) kept on disk, not in memory; ``ids`` the ids and change names
+  read back from ``.ralph/``, checked before they become a path; ``safe_dir`` every write under
+  ``.ralph/`` done without following a link; ``durable`` a record's ``fsync`` and rename, done
+  off the event loop by one writer thread;
 - ``sandboxing`` the run's sandbox (SPEC §10) as the loop uses it: opened with the work tree, the
   egress proxy beside it, every spawn wrapped, what it refused kept for the history;
 - ``run_git``    checkpoints and the worktree of one run (:class:`RunGit`), through ``git``;

@@ -24,21 +24,16 @@ import tempfile
 from collections.abc import Callable, Mapping
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any, TypedDict
+from typing import IO, Any
 
 from ralph_lsp.loop import durable, safe_dir
 from ralph_lsp.loop.ids import child
 from ralph_lsp.loop.ids import run_id as checked_run_id
 from ralph_lsp.loop.ledger import Ranges, write_record
-from ralph_lsp.loop.receipts import ReceiptRecord
 from ralph_lsp.loop.record_schema import normalize_record
 from ralph_lsp.loop.states import RunState
 from ralph_lsp.openspec.tasks import read_regular_text
 from ralph_lsp.proc import inspection
-
-if TYPE_CHECKING:  # types of the records only: a reader of live files imports no agent preset
-    from ralph_lsp.agents.base import RefusalRecord
-    from ralph_lsp.loop.verify import VerificationRecord
 
 HISTORY_DIR = ".ralph"
 OWNER_FILE = "owner.pid"
@@ -56,84 +51,6 @@ def no_space(exc: BaseException) -> bool:
     if getattr(exc, "errno", None) in (errno.ENOSPC, errno.EDQUOT):
         return True
     return "no space left on device" in str(exc).lower()
-
-
-# -- what a run writes (SPEC §3 "History"); records read back stay plain dicts, since a record
-# on disk may come from an older version or be damaged.
-class TransitionRecord(TypedDict):
-    state: str
-    at: str
-    reason: str | None
-
-
-class SpawnRecord(ReceiptRecord):
-    """What every spawn of the agent records, counted or not."""
-
-    startedAt: str
-    endedAt: str
-    exitCode: int | None
-    costUsd: float | None
-    costEstimated: bool  # costUsd is an estimate from the tokens at a list price
-    numTurns: int | None
-    verification: list[VerificationRecord] | None  # None: it did not run after this spawn
-    conformance: dict[str, Any] | None  # the conformance table after it (SPEC §13)
-    refusals: list[RefusalRecord]
-
-
-class IterationRecord(SpawnRecord):
-    """A counted iteration; ``checkpoint`` and ``filesChanged`` are null outside git (§8)."""
-
-    n: int
-    tasksChecked: int
-    checkpoint: str | None
-    filesChanged: list[str] | None
-
-
-class RateLimitedRecord(SpawnRecord):
-    """A spawn that did not count (rate limited): it has no number of its own."""
-
-    beforeIteration: int
-
-
-class GuidanceRecord(TypedDict):
-    text: str
-    at: str
-    deliveredIn: int | None
-
-
-class BlockedRecord(TypedDict):
-    id: str | None
-    line: int  # 1-based
-    text: str
-    reason: str
-
-
-class OwnerRecord(TypedDict):
-    pid: int
-    startedAt: str | None
-
-
-class RunRecord(TypedDict):
-    runId: str
-    change: str
-    root: str
-    startedAt: str
-    endedAt: str | None
-    state: str
-    reason: str | None
-    owner: OwnerRecord
-    transitions: list[TransitionRecord]
-    iterations: list[IterationRecord]
-    rateLimited: list[RateLimitedRecord]
-    rawOutputDropped: list[int]  # iterations whose raw output was removed for the run's cap
-    worktree: dict[str, Any] | None
-    sandbox: dict[str, Any] | None  # what the run's sandbox granted (SPEC §10); None: off
-    guidance: list[GuidanceRecord]
-    story: str | None
-    blocked: list[BlockedRecord]
-    progress: dict[str, int]  # completed, total, maxIterations as the run last saw them
-    conformance: dict[str, Any] | None  # the last verification's table (SPEC §13)
-    costs: dict[str, Any]  # SPEC §15: total, per verified task, without progress (receipts)
 
 
 def history_root(root: Path) -> Path:

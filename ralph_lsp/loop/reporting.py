@@ -17,18 +17,17 @@ from typing import TYPE_CHECKING, Any
 from ralph_lsp.loop import budget, policy, spawn_facts, verify
 from ralph_lsp.loop.costs import CostTally
 from ralph_lsp.loop.events import CheckpointEvent, GuidanceEvent, IterationEvent
-from ralph_lsp.loop.history import (
-    BlockedRecord,
-    IterationRecord,
-    RateLimitedRecord,
-    RunHistory,
-    SpawnRecord,
-    TransitionRecord,
-    process_started_at,
-)
+from ralph_lsp.loop.history import RunHistory, process_started_at
 from ralph_lsp.loop.iteration import IterationOutcome
 from ralph_lsp.loop.ledger import Ledger
 from ralph_lsp.loop.receipts import costs_json
+from ralph_lsp.loop.records import (
+    BlockedRecord,
+    IterationRecord,
+    RateLimitedRecord,
+    SpawnRecord,
+    TransitionRecord,
+)
 from ralph_lsp.loop.run_git import RunGit
 from ralph_lsp.loop.status import (
     EngineEvent,

@@ -31,18 +31,12 @@ from ralph_lsp.loop import run_git as rungit
 from ralph_lsp.loop.claims import ChangeClaim
 from ralph_lsp.loop.events import EndEvent, IterationEvent
 from ralph_lsp.loop.following import TasksFollowing
-from ralph_lsp.loop.history import (
-    IterationRecord,
-    RateLimitedRecord,
-    RunHistory,
-    TransitionRecord,
-    atomic_write_text,
-    no_space,
-)
+from ralph_lsp.loop.history import RunHistory, atomic_write_text, no_space
 from ralph_lsp.loop.iteration import AgentIteration, IterationOutcome
 from ralph_lsp.loop.ledger import Ledger
 from ralph_lsp.loop.policy import DEFAULT_BACKOFF_SECONDS, MAX_BACKOFF_SECONDS
 from ralph_lsp.loop.prompt import build_prompt, scope_story
+from ralph_lsp.loop.records import IterationRecord, RateLimitedRecord, TransitionRecord
 from ralph_lsp.loop.reporting import Guidance, RunReporting
 from ralph_lsp.loop.review_round import ReviewState, review_round
 from ralph_lsp.loop.states import RunState
