@@ -19,7 +19,9 @@ the layers down (``docs/architecture.md`` has a section for each):
   written; the reviewer's prompt and edit check; scenarios matched to tests and JUnit reports;
 - ``openspec``     the OpenSpec project read: ``tasks.md``, changes, roots, validation,
   authoring help, archive decided in memory (it reads files and nothing else);
-- ``settings``     one typed, fully defaulted settings object, shared by the CLI and the server.
+- ``settings``     one typed, fully defaulted settings object, shared by the CLI and the server;
+- ``setting_values`` the converters of its values: each checked, or a ``ValueError`` saying
+  what was expected.
 
 Invariant: a package imports only the layers below it (``[tool.importlinter]`` in
 ``pyproject.toml``, held by ``make lint`` and ``tests/test_imports.py``), pygls and lsprotocol

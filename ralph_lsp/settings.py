@@ -8,10 +8,11 @@ default is used: a bad setting never stops the server.
 from __future__ import annotations
 
 import dataclasses
-import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
+
+from ralph_lsp import setting_values as values
 
 PRESETS = ("claude", "codex", "gemini", "demo", "custom")
 SCOPES = ("story", "change")
@@ -148,197 +149,17 @@ class Settings:
         return dataclasses.replace(self, **changes)
 
 
-# camelCase name → (field name, converter). A converter returns the value or raises ValueError
-# with what was expected.
-def positive_int(v: Any) -> int:
-    """A count: a whole number ≥ 1 (``ValueError`` otherwise; 1e400 and NaN included)."""
-    if isinstance(v, bool) or not isinstance(v, (int, float)):
-        raise ValueError("a whole number of at least 1")
-    if isinstance(v, float) and (not math.isfinite(v) or not v.is_integer()):
-        raise ValueError("a whole number of at least 1")  # 1e400 is inf: never int() it
-    if v < 1:
-        raise ValueError("a whole number of at least 1")
-    return int(v)
-
-
-def _non_negative_number(v: Any) -> float:
-    if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v < 0:
-        raise ValueError("a number of at least 0")
-    return float(v)
-
-
-def _optional_positive_number(v: Any) -> float | None:
-    if v is None:
-        return None
-    if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v <= 0:
-        raise ValueError("a number greater than 0, or null")
-    return float(v)
-
-
-def _choice(options: tuple[str, ...]) -> Callable[[Any], str]:
-    def convert(v: Any) -> str:
-        if not isinstance(v, str) or v not in options:
-            raise ValueError("one of " + ", ".join(repr(o) for o in options))
-        return v
-
-    return convert
-
-
-def _str_list(v: Any) -> tuple[str, ...]:
-    if not isinstance(v, (list, tuple)) or not all(isinstance(x, str) for x in v):
-        raise ValueError("a list of strings")
-    if any("\x00" in x for x in v):
-        raise ValueError("a list of strings without NUL characters")
-    return tuple(v)
-
-
-def _optional_argv(v: Any) -> tuple[str, ...] | None:
-    if v is None:
-        return None
-    argv = _str_list(v)
-    if not argv or not argv[0]:
-        raise ValueError("a non-empty list of strings (the program, then its arguments), or null")
-    return argv
-
-
-def _optional_bool(v: Any) -> bool | None:
-    if v is not None and not isinstance(v, bool):
-        raise ValueError("true, false or null")
-    return v
-
-
-def _command_line(v: Any) -> tuple[str, ...] | None:
-    """A command line split like a shell would split it (never run by one); "" or null: none."""
-    import shlex
-
-    if v is None or v == "":
-        return None
-    if not isinstance(v, str) or "\x00" in v:
-        raise ValueError("a command line (text), or null")
-    try:
-        argv = tuple(shlex.split(v))
-    except ValueError as exc:
-        raise ValueError(f"a command line that splits like a shell line ({exc})") from None
-    return argv or None
-
-
-def _bool(v: Any) -> bool:
-    if not isinstance(v, bool):
-        raise ValueError("true or false")
-    return v
-
-
-def _env(v: Any) -> dict[str, str]:
-    if not isinstance(v, Mapping) or not all(
-        isinstance(k, str) and isinstance(x, str) for k, x in v.items()
-    ):
-        raise ValueError("an object of string values")
-    if any(not k or "=" in k or "\x00" in k or "\x00" in x for k, x in v.items()):
-        raise ValueError("an object whose names hold no '=' and whose values hold no NUL")
-    return dict(v)
-
-
-def _optional_positive_int(v: Any) -> int | None:
-    if v is None:
-        return None
-    try:
-        return positive_int(v)
-    except ValueError:
-        raise ValueError("a whole number of at least 1, or null") from None
-
-
-def _optional_text(v: Any) -> str | None:
-    if v is None or v == "":
-        return None
-    if not isinstance(v, str) or "\x00" in v or v != v.strip():
-        raise ValueError("text without surrounding blanks, or null")
-    return v
-
-
 def _review_agent(v: Any) -> str | tuple[str, ...] | None:
     """A preset name, ``"same"``, a command line (split as a shell would, never run by one), or
     an argv list; null or "" for no review."""
     if isinstance(v, str) and (v in PRESETS or v == "same") and v != "custom":
         return v
     if isinstance(v, (list, tuple)):
-        return _optional_argv(v)
+        return values.optional_argv(v)
     try:
-        return _command_line(v)
+        return values.command_line(v)
     except ValueError:
         raise ValueError('a preset name, "same", a command line or an argv list, or null') from None
-
-
-RESOURCE_KEYS = ("cpus", "memoryMb")
-
-
-def _resources(v: Any) -> dict[str, float]:
-    shape = 'an object {"cpus"?: N, "memoryMb"?: N} of numbers greater than 0'
-    if not isinstance(v, Mapping) or any(k not in RESOURCE_KEYS for k in v):
-        raise ValueError(shape)
-    out: dict[str, float] = {}
-    for key, value in v.items():
-        number = _optional_positive_number(value)
-        if number is None:
-            raise ValueError(shape)
-        out[key] = number
-    return out
-
-
-PRICE_KEYS = ("input", "output", "cachedInput", "cacheWrite")
-PHASES = ("plan", "apply", "review")
-
-
-def _model_prices(v: Any) -> dict[str, dict[str, float]]:
-    """``{"<model>": {"input": USD, "output": USD, "cachedInput"?: USD, "cacheWrite"?: USD}}``,
-    per million tokens."""
-    shape = (
-        'an object of model name → {"input": N, "output": N, "cachedInput"?: N, "cacheWrite"?: N}'
-        " (USD per million tokens)"
-    )
-    if not isinstance(v, Mapping):
-        raise ValueError(shape)
-    out: dict[str, dict[str, float]] = {}
-    for model, price in v.items():
-        if not isinstance(model, str) or not model.strip() or not isinstance(price, Mapping):
-            raise ValueError(f"{shape}; {_show(model)} is not one")
-        missing = [k for k in ("input", "output") if k not in price]
-        unknown = [k for k in price if k not in PRICE_KEYS]
-        if missing or unknown:
-            what = f"lacks {', '.join(missing)}" if missing else f"has {', '.join(unknown)}"
-            raise ValueError(f"{shape}; {model!r} {what}")
-        try:
-            out[model] = {k: _non_negative_number(x) for k, x in price.items()}
-        except ValueError:
-            raise ValueError(f"{shape}; {model!r} holds a price that is no number ≥ 0") from None
-    return out
-
-
-def _model_name(v: Any) -> str:
-    # never a flag: the name is the argument after the preset's --model
-    if not isinstance(v, str) or not v.strip() or v != v.strip() or "\x00" in v or v[0] == "-":
-        raise ValueError("a model name (text without surrounding blanks, not starting with -)")
-    return v
-
-
-def _models(v: Any) -> dict[str, str]:
-    """``{"plan"?: MODEL, "apply"?: MODEL, "review"?: MODEL}`` (null or "" leaves one unset)."""
-    shape = 'an object {"plan"?: MODEL, "apply"?: MODEL, "review"?: MODEL} of model names'
-    if not isinstance(v, Mapping) or any(k not in PHASES for k in v):
-        raise ValueError(shape)
-    try:
-        return {k: _model_name(m) for k, m in v.items() if m not in (None, "")}
-    except ValueError:
-        raise ValueError(shape) from None
-
-
-def _escalation(v: Any) -> tuple[str, ...]:
-    try:
-        models = tuple(_model_name(m) for m in _str_list(v))
-    except ValueError:
-        raise ValueError("a list of model names, cheapest first") from None
-    if len(set(models)) != len(models):
-        raise ValueError("a list of model names, cheapest first, each once")
-    return models
 
 
 def model_for(settings: Settings, phase: str) -> str | None:
@@ -346,56 +167,58 @@ def model_for(settings: Settings, phase: str) -> str | None:
     ``ralph.models`` entry, else None (the agent's own default). The apply phase's escalation
     (``ralph.escalation``) is the loop's (``loop/policy.py``), which starts from the list's first
     model instead."""
-    if phase not in PHASES:
-        raise ValueError(f"unknown phase {phase!r} (known: {', '.join(PHASES)})")
+    if phase not in values.PHASES:
+        raise ValueError(f"unknown phase {phase!r} (known: {', '.join(values.PHASES)})")
     return settings.models.get(phase)
 
 
+# camelCase name → (field name, converter). A converter (setting_values.py) returns the value or
+# raises ValueError with what was expected.
 _FIELDS: dict[str, tuple[str, Callable[[Any], Any]]] = {
-    "agent": ("agent", _choice(PRESETS)),
-    "agentCommand": ("agent_command", _optional_argv),
-    "agentArgs": ("agent_args", _str_list),
-    "maxIterations": ("max_iterations", positive_int),
-    "maxCostUsd": ("max_cost_usd", _optional_positive_number),
-    "stuckAfter": ("stuck_after", positive_int),
-    "iterationScope": ("iteration_scope", _choice(SCOPES)),
-    "verifyCommands": ("verify_commands", _str_list),
-    "stopGraceSeconds": ("stop_grace_seconds", _non_negative_number),
-    "iterationTimeoutSeconds": ("iteration_timeout_seconds", _optional_positive_number),
-    "env": ("env", _env),
-    "verifyWhen": ("verify_when", _choice(VERIFY_WHEN)),
-    "verifyTimeoutSeconds": ("verify_timeout_seconds", _non_negative_number),
-    "finishGraceSeconds": ("finish_grace_seconds", _non_negative_number),
-    "historyKeepRuns": ("history_keep_runs", positive_int),
-    "checkpoints": ("checkpoints", _optional_bool),
-    "isolation": ("isolation", _choice(ISOLATIONS)),
-    "allowedTools": ("allowed_tools", _str_list),
-    "agentUserConfig": ("agent_user_config", _choice(USER_CONFIGS)),
-    "maxTokens": ("max_tokens", _optional_positive_int),
-    "modelPrices": ("model_prices", _model_prices),
-    "prices": ("prices", _model_prices),
-    "models": ("models", _models),
-    "escalation": ("escalation", _escalation),
-    "escalateAfter": ("escalate_after", positive_int),
-    "queueParallel": ("queue_parallel", positive_int),
-    "queueMaxCostUsd": ("queue_max_cost_usd", _optional_positive_number),
-    "onRunEnd": ("on_run_end", _command_line),
-    "runsOutliveEditor": ("runs_outlive_editor", _bool),
-    "runner": ("runner", _choice(RUNNERS)),
-    "ray.address": ("ray_address", _optional_text),
-    "ray.resources": ("ray_resources", _resources),
-    "ray.gitRemote": ("ray_git_remote", _optional_text),
-    "sandbox": ("sandbox", _choice(SANDBOXES)),
-    "sandbox.allowWrite": ("sandbox_allow_write", _str_list),
-    "sandbox.denyRead": ("sandbox_deny_read", _str_list),
-    "sandbox.allowedDomains": ("sandbox_allowed_domains", _str_list),
-    "validation.strict": ("validation_strict", _bool),
-    "archiveOnSuccess": ("archive_on_success", _bool),
+    "agent": ("agent", values.choice(PRESETS)),
+    "agentCommand": ("agent_command", values.optional_argv),
+    "agentArgs": ("agent_args", values.str_list),
+    "maxIterations": ("max_iterations", values.positive_int),
+    "maxCostUsd": ("max_cost_usd", values.optional_positive_number),
+    "stuckAfter": ("stuck_after", values.positive_int),
+    "iterationScope": ("iteration_scope", values.choice(SCOPES)),
+    "verifyCommands": ("verify_commands", values.str_list),
+    "stopGraceSeconds": ("stop_grace_seconds", values.non_negative_number),
+    "iterationTimeoutSeconds": ("iteration_timeout_seconds", values.optional_positive_number),
+    "env": ("env", values.env_vars),
+    "verifyWhen": ("verify_when", values.choice(VERIFY_WHEN)),
+    "verifyTimeoutSeconds": ("verify_timeout_seconds", values.non_negative_number),
+    "finishGraceSeconds": ("finish_grace_seconds", values.non_negative_number),
+    "historyKeepRuns": ("history_keep_runs", values.positive_int),
+    "checkpoints": ("checkpoints", values.optional_bool),
+    "isolation": ("isolation", values.choice(ISOLATIONS)),
+    "allowedTools": ("allowed_tools", values.str_list),
+    "agentUserConfig": ("agent_user_config", values.choice(USER_CONFIGS)),
+    "maxTokens": ("max_tokens", values.optional_positive_int),
+    "modelPrices": ("model_prices", values.model_prices),
+    "prices": ("prices", values.model_prices),
+    "models": ("models", values.models),
+    "escalation": ("escalation", values.escalation),
+    "escalateAfter": ("escalate_after", values.positive_int),
+    "queueParallel": ("queue_parallel", values.positive_int),
+    "queueMaxCostUsd": ("queue_max_cost_usd", values.optional_positive_number),
+    "onRunEnd": ("on_run_end", values.command_line),
+    "runsOutliveEditor": ("runs_outlive_editor", values.boolean),
+    "runner": ("runner", values.choice(RUNNERS)),
+    "ray.address": ("ray_address", values.optional_text),
+    "ray.resources": ("ray_resources", values.resources),
+    "ray.gitRemote": ("ray_git_remote", values.optional_text),
+    "sandbox": ("sandbox", values.choice(SANDBOXES)),
+    "sandbox.allowWrite": ("sandbox_allow_write", values.str_list),
+    "sandbox.denyRead": ("sandbox_deny_read", values.str_list),
+    "sandbox.allowedDomains": ("sandbox_allowed_domains", values.str_list),
+    "validation.strict": ("validation_strict", values.boolean),
+    "archiveOnSuccess": ("archive_on_success", values.boolean),
     "review.agent": ("review_agent", _review_agent),
-    "review.model": ("review_model", _optional_text),
-    "review.maxRounds": ("review_max_rounds", positive_int),
-    "conformance.require": ("conformance_require", _choice(CONFORMANCE_REQUIRES)),
-    "conformance.testGlobs": ("conformance_test_globs", _str_list),
+    "review.model": ("review_model", values.optional_text),
+    "review.maxRounds": ("review_max_rounds", values.positive_int),
+    "conformance.require": ("conformance_require", values.choice(CONFORMANCE_REQUIRES)),
+    "conformance.testGlobs": ("conformance_test_globs", values.str_list),
 }
 SETTING_NAMES = tuple(_FIELDS)
 
@@ -414,11 +237,6 @@ def settings_to_dict(settings: Settings) -> dict[str, Any]:
 def check_setting(key: str, value: Any) -> Any:
     """``value`` as setting ``key`` holds it; ``ValueError`` saying what was expected."""
     return _FIELDS[key][1](value)
-
-
-def _show(v: Any) -> str:
-    text = repr(v)
-    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def _lookup(raw: Mapping[str, Any], key: str) -> tuple[bool, Any]:
@@ -447,7 +265,8 @@ def settings_from_dict(
     if raw is None:
         return settings, warnings
     if not isinstance(raw, Mapping):
-        return settings, [f"ralph settings: expected an object, got {_show(raw)}; using defaults"]
+        shown = values.show(raw)
+        return settings, [f"ralph settings: expected an object, got {shown}; using defaults"]
     changes: dict[str, Any] = {}
     nullable = {
         "maxCostUsd",
@@ -479,7 +298,7 @@ def settings_from_dict(
             if isinstance(default, tuple):
                 default = list(default)
             warnings.append(
-                f"ralph.{key}: expected {exc}, got {_show(value)};"
-                f" using the default {_show(default)}"
+                f"ralph.{key}: expected {exc}, got {values.show(value)};"
+                f" using the default {values.show(default)}"
             )
     return settings.replace(**changes), warnings

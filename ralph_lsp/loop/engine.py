@@ -38,7 +38,8 @@ from ralph_lsp.openspec.tasks import read_tasks_text
 from ralph_lsp.openspec.tasks_fast import parse_tasks
 from ralph_lsp.openspec.workspace import Change, resolve_change
 from ralph_lsp.sandbox import refusal as sandbox_refusal
-from ralph_lsp.settings import SCOPES, Settings, positive_int
+from ralph_lsp.setting_values import positive_int
+from ralph_lsp.settings import SCOPES, Settings
 
 # One guidance text at most (the prompt bounds all guidance together, see prompt.py).
 MAX_GUIDANCE_CHARS = 16_000

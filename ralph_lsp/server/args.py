@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlparse
 
-from ralph_lsp import settings
+from ralph_lsp import setting_values
 from ralph_lsp.server.errors import InvalidArguments
 
 # The fields each command accepts; anything else is refused so that a typo is not ignored.
@@ -130,7 +130,7 @@ def positive_int(command: str, obj: Mapping[str, Any], key: str) -> int | None:
     if value is None:
         return None
     try:
-        return settings.positive_int(value)
+        return setting_values.positive_int(value)
     except ValueError:
         raise InvalidArguments(
             f'{command}: "{key}" must be a whole number of at least 1, got {value!r}'
