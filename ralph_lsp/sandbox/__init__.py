@@ -7,6 +7,9 @@ subreaper still catches everything.
 
 - ``policy.py``: :class:`SandboxPolicy` from plain paths (writable, hidden, read-only again),
   and the reviewer's (``reviewer_policy``: the work tree read-only but the task files).
+- ``repository.py``: what the policy grants of the git repository (``git_paths``: the git
+  directory writable, hooks and config read-only) and the files that say where it is
+  (``git_pointers``), read from the files alone.
 - ``bwrap.py``: bubblewrap on Linux: found without root, probed once, the policy's argv.
 - ``seatbelt.py``: the macOS ``sandbox-exec`` profile of the same policy (built, untested).
 - ``session.py``: one run's :class:`Sandbox` and the fail-closed check (:func:`refusal`).

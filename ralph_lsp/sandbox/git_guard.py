@@ -1,7 +1,7 @@
 """What a sandboxed process wrote to the files that tell git where a repository is, undone on
 the host before the run runs git again (SPEC §10).
 
-The sandbox binds every such file that exists read-only (``policy.git_pointers``), but one that
+The sandbox binds every such file that exists read-only (``repository.git_pointers``), but one that
 does not exist yet (``.git/commondir`` of an ordinary repository, a ``config.worktree``, a
 worktree's ``locked``, a ``.git`` in a root below the repository's top) cannot be bound without
 making it on the host, and the git directory around it must stay writable for ``git commit``
@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ralph_lsp.sandbox.policy import git_pointers
+from ralph_lsp.sandbox.repository import git_pointers
 
 # A pointer larger than this is not a pointer: it is recorded by size alone and never put back
 # from memory (git's own are a line of text).

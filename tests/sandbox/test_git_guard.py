@@ -8,7 +8,7 @@ import os
 from pathlib import Path
 
 from ralph_lsp.sandbox.git_guard import GitGuard
-from ralph_lsp.sandbox.policy import git_paths, git_pointers
+from ralph_lsp.sandbox.repository import git_paths, git_pointers
 from tests.git.conftest import NEEDS_GIT, git, init_repo
 
 pytestmark = NEEDS_GIT

@@ -12,8 +12,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ralph_lsp.sandbox import bwrap, seatbelt, session, sockets
-from ralph_lsp.sandbox.policy import build_policy, git_paths
+from ralph_lsp.sandbox.policy import build_policy
 from ralph_lsp.sandbox.refusals import may_say_refused, refused
+from ralph_lsp.sandbox.repository import git_paths
 from ralph_lsp.settings import Settings, settings_from_dict, settings_to_dict
 from tests.sandbox.conftest import User
 
