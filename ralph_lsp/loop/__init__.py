@@ -5,8 +5,9 @@
   ``states`` the run states alone (:class:`~ralph_lsp.loop.states.RunState`), importable without
   the rest of the loop; ``request`` a run's start arguments (:class:`RunRequest`), spelled out
   once for every host and command line they cross;
-- ``run``        one run's loop (``Run``), with its record and status (``reporting``) and its
-  reading of tasks.md (``following``);
+- ``run``        one run's loop (``Run``), with its record and status (``reporting``), its
+  reading of tasks.md (``following``) and each spawn of its agent (``agent_spawn``: the prompt
+  file, the invocation, the process in the run's sandbox);
 - ``policy``     the decisions as pure functions: :class:`RunState`, limits, continue/wait/end,
   the model of each spawn (escalation);
 - ``iteration``  one spawn of an agent (:class:`AgentIteration`) over ``proc``;

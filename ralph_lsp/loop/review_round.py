@@ -207,7 +207,7 @@ def _prompt_file(run: Run, n: int, prompt: str) -> tuple[Path, bool]:
     return Path(name), True
 
 
-# Long: the spawn as Run._spawn does it, in the same order, with the reviewer's invocation.
+# Long: the spawn as agent_spawn._spawn does it, in the same order, with the reviewer's invocation.
 async def _spawn(run: Run, rnd: _Round, prompt: str, prompt_file: Path) -> IterationOutcome:
     s = run.settings
     try:

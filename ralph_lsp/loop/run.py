@@ -1,13 +1,12 @@
 """One run's loop (SPEC §3): iterations, verification, limits, stop and guidance, until a final
 state.
 
-:class:`Run` spawns the agent once per iteration, each time fresh, re-reads tasks.md after it,
-runs the verification when due (``verification.Verification``), and asks the policy whether to
-go on. Its record and status are kept by the half it inherits (``reporting.RunReporting``).
-Progress is judged from tasks.md alone, never from what the agent says.
-
-Long: the loop and its one spawn read best in one file; the review round (SPEC §13) is a hook
-of a few lines at the point of success, its body in ``review_round``.
+:class:`Run` spawns the agent once per iteration, each time fresh (``agent_spawn``), re-reads
+tasks.md after it, runs the verification when due (``verification.Verification``), and asks the
+policy whether to go on. Its record and status are kept by the half it inherits
+(``reporting.RunReporting``). Progress is judged from tasks.md alone, never from what the agent
+says. The review round (SPEC §13) is a hook of a few lines at the point of success, its body in
+``review_round``.
 """
 
 from __future__ import annotations
@@ -16,23 +15,19 @@ import asyncio
 import contextlib
 import logging
 import os
-import sys
-import tempfile
 import time
 from collections.abc import Sequence
 from dataclasses import replace
-from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ralph_lsp.agents import build_invocation, verify_rules
 from ralph_lsp.agents.user_config import user_config
-from ralph_lsp.loop import budget, on_success, policy, sandboxing, spawn_facts, verify
+from ralph_lsp.loop import agent_spawn, budget, on_success, policy, sandboxing, spawn_facts, verify
 from ralph_lsp.loop import run_git as rungit
 from ralph_lsp.loop.claims import ChangeClaim
 from ralph_lsp.loop.events import EndEvent, IterationEvent
 from ralph_lsp.loop.following import TasksFollowing
-from ralph_lsp.loop.history import RunHistory, atomic_write_text, no_space
-from ralph_lsp.loop.iteration import AgentIteration, IterationOutcome
+from ralph_lsp.loop.history import RunHistory
+from ralph_lsp.loop.iteration import IterationOutcome
 from ralph_lsp.loop.ledger import Ledger
 from ralph_lsp.loop.policy import DEFAULT_BACKOFF_SECONDS, MAX_BACKOFF_SECONDS
 from ralph_lsp.loop.prompt import build_prompt, scope_story
@@ -45,7 +40,7 @@ from ralph_lsp.loop.verification import Verification
 from ralph_lsp.openspec.project_context import read_project_context
 from ralph_lsp.openspec.tasks import TasksDoc
 from ralph_lsp.openspec.workspace import Change
-from ralph_lsp.proc.process import AgentProcess, AgentStartError, SpawnSpec
+from ralph_lsp.proc.process import AgentProcess
 from ralph_lsp.settings import Settings, model_for
 
 # The longest a rate limit is waited for at once (a reset time far away is waited in turns).
@@ -395,63 +390,7 @@ class Run(RunReporting, TasksFollowing):
             await asyncio.wait_for(self.stop_event.wait(), timeout=seconds)
 
     async def _iterate(self, n: int, prompt: str) -> IterationOutcome:
-        prompt_file = self.history.prompt_file(n)
-        temporary = False
-        try:
-            if prompt_file is None:
-                raise OSError("history unavailable")
-            prompt_file.write_text(prompt, encoding="utf-8")
-        except OSError as exc:
-            if prompt_file is not None and no_space(exc):  # the run ends after this iteration
-                self.history.failed_write(exc)
-            # No history folder: the prompt goes to a private temporary file, removed after;
-            # sandboxed, in the run's own temporary folder (the only one the agent sees there).
-            folder = None if self.sandbox is None else self.sandbox.box.policy.tmp_dir
-            fd, name = tempfile.mkstemp(prefix="ralph-prompt-", suffix=".md", dir=folder)
-            with os.fdopen(fd, "w", encoding="utf-8") as f:
-                f.write(prompt)
-            prompt_file, temporary = Path(name), True
-        try:
-            return await self._spawn(n, prompt, prompt_file)
-        finally:
-            if temporary:
-                with contextlib.suppress(OSError):
-                    prompt_file.unlink()
-
-    async def _spawn(self, n: int, prompt: str, prompt_file: Path) -> IterationOutcome:
-        s = self.settings
-        try:
-            inv = build_invocation(
-                s.agent,
-                list(s.agent_command) if s.agent_command else None,
-                list(s.agent_args),
-                prompt,
-                prompt_file,
-                python=sys.executable,
-                cwd=self.work.root,
-                # the checks the prompt asks for may run without asking (SPEC §4 v2)
-                allowed_tools=[
-                    *verify_rules([c.line for c in self.verification.commands]),
-                    *s.allowed_tools,
-                ],
-                agent_user_config=s.agent_user_config,
-                env={**os.environ, **s.env},
-                sandboxed=self.sandbox is not None,
-                model=self.choice.model,
-            )
-            for path, text in inv.files.items():  # the CLI's policy and defaults files
-                Path(path).parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-                atomic_write_text(Path(path), text)  # another run may read the same file
-        except (ValueError, OSError) as exc:
-            return IterationOutcome(start_error=AgentStartError("not_found", str(exc)))
-        # the preset's (login, isolation, Gemini's defaults), then the user's own env setting
-        env = {**os.environ, **inv.env, **s.env}
-        spec = SpawnSpec(argv=inv.argv, cwd=self.work.root, env=env, stdin_data=inv.stdin_data)
-        if self.sandbox is not None:
-            spec = self.sandbox.agent(spec)
-        self.history.open_iteration_log(n)
-        iteration = AgentIteration(self, inv, spec, self.history.write_raw)
-        return await iteration.run_as(self, "the agent", self.history.close_iteration_log)
+        return await agent_spawn.iterate(self, n, prompt)
 
     async def _kill_process(self, grace: float) -> None:
         proc = self.process
