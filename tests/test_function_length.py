@@ -1,7 +1,7 @@
 """Every function in ralph_lsp/ is under 60 lines, or says why it is longer in a `# Long:`
-comment right above it (a newcomer reads the reason before the length); every file is under 500
-lines, or says why in a `Long:` line of its docstring. The extension's TypeScript files
-(editor-client/src/) are under 450 lines each, with no exemption: a longer one is split by job."""
+comment right above it (a newcomer reads the reason before the length). Every file of ralph_lsp/
+and of the extension's TypeScript (editor-client/src/) is at most 450 lines, with no exemption:
+a longer one is split by job (issue 45)."""
 
 from __future__ import annotations
 
@@ -11,8 +11,11 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parents[1] / "ralph_lsp"
 CLIENT_SRC = PACKAGE.parent / "editor-client" / "src"
 LIMIT = 60
-FILE_LIMIT = 500
+FILE_LIMIT = 450
 TS_FILE_LIMIT = 450
+# Known to be over FILE_LIMIT and being replaced as a whole by the new watcher (issue 45): remove
+# the entry when it lands. Nothing else is added here; a long file is split by job instead.
+_BEING_REPLACED = {"ralph_lsp/server/watch.py"}
 
 
 def test_long_functions_say_why() -> None:
@@ -31,15 +34,26 @@ def test_long_functions_say_why() -> None:
     assert unexplained == []
 
 
-def test_long_files_say_why() -> None:
-    unexplained = []
+def test_files_are_short() -> None:
+    long = []
     for path in sorted(PACKAGE.rglob("*.py")):
-        text = path.read_text()
-        length = len(text.splitlines())
-        doc = ast.get_docstring(ast.parse(text)) or ""
-        if length > FILE_LIMIT and not any(line.startswith("Long:") for line in doc.splitlines()):
-            unexplained.append(f"{path.relative_to(PACKAGE.parent)} ({length} lines)")
-    assert unexplained == []
+        rel = path.relative_to(PACKAGE.parent).as_posix()
+        length = len(path.read_text().splitlines())
+        if length > FILE_LIMIT and rel not in _BEING_REPLACED:
+            long.append(f"{rel} ({length} lines)")
+    assert long == []
+
+
+def test_the_files_being_replaced_are_still_long() -> None:
+    # An entry outliving its long file (gone, or short once replaced) would let that path grow
+    # long again unseen: remove the entry then.
+    stale = [
+        rel
+        for rel in sorted(_BEING_REPLACED)
+        if not (PACKAGE.parent / rel).is_file()
+        or len((PACKAGE.parent / rel).read_text().splitlines()) <= FILE_LIMIT
+    ]
+    assert stale == [], "remove from _BEING_REPLACED: " + ", ".join(stale)
 
 
 def test_client_files_are_short() -> None:
