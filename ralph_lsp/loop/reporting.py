@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ralph_lsp.agents.user_config import user_config
 from ralph_lsp.loop import budget, policy, spawn_facts, verify
 from ralph_lsp.loop.costs import CostTally
 from ralph_lsp.loop.events import CheckpointEvent, GuidanceEvent, IterationEvent
@@ -37,6 +38,7 @@ from ralph_lsp.loop.status import (
     StatusEvent,
     now_iso,
 )
+from ralph_lsp.openspec.project_context import read_project_context
 from ralph_lsp.openspec.tasks import Story, TasksDoc
 from ralph_lsp.openspec.workspace import Change
 from ralph_lsp.settings import Settings
@@ -74,6 +76,7 @@ class RunReporting:
     engine: Engine
     id: str
     change: Change
+    work: Change  # where the agent works (the change, or its copy in the run's worktree)
     settings: Settings
     status: RunStatus
     start_story: str | None
@@ -191,6 +194,24 @@ class RunReporting:
             + f" · {doc.completed}/{doc.total} tasks"
             + (f" · guidance: {guidance}" if guidance else "")
         )
+
+    def _say_user_config(self) -> None:
+        """What of the user's own agent config the preset leaves out (ralph.agentUserConfig)."""
+        s = self.settings
+        if s.agent_command:
+            return
+        env = {**os.environ, **s.env}
+        for note in user_config(
+            s.agent, s.agent_user_config, env, s.agent_args, self.work.root
+        ).notes:
+            self.log(note)
+
+    def _say_project_context(self) -> None:
+        context, problem = read_project_context(self.work.root)
+        if problem:
+            self.log(problem, "warning")
+        elif context:
+            self.log(f"project context from openspec/config.yaml ({len(context)} characters)")
 
     def _record_spawn(
         self,

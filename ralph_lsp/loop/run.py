@@ -20,7 +20,6 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from ralph_lsp.agents.user_config import user_config
 from ralph_lsp.loop import agent_spawn, budget, on_success, policy, sandboxing, spawn_facts, verify
 from ralph_lsp.loop import run_git as rungit
 from ralph_lsp.loop.claims import ChangeClaim
@@ -37,7 +36,6 @@ from ralph_lsp.loop.review_round import ReviewState, review_round
 from ralph_lsp.loop.states import RunState
 from ralph_lsp.loop.status import RunEnd, RunStatus, clock, iso, now_iso
 from ralph_lsp.loop.verification import Verification
-from ralph_lsp.openspec.project_context import read_project_context
 from ralph_lsp.openspec.tasks import TasksDoc
 from ralph_lsp.openspec.workspace import Change
 from ralph_lsp.proc.process import AgentProcess
@@ -334,13 +332,6 @@ class Run(RunReporting, TasksFollowing):
             raise read_error
         return after, decision
 
-    def _say_project_context(self) -> None:
-        context, problem = read_project_context(self.work.root)
-        if problem:
-            self.log(problem, "warning")
-        elif context:
-            self.log(f"project context from openspec/config.yaml ({len(context)} characters)")
-
     def _prompt(
         self, n: int, doc: TasksDoc, counters: policy.Counters
     ) -> tuple[str, list[Guidance]]:
@@ -359,17 +350,6 @@ class Run(RunReporting, TasksFollowing):
             **self.verification.gate.prompt_args(),
         )
         return prompt, pending
-
-    def _say_user_config(self) -> None:
-        """What of the user's own agent config the preset leaves out (ralph.agentUserConfig)."""
-        s = self.settings
-        if s.agent_command:
-            return
-        env = {**os.environ, **s.env}
-        for note in user_config(
-            s.agent, s.agent_user_config, env, s.agent_args, self.work.root
-        ).notes:
-            self.log(note)
 
     async def _wait(self, wait: policy.Wait) -> None:
         """A rate or usage limit: wait (stoppable) without counting the spawn."""
