@@ -20,6 +20,7 @@ import asyncio
 import errno
 import logging
 import os
+from collections import deque
 from collections.abc import Callable, Coroutine, Sequence
 from pathlib import Path
 from typing import Any
@@ -133,11 +134,14 @@ class TreeWatcher:
         return True
 
     def add_tree(self, folder: Path, found: set[str] | None, *, strict: bool = False) -> None:
-        """Watch ``folder`` and every folder below it (top down, so that nothing made meanwhile
-        is missed); the files met are added to ``found``."""
-        todo = [folder]
+        """Watch ``folder`` and every folder below it; the files met are added to ``found``.
+
+        Top down (a folder is watched before it is listed, so that nothing made meanwhile is
+        missed) and breadth first: past the watch limit, the folders polled are the deepest
+        (a change's ``specs/`` before the change folder that holds its tasks.md)."""
+        todo = deque([folder])
         while todo:
-            here = todo.pop()
+            here = todo.popleft()
             if not self.add_watch(here, strict=strict):
                 continue
             try:
