@@ -60,7 +60,7 @@ def return_free_memory() -> None:
     if _malloc_trim is False:
         _malloc_trim = None
         with contextlib.suppress(OSError, AttributeError):
-            import ctypes  # the server has it already (inotify.py)
+            import ctypes  # the server has it already (server/watching/inotify.py)
 
             _malloc_trim = ctypes.CDLL(None).malloc_trim  # the process's own libc
     if callable(_malloc_trim):

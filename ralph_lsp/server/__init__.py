@@ -19,10 +19,11 @@ it ends, no agent process of a run outlives it.
 - ``documents``     tasks.md now: the open buffer, else the disk (cached by stat / version)
 - ``feed``, ``runs``  the engine's events as progress, ``ralph/runStatus`` and log lines
 - ``worktree_view`` lenses of a change whose run works in a worktree
-- ``watch``, ``inotify``  each root's ``openspec/changes/`` watched for tasks.md edits
-- ``validation``, ``spec_watch``  OpenSpec diagnostics (SPEC §11), live on edits and on disk
+- ``watching/``   each root's ``openspec/`` watched once, for tasks.md edits and for validation
+  (inotify, polling past the watch limit, watchfiles where inotify cannot be had)
+- ``validation``    OpenSpec diagnostics (SPEC §11), live on edits and on disk
 - ``conformance_view``  a lens above every scenario of a delta spec, a diagnostic on each one no
-  test names (SPEC §13), following the test files (``spec_watch``) and the runs' verifications
+  test names (SPEC §13), following the test files (a ``watching`` tree) and the runs' verifications
 - ``authoring``     OpenSpec symbols, completion, definition, hover and quick fixes
 - ``archive``, ``planning``  archive in the editor; planning (SPEC §14): ``ralph.planChange``
   and a planned change's Approve / Revise… / Discard lenses

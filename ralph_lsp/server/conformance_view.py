@@ -10,8 +10,8 @@ one worker thread (a code lens request answers from the cache, or nothing yet an
 computed), for the changes the editor asked about (a delta spec opened or shown) and the changes
 a run reports on. It is computed again when:
 
-- a test file changes on disk (a watch of the root's folders, ``spec_watch.SpecTreeWatcher``
-  with the test globs) or in an open buffer: that file alone is read again
+- a test file changes on disk (a watch of the root's folders, ``watching.tree.TreeWatcher``
+  with the test globs as its interest) or in an open buffer: that file alone is read again
   (``Scanner.update``), and the log says which and how many;
 - a delta spec changes (what validation is told, ``Validation.touched``);
 - a run's verification ends (its phase leaves ``verifying``) or the run ends: its cases are read
@@ -38,7 +38,8 @@ from ralph_lsp.conformance.scan import Scanner
 from ralph_lsp.conformance.table import FAILING, NOT_RUN, UNLINKED, VERIFIED, Row, Table
 from ralph_lsp.loop.status import RunStatus
 from ralph_lsp.server.render import NOOP
-from ralph_lsp.server.spec_watch import SpecTreeWatcher
+from ralph_lsp.server.watching.interests import Interest
+from ralph_lsp.server.watching.tree import TreeWatcher
 
 if TYPE_CHECKING:
     from ralph_lsp.server.host import Host
@@ -100,7 +101,7 @@ class ConformanceView:
         self._texts: dict[Path, dict[str, str]] = {}  # open test files' texts not read yet
         self._cases: dict[Key, list[Case]] = {}
         self.tables: dict[Key, Table] = {}
-        self._watches: dict[Path, SpecTreeWatcher] = {}
+        self._watches: dict[Path, TreeWatcher] = {}
         self._phases: dict[str, tuple[int, str | None]] = {}  # run id → (iteration, phase)
         self._cases_from: dict[Key, str] = {}  # the run whose cases to read next
         self._wanted: set[Key] = set()
@@ -247,13 +248,12 @@ class ConformanceView:
         def skip(parent: str, name: str) -> bool:
             return name in SKIP_DIRS or (name == "openspec" and parent == str(root))
 
-        self._watches[root] = SpecTreeWatcher(
+        self._watches[root] = TreeWatcher(
             root,
-            lambda paths: self.tests_changed(root, paths),
+            [Interest(test_file, lambda paths: self.tests_changed(root, paths))],
             self.ls.run_task,
-            folder=root,
-            wanted=test_file,
             skip=skip,
+            arm_now=False,
         )
 
     def _scanner(self, root: Path) -> Scanner:

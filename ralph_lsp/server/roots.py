@@ -12,7 +12,8 @@ from pygls.uris import to_fs_path
 from ralph_lsp.openspec.workspace import CHANGES, find_roots, root_of_file
 from ralph_lsp.server.args import path_of_uri
 from ralph_lsp.server.errors import InvalidArguments
-from ralph_lsp.server.watch import RootWatcher
+from ralph_lsp.server.watching.root import watch_root
+from ralph_lsp.server.watching.tree import TreeWatcher
 
 if TYPE_CHECKING:
     from ralph_lsp.server.host import Host
@@ -44,7 +45,7 @@ class Roots:
     def __init__(self, ls: Host) -> None:
         self.ls = ls
         self.roots: list[Path] = []
-        self._watchers: dict[Path, RootWatcher] = {}
+        self._watchers: dict[Path, TreeWatcher] = {}
 
     def find(self) -> list[Path]:
         """The OpenSpec roots of the workspace folders (known from ``initialize`` on)."""
@@ -72,9 +73,12 @@ class Roots:
                 self._watchers.pop(root).stop()
         for root in wanted:
             if root not in self._watchers:
-                self._watchers[root] = RootWatcher(
-                    root, self.ls.editing.on_disk_change, self.ls.run_task
+                self._watchers[root] = watch_root(
+                    root, self.ls.editing.on_disk_change, self._specs_changed, self.ls.run_task
                 )
+
+    def _specs_changed(self, paths: set[Path]) -> None:
+        self.ls.validation.touched(paths)
 
     def watch_also(self, root: Path) -> None:
         if root not in self._watchers:

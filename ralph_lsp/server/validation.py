@@ -2,9 +2,9 @@
 
 Delta specs, main specs, proposal.md, `.openspec.yaml` and `openspec/config.yaml` get the
 findings of `openspec validate` (source `openspec`, code: the rule id), live on every edit of an
-open document (its text, not the disk's) and on every change on disk (`server/spec_watch.py`
-watches each root's `openspec/` folder). A main spec's change re-validates the deltas that
-target it. The task-file warnings join the diagnostics of tasks.md that `publishing.py` sends
+open document (its text, not the disk's) and on every change on disk (the root's watch of its
+`openspec/` folder, `server/watching/root.py`). A main spec's change re-validates the deltas
+that target it. The task-file warnings join the diagnostics of tasks.md that `publishing.py` sends
 (one URI, one list); a delta spec's conformance diagnostics (`conformance_view.py`) join its
 findings here the same way.
 
@@ -36,7 +36,6 @@ from ralph_lsp.openspec.validation.spec_rules import read_text, spec_issues
 from ralph_lsp.openspec.validation.targets import Targets, config_issues, targets_of
 from ralph_lsp.server.conformance_view import delta_spec_of
 from ralph_lsp.server.render import column
-from ralph_lsp.server.spec_watch import SpecTreeWatcher
 
 if TYPE_CHECKING:
     from ralph_lsp.server.host import Host
@@ -156,7 +155,7 @@ class Validation:
         # a delta spec's own findings, to send again with its conformance diagnostics (one
         # URI, one list: conformance_view.py)
         self._deltas: dict[Path, list[types.Diagnostic]] = {}
-        self._watches: dict[Path, SpecTreeWatcher] = {}
+        self._watched: set[Path] = set()
         self._sweep: asyncio.Task[None] | None = None
         # Validation runs in one worker thread, off the event loop: a large or crafted file
         # cannot hold requests while it is read. `_issued` counts each item's validations
@@ -327,15 +326,13 @@ class Validation:
     # -- watching the disk -------------------------------------------------------------------
 
     def watch(self, roots: Iterable[Path]) -> None:
-        """Watch each root's `openspec/` (and stop watching roots no longer wanted)."""
+        """The roots whose `openspec/` is watched now (`server/roots.py` watches them, and
+        hands their changes to `touched`)."""
         wanted = set(roots)
-        for root in list(self._watches):
-            if root not in wanted:
-                self._watches.pop(root).stop()
-        for root in wanted - set(self._watches):
-            self._watches[root] = SpecTreeWatcher(root, self.touched, self.ls.run_task)
+        for root in wanted - self._watched:
             # What changed before the watch was in place is found by validating the project.
             self.ls.run_task(self._settle(root), f"validate {root} once watched")
+        self._watched = wanted
 
     async def _settle(self, root: Path) -> None:
         await asyncio.sleep(SETTLE_SECONDS)
@@ -343,7 +340,5 @@ class Validation:
 
     def stop(self) -> None:
         self.ls.conformance.stop()
-        for watcher in self._watches.values():
-            watcher.stop()
-        self._watches.clear()
+        self._watched.clear()
         self._worker.shutdown(wait=False, cancel_futures=True)

@@ -1,4 +1,5 @@
-"""The tasks.md watch, on both of its backends, against real file-system events."""
+"""The tasks.md watch (the tasks interest of a root's watch), on both of its backends, against
+real file-system events."""
 
 from __future__ import annotations
 
@@ -12,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from ralph_lsp.server.watch import RootWatcher
+from ralph_lsp.server.watching.root import watch_root
+from ralph_lsp.server.watching.tree import TreeWatcher
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux watch")
 
@@ -40,6 +42,13 @@ class Seen:
         return time.monotonic() - t0
 
 
+def root_watch(root: Path, seen: Callable[[set[Path]], None]) -> TreeWatcher:
+    """A root's watch, its tasks.md changes to ``seen`` (its spec files' to nobody)."""
+    return watch_root(
+        root, seen, lambda paths: None, lambda coro, name: asyncio.ensure_future(coro)
+    )
+
+
 def make_root(tmp_path: Path, *changes: str) -> Path:
     root = tmp_path / "project"
     for name in changes:
@@ -61,16 +70,16 @@ def backend(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> 
     return str(request.param)
 
 
-WatchFactory = Callable[[Path], tuple[RootWatcher, Seen]]
+WatchFactory = Callable[[Path], tuple[TreeWatcher, Seen]]
 
 
 @pytest.fixture
 async def watch(backend: str) -> AsyncIterator[WatchFactory]:
-    made: list[RootWatcher] = []
+    made: list[TreeWatcher] = []
 
-    def start(root: Path) -> tuple[RootWatcher, Seen]:
+    def start(root: Path) -> tuple[TreeWatcher, Seen]:
         seen = Seen()
-        w = RootWatcher(root, seen, lambda coro, name: asyncio.ensure_future(coro))
+        w = root_watch(root, seen)
         assert w.backend == backend
         made.append(w)
         return w, seen
@@ -109,7 +118,7 @@ async def test_plain_and_atomic_saves_are_reported(
 async def test_inotify_hands_over_a_save_at_once(tmp_path: Path) -> None:
     root = make_root(tmp_path, "a")
     seen = Seen()
-    w = RootWatcher(root, seen, lambda coro, name: asyncio.ensure_future(coro))
+    w = root_watch(root, seen)
     assert w.backend == "inotify"
     tasks = root / "openspec" / "changes" / "a" / "tasks.md"
     delays = []
@@ -211,7 +220,7 @@ async def test_stop_releases_the_watch(tmp_path: Path, backend: str) -> None:
     root = make_root(tmp_path, "a")
     before = open_fds()
     seen = Seen()
-    w = RootWatcher(root, seen, lambda coro, name: asyncio.ensure_future(coro))
+    w = root_watch(root, seen)
     await asyncio.sleep(0.1)
     w.stop()
     await asyncio.wait_for(w.task, 5)

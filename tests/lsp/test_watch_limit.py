@@ -1,6 +1,7 @@
 """The inotify watch limit (fs.inotify.max_user_watches) met: edits are still seen, and the
-log says which watcher has which folders. The limit is simulated by making inotify_add_watch
-fail with ENOSPC after a number of watches, as the kernel does."""
+log says how many folders a root's watch has with inotify and how many it polls. The limit is
+simulated by making inotify_add_watch fail with ENOSPC after a number of watches, as the kernel
+does."""
 
 from __future__ import annotations
 
@@ -14,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from ralph_lsp.server import inotify, watch
-from ralph_lsp.server.watch import RootWatcher
-from tests.lsp.test_watch import TASKS, Seen, make_root
+from ralph_lsp.server.watching import inotify, polling
+from ralph_lsp.server.watching.tree import TreeWatcher
+from tests.lsp.test_watch import TASKS, Seen, make_root, root_watch
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux watch")
 
@@ -50,18 +51,17 @@ class Limit:
 @pytest.fixture(autouse=True)
 def fast_polls(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     monkeypatch.delenv("RALPH_WATCH", raising=False)
-    monkeypatch.setattr(watch, "POLL_SECONDS", 0.05)
-    monkeypatch.setattr(watch, "REWATCH_SECONDS", 0.2)
+    monkeypatch.setattr(polling, "POLL_SECONDS", 0.05)
+    monkeypatch.setattr(polling, "REWATCH_SECONDS", 0.2)
     yield
 
 
-def start(root: Path) -> tuple[RootWatcher, Seen]:
+def start(root: Path) -> tuple[TreeWatcher, Seen]:
     seen = Seen()
-    w = RootWatcher(root, seen, lambda coro, name: asyncio.ensure_future(coro))
-    return w, seen
+    return root_watch(root, seen), seen
 
 
-async def stop(w: RootWatcher) -> None:
+async def stop(w: TreeWatcher) -> None:
     w.stop()
     await asyncio.wait_for(w.task, 5)
 
@@ -80,15 +80,15 @@ async def test_change_folders_past_the_limit_are_polled(
 ) -> None:
     names = [f"c{i}" for i in range(6)]
     root = make_root(tmp_path, *names)
-    Limit(monkeypatch, allowed=3)  # changes/ and two change folders
-    with caplog.at_level(logging.WARNING, logger="ralph_lsp.server.watch"):
+    Limit(monkeypatch, allowed=4)  # openspec/, changes/ and two change folders
+    with caplog.at_level(logging.WARNING, logger="ralph_lsp.server.watching"):
         w, seen = start(root)
     try:
         assert w.backend == "inotify+polling"
         assert w.polled_count == 4
         said = [r.getMessage() for r in caplog.records if "watch limit" in r.getMessage()]
         assert len(said) == 1, caplog.text
-        assert "2 change folder(s) watched with inotify, 4 polled" in said[0]
+        assert "4 folder(s) watched with inotify, 4 polled" in said[0]
         # every change's edits are seen, watched or polled
         await edit_each(root, names, seen, "one")
         # a change made now is seen, and so are its edits (polled: no watch is left)
@@ -107,7 +107,7 @@ async def test_folders_move_back_to_inotify_when_watches_are_freed(
 ) -> None:
     names = ["a", "b", "c"]
     root = make_root(tmp_path, *names)
-    limit = Limit(monkeypatch, allowed=2)
+    limit = Limit(monkeypatch, allowed=3)  # openspec/, changes/ and one change folder
     w, seen = start(root)
     try:
         assert w.polled_count == 2
@@ -126,12 +126,14 @@ async def test_no_watch_at_all_still_sees_edits_and_new_changes(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
     root = make_root(tmp_path, "a", "b")
-    Limit(monkeypatch, allowed=0)  # not even changes/ gets a watch
-    with caplog.at_level(logging.WARNING, logger="ralph_lsp.server.watch"):
+    Limit(monkeypatch, allowed=0)  # not even openspec/ gets a watch
+    with caplog.at_level(logging.WARNING, logger="ralph_lsp.server.watching"):
         w, seen = start(root)
     try:
         assert w.backend == "inotify+polling"
-        assert "changes/ itself listed at each poll" in caplog.text
+        assert w.polled_count == 4  # openspec/, changes/, a/ and b/
+        assert "0 folder(s) watched with inotify, 4 polled" in caplog.text
+        assert "openspec/ itself among them" in caplog.text
         await edit_each(root, ["a", "b"], seen, "x")
         changes = root / "openspec" / "changes"
         (changes / "c").mkdir()

@@ -3,20 +3,16 @@
 Linux only: :func:`open_inotify` returns ``None`` where inotify is missing (another OS, a libc
 without it, a sandbox that forbids it), and callers fall back to another watch. The descriptor
 is non-blocking and close-on-exec (agents must not inherit it); read it when the event loop
-says it is readable. :func:`fallback_watch` is that other watch (watchfiles), as both watchers
-set it up.
+says it is readable. The other watch is watchfiles (``fallback.py``).
 """
 
 from __future__ import annotations
 
-import asyncio
 import ctypes
 import errno
 import os
 import struct
 import sys
-from collections.abc import AsyncIterator, Callable
-from pathlib import Path
 from typing import NamedTuple
 
 IN_MODIFY = 0x00000002
@@ -136,23 +132,3 @@ def open_inotify() -> Inotify | None:
         return Inotify(libc)
     except OSError:  # EMFILE: the per-user limit on instances; ENOSYS in some sandboxes
         return None
-
-
-async def fallback_watch(
-    folder: Path, wanted: Callable[[str], bool], stop_event: asyncio.Event | None = None
-) -> AsyncIterator[set[str]]:
-    """The watch callers fall back to: watchfiles (imported only then) on ``folder`` and below,
-    each batch of changed paths that ``wanted`` accepts, until ``stop_event`` is set."""
-    import watchfiles
-
-    async for changes in watchfiles.awatch(
-        folder,
-        watch_filter=lambda _c, p: wanted(p),
-        debounce=50,
-        step=10,
-        debug=False,
-        stop_event=stop_event,
-        recursive=True,
-        ignore_permission_denied=True,
-    ):
-        yield {p for _, p in changes}
