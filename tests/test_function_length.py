@@ -13,9 +13,6 @@ CLIENT_SRC = PACKAGE.parent / "editor-client" / "src"
 LIMIT = 60
 FILE_LIMIT = 450
 TS_FILE_LIMIT = 450
-# Known to be over FILE_LIMIT and being replaced as a whole by the new watcher (issue 45): remove
-# the entry when it lands. Nothing else is added here; a long file is split by job instead.
-_BEING_REPLACED = {"ralph_lsp/server/watch.py"}
 
 
 def test_long_functions_say_why() -> None:
@@ -39,21 +36,9 @@ def test_files_are_short() -> None:
     for path in sorted(PACKAGE.rglob("*.py")):
         rel = path.relative_to(PACKAGE.parent).as_posix()
         length = len(path.read_text().splitlines())
-        if length > FILE_LIMIT and rel not in _BEING_REPLACED:
+        if length > FILE_LIMIT:
             long.append(f"{rel} ({length} lines)")
     assert long == []
-
-
-def test_the_files_being_replaced_are_still_long() -> None:
-    # An entry outliving its long file (gone, or short once replaced) would let that path grow
-    # long again unseen: remove the entry then.
-    stale = [
-        rel
-        for rel in sorted(_BEING_REPLACED)
-        if not (PACKAGE.parent / rel).is_file()
-        or len((PACKAGE.parent / rel).read_text().splitlines()) <= FILE_LIMIT
-    ]
-    assert stale == [], "remove from _BEING_REPLACED: " + ", ".join(stale)
 
 
 def test_client_files_are_short() -> None:
