@@ -4,7 +4,7 @@ change in the same bench run.
 Both run ``add-slugify`` of ``examples/toolbox`` with the demo agent (one task per iteration,
 three iterations, ``make test`` verifying) in a worktree, the local one through
 :class:`~ralph_lsp.loop.engine.Engine`, the remote one through
-:class:`~ralph_lsp.remote.runs.RayRuns` on a real single-node cluster on 127.0.0.1 only
+:class:`~ralph_lsp.remote.ray_runs.RayRuns` on a real single-node cluster on 127.0.0.1 only
 (``tests/ray/cluster.py``) with a bare repository on disk as the remote. Times are those the
 operator sees:
 
@@ -57,7 +57,7 @@ def _project(folder: Path) -> Path:
 async def _timed(mode: str, folder: Path, address: str | None) -> dict[str, Any]:
     from ralph_lsp.loop.engine import Engine, EngineEvent
     from ralph_lsp.loop.events import IterationEvent
-    from ralph_lsp.remote.runs import RayRuns
+    from ralph_lsp.remote.ray_runs import RayRuns
     from ralph_lsp.settings import Settings
 
     work = _project(folder)

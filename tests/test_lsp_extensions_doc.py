@@ -9,7 +9,7 @@ from pathlib import Path
 
 from ralph_lsp.server import create_server
 from ralph_lsp.server.queues import QUEUE_STATUS
-from ralph_lsp.server.runs import RUN_STATUS
+from ralph_lsp.server.run_progress import RUN_STATUS
 
 ROOT = Path(__file__).resolve().parents[1]
 DOC = ROOT / "docs" / "lsp-extensions.md"

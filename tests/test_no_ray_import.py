@@ -10,10 +10,10 @@ import sys
 def test_nothing_imports_ray_unless_a_ray_run_starts() -> None:
     code = (
         "import sys\n"
-        "import ralph_lsp.cli, ralph_lsp.cli.queue, ralph_lsp.cli.run, ralph_lsp.cli.runs\n"
+        "import ralph_lsp.cli, ralph_lsp.cli.queue, ralph_lsp.cli.run, ralph_lsp.cli.run_control\n"
         "import ralph_lsp.server\n"
         "import ralph_lsp.runner.runs, ralph_lsp.runner.__main__, ralph_lsp.loop.queue\n"
-        "import ralph_lsp.remote.runs, ralph_lsp.remote.job\n"
+        "import ralph_lsp.remote.ray_runs, ralph_lsp.remote.job\n"
         "from ralph_lsp.cli import main\n"
         "try:\n"
         "    main(['--help'])\n"

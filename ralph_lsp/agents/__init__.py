@@ -30,7 +30,7 @@ invocation (:func:`build_invocation`, ``agent_program``, ``make_parser``); its p
 - ``user_config``, ``user_config_codex_gemini``  ``ralph.agentUserConfig``: the user's global
   agent config kept out of each iteration (Claude Code; Codex and Gemini CLI);
 - ``sandboxed``  what a preset changes inside ralph-lsp's own sandbox: the agent's stands down;
-- ``review``     the reviewer's invocation of each preset, with read-only tool permissions
+- ``reviewer_invocation``  the reviewer's invocation of each preset, with read-only tool permissions
   (SPEC §13).
 
 Invariant: presets build argv and parse output, nothing more: no process is started here, and the

@@ -16,7 +16,7 @@
 - ``git_commands``  ``diff`` and ``restore``;
 - ``merging``       ``review`` and ``merge`` (SPEC §12); ``train`` the merge train for the
   terminal (``merge --all``, ``run … --merge``); ``merge_resolve`` ``merge --resolve``;
-- ``runs``          ``runs``, ``attach``, ``stop``, ``guide``, ``run --detach`` and ``--events``
+- ``run_control``   ``runs``, ``attach``, ``stop``, ``guide``, ``run --detach`` and ``--events``
   (runs in runners, SPEC §9);
 - ``signals``       Ctrl-C and ``SIGTERM`` for ``run`` and queues: stop, then kill at once;
 - ``flags``         flags read as settings; ``common`` root and change lookup and exit codes;
@@ -52,10 +52,10 @@ HANDLERS = {
     "verify": ("verify", "cmd_verify"),
     "conformance": ("conformance", "cmd_conformance"),
     "archive": ("archive", "cmd_archive"),
-    "runs": ("runs", "cmd_runs"),
-    "attach": ("runs", "cmd_attach_here"),
-    "stop": ("runs", "cmd_stop"),
-    "guide": ("runs", "cmd_guide"),
+    "runs": ("run_control", "cmd_runs"),
+    "attach": ("run_control", "cmd_attach_here"),
+    "stop": ("run_control", "cmd_stop"),
+    "guide": ("run_control", "cmd_guide"),
     "validate": ("validate", "cmd_validate"),
     "review": ("merging", "cmd_review"),
     "merge": ("merging", "cmd_merge"),

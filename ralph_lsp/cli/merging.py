@@ -78,7 +78,7 @@ def _outcome_text(o: Outcome) -> str:
 
 def cmd_review(args: argparse.Namespace, out: TextIO) -> int:
     from ralph_lsp.git.merge import MergeError
-    from ralph_lsp.merging.review import bundle_text, review_bundle
+    from ralph_lsp.merging.review_bundle import bundle_text, review_bundle
 
     root = root_of(args.root)
     try:

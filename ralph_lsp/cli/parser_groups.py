@@ -56,7 +56,7 @@ def _whole(text: str) -> int:
     return value
 
 
-# -- runs, attach, stop, guide; run --detach/--events (cli/runs.py) -------------------------
+# -- runs, attach, stop, guide; run --detach/--events (cli/run_control.py) -------------------------
 def add_run_flags(sp: argparse.ArgumentParser) -> None:
     sp.add_argument(
         "--detach",

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from ralph_lsp.cli import run as run_cmd
-from ralph_lsp.cli import runs
+from ralph_lsp.cli import run_control
 from ralph_lsp.cli.common import EXIT_CODES, CliError, root_of
 from ralph_lsp.cli.flags import settings_from_args
 from ralph_lsp.loop.history import load_records
@@ -47,8 +47,8 @@ def cmd_plan(args: argparse.Namespace, out: TextIO) -> int:
     name, request, revise = items[0]
     change = _create(root, name, revise)
     if args.detach:
-        return runs.cmd_run_detached(root, name, settings, request, out)
-    sink = runs.events_sink(out) if args.events else None
+        return run_control.cmd_run_detached(root, name, settings, request, out)
+    sink = run_control.events_sink(out) if args.events else None
     try:
         return asyncio.run(run_cmd._run(change, settings, request, out, sink))
     except CliError:
@@ -175,7 +175,9 @@ async def _plan_many(
     async def one(name: str, request: RunRequest, revise: bool) -> RunStatus | None:
         async with gate:
             change = _create(root, name, revise)
-            host = runs.foreground_host(change, settings, request, _Prefixed(out, name), None)
+            host = run_control.foreground_host(
+                change, settings, request, _Prefixed(out, name), None
+            )
             hosts.append(host)
             try:
                 await host.start()

@@ -15,7 +15,7 @@ from ralph_lsp.settings import Settings
 
 if TYPE_CHECKING:
     from ralph_lsp.loop.queue import Queue
-    from ralph_lsp.remote.runs import RayRuns
+    from ralph_lsp.remote.ray_runs import RayRuns
 
 MARKS = {"succeeded": "✓", "skipped": "–", "dropped": "–"}
 
@@ -109,7 +109,7 @@ async def _queue(
 
     engine: Engine | RayRuns
     if settings.runner == "ray":  # the agent runs on a worker: no local preflight
-        from ralph_lsp.remote.runs import RayRuns
+        from ralph_lsp.remote.ray_runs import RayRuns
 
         engine = RayRuns(on_event)
     else:

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TextIO
 
-from ralph_lsp.cli import git_commands, runs
+from ralph_lsp.cli import git_commands, run_control
 from ralph_lsp.cli.common import EXIT_CODES, CliError, change_of, root_of
 from ralph_lsp.cli.ending import on_end, spent
 from ralph_lsp.cli.flags import settings_from_args
@@ -49,8 +49,8 @@ def cmd_run(args: argparse.Namespace, out: TextIO) -> int:
         git_commands.check_run(root, settings)
     request = RunRequest(guidance=args.guidance or (), story=args.story)
     if args.detach:
-        return runs.cmd_run_detached(root, change.name, settings, request, out)
-    sink = runs.events_sink(out) if args.events else None
+        return run_control.cmd_run_detached(root, change.name, settings, request, out)
+    sink = run_control.events_sink(out) if args.events else None
     return asyncio.run(_run(change, settings, request, out, sink))
 
 
@@ -89,7 +89,7 @@ async def _run(
 
     renderer = Renderer(out, stop_quietly)
     # Hosted like a detached runner's run, so `ralph-lsp stop/guide/attach` reach it too.
-    host = runs.foreground_host(change, settings, request, renderer, sink)
+    host = run_control.foreground_host(change, settings, request, renderer, sink)
     engine = host.engine
     loop = asyncio.get_running_loop()
 

@@ -6,7 +6,7 @@ stream-json) and does the example change's work, so ``make demo`` and the tests 
 - ``work``   the files each example task writes;
 - ``planner`` given a planning prompt (SPEC §14), the change drafted from its description:
   proposal, delta spec, design and tasks that pass ``openspec validate --strict``;
-- ``review``  the demo as a reviewer (SPEC §13): one task per scenario the prompt's conformance
+- ``reviewer``  the demo as a reviewer (SPEC §13): one task per scenario the prompt's conformance
   table does not show verified, else an approval (nothing written).
 
 Invariant: it is started as a separate process, never imported by the product (the demo preset

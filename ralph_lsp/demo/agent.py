@@ -51,8 +51,7 @@ from types import FrameType
 from typing import Any
 
 from ralph_lsp.agents import pointed_prompt_file
-from ralph_lsp.demo import planner
-from ralph_lsp.demo import review as demo_review
+from ralph_lsp.demo import planner, reviewer
 from ralph_lsp.demo import work as demo_work
 from ralph_lsp.openspec.tasks import MAX_TASKS_BYTES, Task, TasksDoc, read_regular_text
 from ralph_lsp.openspec.tasks_fast import parse_tasks
@@ -304,8 +303,8 @@ def run(prompt: str, out: Output, delay: float, limit: int | None) -> int:
         out.result(is_error=True, text=message, turns=1, started=started)
         return 1
     path = path if path.is_absolute() else Path.cwd() / path
-    if demo_review.is_review(prompt) and path.is_file():
-        return demo_review.run_review(prompt, path, out, started)
+    if reviewer.is_review(prompt) and path.is_file():
+        return reviewer.run_review(prompt, path, out, started)
     scope = f"story {story_id}" if story_id is not None else "the whole change"
     checked = 0
     misses = 0

@@ -32,7 +32,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ralph_lsp.agents.review import Reviewer, review_invocation, reviewer_of
+from ralph_lsp.agents.reviewer_invocation import Reviewer, review_invocation, reviewer_of
 from ralph_lsp.git import GitError
 from ralph_lsp.git import review_guard as guard
 from ralph_lsp.loop import policy, safe_dir

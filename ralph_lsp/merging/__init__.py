@@ -1,6 +1,6 @@
 """Review and merge a run's branch (SPEC §12): the merge train and the review bundle.
 
-- ``runs``     which run, which branch, which target; a run's ``branchState`` written to its
+- ``run_branch``  which run, which branch, which target; a run's ``branchState`` written to its
   record (``merged`` with the merge commit, ``needs-review`` with the conflicting files or the
   failing output);
 - ``merge``    one run's merge: the conflict check, the merged commit, the project's
@@ -9,7 +9,7 @@
   when the target moved meanwhile (:func:`merge_run`, :class:`Outcome`);
 - ``train``    ``merge --all``: a queue's succeeded runs in queue order, each onto the previous
   result, re-verified, parked on failure, one summary (:func:`merge_train`);
-- ``review``   the review bundle: merge-base, files, diff, task → iteration → commit map,
+- ``review_bundle``  the review bundle: merge-base, files, diff, task → iteration → commit map,
   verification and cost (:func:`review_bundle`);
 - ``resolve``  "Resolve with agent": the conflicted merge committed on the run's branch and a
   run of the change whose guidance is the conflict (:func:`prepare_resolve`).

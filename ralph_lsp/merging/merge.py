@@ -24,7 +24,7 @@ from ralph_lsp.loop import verify
 from ralph_lsp.loop.iteration import bounded
 from ralph_lsp.loop.sandboxing import RunSandbox
 from ralph_lsp.loop.status import RunEnd
-from ralph_lsp.merging.runs import (
+from ralph_lsp.merging.run_branch import (
     MERGED,
     NEEDS_REVIEW,
     RunBranch,

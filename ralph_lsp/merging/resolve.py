@@ -14,7 +14,7 @@ from pathlib import Path
 from ralph_lsp.git import Repo
 from ralph_lsp.git import merge as gm
 from ralph_lsp.git.worktrees import branch_name
-from ralph_lsp.merging.runs import RunBranch, current_branch, find_run, open_repo
+from ralph_lsp.merging.run_branch import RunBranch, current_branch, find_run, open_repo
 
 #: How much of each conflicted file (and of all of them) the guidance quotes.
 FILE_CHARS, TOTAL_CHARS = 4000, 16000

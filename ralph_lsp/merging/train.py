@@ -29,7 +29,7 @@ from ralph_lsp.merging.merge import (
     finish,
     merge_branch,
 )
-from ralph_lsp.merging.runs import (
+from ralph_lsp.merging.run_branch import (
     MERGED,
     NEEDS_REVIEW,
     RunBranch,

@@ -16,7 +16,7 @@ from pathlib import Path
 from ralph_lsp.openspec.regular_files import read_regular_text
 from ralph_lsp.reviewer.edit_check import REVIEW_HEADING
 
-# Markers the bundled demo agent reads (demo/review.py); keep them stable.
+# Markers the bundled demo agent reads (demo/reviewer.py); keep them stable.
 ROLE_MARKER = "Role: reviewer"
 TASKS_FILE_MARKER = "Tasks file: "
 CONFORMANCE_HEADING = "## Conformance"

@@ -17,7 +17,7 @@ it ends, no agent process of a run outlives it.
 - ``editing``       the client's documents and the agent's edits on disk
 - ``publishing``    diagnostics and code lenses, published; ``render`` computes them (pure)
 - ``documents``     tasks.md now: the open buffer, else the disk (cached by stat / version)
-- ``feed``, ``runs``  the engine's events as progress, ``ralph/runStatus`` and log lines
+- ``feed``, ``run_progress``  the engine's events as progress, ``ralph/runStatus`` and log lines
 - ``worktree_view`` lenses of a change whose run works in a worktree
 - ``watching/``   each root's ``openspec/`` watched once, for tasks.md edits and for validation
   (inotify, polling past the watch limit, watchfiles where inotify cannot be had)

@@ -13,7 +13,7 @@ from ralph_lsp.loop.status import EngineEvent, LogEvent, RunStatus, StatusEvent
 from ralph_lsp.openspec.workspace import Change
 from ralph_lsp.server.logs import LEVELS
 from ralph_lsp.server.roots import Key
-from ralph_lsp.server.runs import RUN_STATUS, ProgressValue, RunReporter
+from ralph_lsp.server.run_progress import RUN_STATUS, ProgressValue, RunReporter
 
 if TYPE_CHECKING:
     from ralph_lsp.server.host import Host

@@ -44,7 +44,7 @@ async def review_run(ls: Host, obj: Obj) -> Obj:
     name = args.required_string(cmd, obj, "change")
     root, _ = await _trusted(ls, cmd, obj)
     from ralph_lsp.git.merge import MergeError
-    from ralph_lsp.merging.review import review_bundle
+    from ralph_lsp.merging.review_bundle import review_bundle
 
     run_id, into = args.optional_string(cmd, obj, "runId"), args.optional_string(cmd, obj, "into")
     try:

@@ -50,7 +50,7 @@ log = logging.getLogger(__name__)
 def _ray_engine(sink: Sink) -> HostedEngine:
     """A run on Ray hosted in this server (``runsOutliveEditor: false``); Ray and the remote
     package are imported only then."""
-    from ralph_lsp.remote.runs import RayRuns
+    from ralph_lsp.remote.ray_runs import RayRuns
 
     return RayRuns(sink)
 

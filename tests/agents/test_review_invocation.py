@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from ralph_lsp.agents.review import READ_TOOLS, review_invocation, reviewer_of
+from ralph_lsp.agents.reviewer_invocation import READ_TOOLS, review_invocation, reviewer_of
 from ralph_lsp.settings import Settings, settings_from_dict, settings_to_dict
 
 ROOT = Path("/src/proj")
@@ -92,7 +92,7 @@ def test_a_bad_review_setting_is_said_and_the_default_kept() -> None:
 
 
 def test_a_ray_job_is_sent_the_review_settings() -> None:
-    from ralph_lsp.remote.run import _sent
+    from ralph_lsp.remote.remote_run import _sent
 
     sent = _sent(Settings(review_agent="codex", review_model="m", review_max_rounds=3))
     assert (sent["review.agent"], sent["review.model"], sent["review.maxRounds"]) == (

@@ -17,7 +17,7 @@ from ralph_lsp.server.config import Config
 from ralph_lsp.server.documents import DocumentStore
 from ralph_lsp.server.errors import InvalidArguments
 from ralph_lsp.server.logs import MAX_LINE, LogBatcher
-from ralph_lsp.server.runs import end_message, report_message
+from ralph_lsp.server.run_progress import end_message, report_message
 
 ROOT = Path("/w")
 TEXT = "## 1. A\n- [x] 1.1 a\n- [ ] 1.2 b\n## 2. B\n- [ ] 2.1 c\n"

@@ -1,9 +1,9 @@
 """No secret travels in a Ray job's entrypoint (SPEC §9; issue: "secrets in a Ray job's
 entrypoint"): a remote ``https://user:token@host/…`` was kept in the job's command line, the
 local record and the log, and the check looked only at ``ralph.env``'s key names. Checked at the
-job plan (``remote/run.py``, ``remote/secrets.py``) and through ``RayRuns.start`` with a stand-in
-for Ray's job client, real git underneath (``url.<bare>.insteadOf`` maps the URL with its
-credentials onto a local bare repository)."""
+job plan (``remote/remote_run.py``, ``remote/secrets.py``) and through ``RayRuns.start`` with a
+stand-in for Ray's job client, real git underneath (``url.<bare>.insteadOf`` maps the URL with
+its credentials onto a local bare repository)."""
 
 from __future__ import annotations
 
@@ -21,8 +21,8 @@ from ralph_lsp.loop.engine import LogEvent
 from ralph_lsp.loop.request import RunRequest
 from ralph_lsp.loop.status import EngineError
 from ralph_lsp.remote import job
-from ralph_lsp.remote.run import Plan, check_env, entrypoint
-from ralph_lsp.remote.runs import RayRuns
+from ralph_lsp.remote.ray_runs import RayRuns
+from ralph_lsp.remote.remote_run import Plan, check_env, entrypoint
 from ralph_lsp.remote.secrets import public_url, secret_kind
 from ralph_lsp.settings import Settings
 

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from ralph_lsp.loop.status import EngineError
-from ralph_lsp.remote import runs
+from ralph_lsp.remote import ray_runs
 
 
 class Head:
@@ -31,10 +31,10 @@ class Head:
 def test_a_head_not_ready_yet_is_asked_again_until_it_takes_the_job(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(runs, "SUBMIT_PATIENCE_SECONDS", 5.0)
-    not_ready = RuntimeError(f"{runs.NOT_READY}, please try again later.")
+    monkeypatch.setattr(ray_runs, "SUBMIT_PATIENCE_SECONDS", 5.0)
+    not_ready = RuntimeError(f"{ray_runs.NOT_READY}, please try again later.")
     head = Head(not_ready, not_ready, "raysubmit_1")
-    job = asyncio.run(runs.submit_job(head, {"entrypoint": "true"}))
+    job = asyncio.run(ray_runs.submit_job(head, {"entrypoint": "true"}))
     assert job == "raysubmit_1"
     assert len(head.calls) == 3 and all(c == {"entrypoint": "true"} for c in head.calls)
 
@@ -42,15 +42,15 @@ def test_a_head_not_ready_yet_is_asked_again_until_it_takes_the_job(
 def test_any_other_refusal_is_said_at_once() -> None:
     head = Head(RuntimeError("Job with submission_id ralph-r-1 already exists"), "never")
     with pytest.raises(EngineError, match="Ray refused the job: Job with submission_id"):
-        asyncio.run(runs.submit_job(head, {"entrypoint": "true"}))
+        asyncio.run(ray_runs.submit_job(head, {"entrypoint": "true"}))
     assert len(head.calls) == 1
 
 
 def test_a_head_that_never_gets_ready_is_given_up_on_with_its_reason(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(runs, "SUBMIT_PATIENCE_SECONDS", 1.0)
-    head = Head(*[RuntimeError(runs.NOT_READY)] * 10)
-    with pytest.raises(EngineError, match=runs.NOT_READY):
-        asyncio.run(runs.submit_job(head, {"entrypoint": "true"}))
+    monkeypatch.setattr(ray_runs, "SUBMIT_PATIENCE_SECONDS", 1.0)
+    head = Head(*[RuntimeError(ray_runs.NOT_READY)] * 10)
+    with pytest.raises(EngineError, match=ray_runs.NOT_READY):
+        asyncio.run(ray_runs.submit_job(head, {"entrypoint": "true"}))
     assert 1 < len(head.calls) < 10

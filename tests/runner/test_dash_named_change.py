@@ -12,7 +12,7 @@ from typing import Any
 
 from ralph_lsp.loop.request import RunRequest
 from ralph_lsp.remote import job
-from ralph_lsp.remote.run import Plan, entrypoint
+from ralph_lsp.remote.remote_run import Plan, entrypoint
 from ralph_lsp.settings import Settings
 from tests.lsp.conftest import CHANGE, StartSession, wait_until
 from tests.runner.conftest import cli, fake_settings, wait_for

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from ralph_lsp.loop.request import RunRequest
 from ralph_lsp.remote import job
-from ralph_lsp.remote.run import Plan, entrypoint
+from ralph_lsp.remote.remote_run import Plan, entrypoint
 from ralph_lsp.runner import __main__ as runner_main
 from ralph_lsp.settings import Settings
 

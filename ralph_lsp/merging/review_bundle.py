@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from ralph_lsp.git import merge as gm
-from ralph_lsp.merging.runs import current_branch, find_run, open_repo
+from ralph_lsp.merging.run_branch import current_branch, find_run, open_repo
 
 #: The largest patch a bundle carries; the file list stays whole.
 MAX_PATCH_CHARS = 4 * 1024 * 1024

@@ -11,7 +11,7 @@ not spend its turns on tools it may not use:
 - ``codex``: ``-C <the change's folder>``: its own workspace sandbox, when it is not standing
   down inside ours, lets it write only there (it reads everywhere);
 - ``gemini``: no shell command is allowed (its policy file allows none), edits as usual;
-- ``demo``: the demo agent reviews deterministically (``demo/review.py``);
+- ``demo``: the demo agent reviews deterministically (``demo/reviewer.py``);
 - a command (``ralph.review.agent`` as argv): used as written, ``{model}`` replaced.
 
 ``model`` (``ralph.review.model``) goes to the preset's ``--model``. Builds argv; starts nothing.

@@ -34,7 +34,7 @@ from ralph_lsp.loop.request import AS_SETTINGS, RunRequest
 from ralph_lsp.loop.states import RunState
 from ralph_lsp.loop.status import deliver, keep_task, now_iso
 from ralph_lsp.openspec.workspace import resolve_change
-from ralph_lsp.remote.run import RemoteRun, check_env, entrypoint, plan_push
+from ralph_lsp.remote.remote_run import RemoteRun, check_env, entrypoint, plan_push
 from ralph_lsp.remote.secrets import redact
 from ralph_lsp.runner import events
 from ralph_lsp.settings import Settings

@@ -108,7 +108,7 @@ def foreground_host(
     find_live(change.root)
     engine: EngineFactory | None = None
     if settings.runner == "ray":  # executed by a Ray job, followed here (ralph_lsp.remote)
-        from ralph_lsp.remote.runs import RayRuns
+        from ralph_lsp.remote.ray_runs import RayRuns
 
         engine = RayRuns
     return RunHost(
