@@ -19,6 +19,7 @@ the layers down (``docs/architecture.md`` has a section for each):
   written; the reviewer's prompt and edit check; scenarios matched to tests and JUnit reports;
 - ``openspec``     the OpenSpec project read: ``tasks.md``, changes, roots, validation,
   authoring help, archive decided in memory (it reads files and nothing else);
+- ``placement``    where a run executes: ``ralph.runner`` read once, for every layer above;
 - ``settings``     one typed, fully defaulted settings object, shared by the CLI and the server;
 - ``setting_values`` the converters of its values: each checked, or a ``ValueError`` saying
   what was expected.

@@ -27,6 +27,7 @@ from ralph_lsp.loop.states import RunState
 from ralph_lsp.loop.status import EngineError, RunStatus
 from ralph_lsp.openspec.planning import change_name_error
 from ralph_lsp.openspec.workspace import Change
+from ralph_lsp.placement import runs_on_ray
 from ralph_lsp.settings import Settings
 
 _SECTION = re.compile(r"^##[ \t]+(\S.*?)[ \t]*$", re.MULTILINE)
@@ -37,7 +38,7 @@ def cmd_plan(args: argparse.Namespace, out: TextIO) -> int:
     root = root_of(args.root)
     items = _items(root, args)
     settings = settings_from_args(args)
-    if settings.runner != "local":
+    if runs_on_ray(settings):
         raise CliError("a planning run runs here: --runner ray does not plan")
     run_cmd._preflight(settings, root)
     if len(items) > 1 or args.from_file:

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 from ralph_lsp.cli.common import EXIT_CODES, CliError
 from ralph_lsp.cli.terminal import Renderer
 from ralph_lsp.openspec.workspace import UnknownChangeError, list_changes
+from ralph_lsp.placement import runs_on_ray
 from ralph_lsp.settings import Settings
 
 if TYPE_CHECKING:
@@ -108,7 +109,7 @@ async def _queue(
                 renderer.line(_item_line(item))
 
     engine: Engine | RayRuns
-    if settings.runner == "ray":  # the agent runs on a worker: no local preflight
+    if runs_on_ray(settings):  # the agent runs on a worker: no local preflight
         from ralph_lsp.remote.ray_runs import RayRuns
 
         engine = RayRuns(on_event)

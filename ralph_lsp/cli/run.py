@@ -17,6 +17,7 @@ from ralph_lsp.loop.request import RunRequest
 from ralph_lsp.openspec.workspace import (
     Change,
 )
+from ralph_lsp.placement import runs_on_ray
 from ralph_lsp.settings import (
     Settings,
 )
@@ -31,7 +32,7 @@ def cmd_run(args: argparse.Namespace, out: TextIO) -> int:
     names = queue.names_of(root, args)
     settings = settings_from_args(args)
     # A Ray run's agent runs on a worker (SPEC §9): nothing of it to check on this machine.
-    local = settings.runner != "ray"
+    local = not runs_on_ray(settings)
     on_branches = (args.parallel or 1) > 1 or settings.isolation == "worktree"
     if getattr(args, "merge", False) and (len(names) < 2 or not on_branches):
         raise CliError(

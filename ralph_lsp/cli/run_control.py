@@ -21,6 +21,7 @@ from ralph_lsp.loop.history import load_records
 from ralph_lsp.loop.receipts import costs_json, costs_text
 from ralph_lsp.loop.request import RunRequest
 from ralph_lsp.openspec.workspace import Change
+from ralph_lsp.placement import runs_on_ray
 from ralph_lsp.runner import events
 from ralph_lsp.runner.client import Attachment, RunnerError, request, spawn
 from ralph_lsp.runner.host import EngineFactory, RunHost
@@ -107,7 +108,7 @@ def foreground_host(
 
     find_live(change.root)
     engine: EngineFactory | None = None
-    if settings.runner == "ray":  # executed by a Ray job, followed here (ralph_lsp.remote)
+    if runs_on_ray(settings):  # executed by a Ray job, followed here (ralph_lsp.remote)
         from ralph_lsp.remote.ray_runs import RayRuns
 
         engine = RayRuns

@@ -40,6 +40,7 @@ from ralph_lsp.loop.receipts import combined_costs, costs_text
 from ralph_lsp.loop.request import RunRequest
 from ralph_lsp.loop.status import deliver, now_iso
 from ralph_lsp.openspec.workspace import UnknownChangeError, resolve_change
+from ralph_lsp.placement import runs_on_ray
 from ralph_lsp.sandbox import refusal as sandbox_refusal
 from ralph_lsp.settings import Settings
 
@@ -236,7 +237,7 @@ class Queue:
         # Fail closed once for the whole queue (SPEC §10), not once per change (a Ray job's
         # sandbox is its worker's, checked there).
         boxed: str | None = None
-        if self.settings.runner != "ray":
+        if not runs_on_ray(self.settings):
             mode = sandboxing.mode(self.settings)[0]
             boxed = await asyncio.to_thread(sandbox_refusal, mode)
         if boxed is not None:

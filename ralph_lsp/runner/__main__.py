@@ -31,6 +31,7 @@ from ralph_lsp.loop.history import history_root
 from ralph_lsp.loop.queue import QueueOptions
 from ralph_lsp.loop.request import RunRequest
 from ralph_lsp.openspec.workspace import UnknownChangeError
+from ralph_lsp.placement import runs_on_ray
 from ralph_lsp.runner.host import EngineFactory, RunHost
 from ralph_lsp.runner.live import LiveRun
 from ralph_lsp.runner.queue_host import QueueHost
@@ -112,7 +113,7 @@ async def main(args: argparse.Namespace, remote_engine: EngineFactory | None = N
     settings, warnings = settings_from_dict(json.loads(args.settings))
     for warning in warnings:
         print(warning, file=sys.stderr)
-    if settings.runner == "ray" and remote_engine is None:
+    if runs_on_ray(settings) and remote_engine is None:
         print("a run on Ray is hosted by python -m ralph_lsp.remote", file=sys.stderr)
         return 2
     if args.changes is not None:
@@ -123,7 +124,7 @@ async def main(args: argparse.Namespace, remote_engine: EngineFactory | None = N
         settings,
         RunRequest.from_args(args),
         sink=None,
-        engine=remote_engine if settings.runner == "ray" else None,
+        engine=remote_engine if runs_on_ray(settings) else None,
     )
     try:
         status = await host.start()

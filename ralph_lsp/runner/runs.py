@@ -30,6 +30,7 @@ from ralph_lsp.loop.status import (
     keep_task,
 )
 from ralph_lsp.openspec.workspace import resolve_change
+from ralph_lsp.placement import runs_on_ray
 from ralph_lsp.runner.client import Attachment, RunnerError, request, spawn
 from ralph_lsp.runner.host import EngineFactory, RunHost
 from ralph_lsp.runner.live import LiveRun, find_live, live_path, read_live, take_ended
@@ -92,7 +93,7 @@ class Runs:
     ) -> RunStatus:
         resolved = resolve_change(root, change)  # UnknownChangeError for unknown names
         key = (resolved.root, resolved.name)
-        if request.follow_up and settings.runner == "ray":
+        if request.follow_up and runs_on_ray(settings):
             raise EngineError("a follow-up run (review comments) runs here, not on Ray")
         current = self._latest.get(key)
         attached = self._attached.get(key)
@@ -105,7 +106,7 @@ class Runs:
         if settings.runs_outlive_editor:
             return await self._start_runner(key, settings, request)
         engine = None
-        if settings.runner == "ray":
+        if runs_on_ray(settings):
             if self._remote_engine is None:
                 raise EngineError("ralph.runner 'ray' cannot run here: this process has no Ray")
             engine = self._remote_engine

@@ -26,6 +26,7 @@ from ralph_lsp.loop.request import RunRequest
 from ralph_lsp.loop.states import PLAN_KIND as KIND
 from ralph_lsp.loop.states import RunState
 from ralph_lsp.openspec.workspace import Change, resolve_change
+from ralph_lsp.placement import runs_on_ray
 from ralph_lsp.server import args, render
 from ralph_lsp.server.errors import InvalidArguments, RequestFailed
 from ralph_lsp.server.host import Host
@@ -51,7 +52,7 @@ async def _planning_settings(ls: Host, root: Path) -> Settings:
     settings = await ls.pull_settings(root)
     if not ls.config.trusted:
         raise RequestFailed(UNTRUSTED_PLAN)
-    if settings.runner != "local":  # a Ray job would implement, never plan
+    if runs_on_ray(settings):  # a Ray job would implement, never plan
         raise RequestFailed(RAY_PLAN)
     return settings
 
