@@ -98,8 +98,11 @@ AGENT_STATE = {
     "gemini": ("GEMINI_CLI_HOME", ".gemini"),
 }
 
+# The server's compiled generated code (proc/codecache.py): code the server runs at its next
+# start: never writable inside, even under a writable home or ~/.cache (sandbox.allowWrite).
+CODE_CACHE = "ralph-lsp"
 # Read-only folders made when missing, so that the run cannot make them its own.
-MADE_READ_ONLY = ("hooks", "info", ".ralph")
+MADE_READ_ONLY = ("hooks", "info", ".ralph", CODE_CACHE)
 
 # Package caches, each pointed into the run's own cache folder.
 CACHE_VARIABLES = {
@@ -125,6 +128,17 @@ class SandboxPolicy:
     read_only_first: tuple[Path, ...] = ()
     env: Mapping[str, str] = field(default_factory=dict)  # set for every process inside
     allowed_domains: tuple[str, ...] = ()  # the agent's egress allowlist (the proxy's)
+
+
+def code_cache_folder(home: Path | None) -> Path | None:
+    """The host's folder of the server's generated-code cache (as ``proc/codecache.py`` finds
+    it: ``$XDG_CACHE_HOME/ralph-lsp``, else ``~/.cache/ralph-lsp``), resolved."""
+    base = os.environ.get("XDG_CACHE_HOME") or ""
+    if not os.path.isabs(base):
+        if home is None:
+            return None
+        base = os.path.join(home, ".cache")
+    return Path(os.path.realpath(os.path.join(base, CODE_CACHE)))
 
 
 def build_policy(
@@ -161,6 +175,9 @@ def build_policy(
     read_only = git_read_only
     for root in dict.fromkeys([work_root, *([history_root] if history_root else [])]):
         read_only.append(Path(os.path.realpath(root)) / ".ralph")
+    code_cache = code_cache_folder(home)
+    if code_cache is not None and any(inside(code_cache, w) for w in unique(writable)):
+        read_only.append(code_cache)
     run_env = {name: str(caches / sub) for name, sub in CACHE_VARIABLES.items()}
     run_env["TMPDIR"] = str(tmp_dir)
     return SandboxPolicy(

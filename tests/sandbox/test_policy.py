@@ -269,3 +269,34 @@ def test_a_batch_passed_over_at_once_holds_no_refusal(lines: list[str]) -> None:
     if not may_say_refused("\n".join(lines)):
         assert [refused(line) for line in lines] == [None] * len(lines)
     assert may_say_refused("w: Read-only file system") and not may_say_refused("all passed")
+
+
+@pytest.mark.parametrize("how", ["allowWrite ~/.cache", "the work tree is the home"])
+def test_the_servers_code_cache_is_read_only_under_any_writable_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, how: str
+) -> None:
+    """The server runs the code in its generated-code cache at its next start
+    (proc/codecache.py): a folder made writable around it (the user's allowWrite, a work tree
+    that holds the home) gets it bound back read-only, made first when missing."""
+    from ralph_lsp.proc import codecache
+
+    monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
+    home = tmp_path / "home"
+    (home / ".cache").mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", str(home)], check=True)
+    root = home if how == "the work tree is the home" else repo(tmp_path)
+    allow = ["~/.cache"] if how == "allowWrite ~/.cache" else []
+    env = {"HOME": str(home)}
+    policy = build_policy(
+        root, tmp_path / "private", home=home, preset="claude", env=env, allow_write=allow
+    )
+    folder = home / ".cache" / "ralph-lsp"
+    assert folder in policy.read_only
+    cache = codecache.cache_path(env)
+    assert cache is not None and cache.parent == folder  # the one the server reads
+    session._prepare(policy, [])
+    assert folder.is_dir()  # made before the run could make it its own
+    # without a writable folder around it, nothing is bound for it
+    (tmp_path / "b").mkdir()
+    plain = build_policy(repo(tmp_path / "b"), tmp_path / "p2", home=home, preset="claude", env=env)
+    assert folder not in plain.read_only
