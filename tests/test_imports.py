@@ -80,3 +80,24 @@ def test_the_server_starts_and_finds_live_runs_without_the_engine() -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip().splitlines()[-1] == "[]", done.stdout
+
+
+def test_the_servers_own_command_line_builds_no_parser() -> None:
+    """``ralph-lsp`` as an editor starts it (no arguments, or ``serve``) is read without
+    argparse's parser of every subcommand (about 20 ms of the start before ``initialize``);
+    ``serve --help`` still gets the parser. The server is started for real and sent EOF."""
+    for argv in ([], ["serve"]):
+        done = subprocess.run(
+            [sys.executable, "-X", "importtime", "-m", "ralph_lsp", *argv],
+            input=b"",
+            capture_output=True,
+            timeout=60,
+            check=False,
+        )
+        imported = done.stderr.decode()
+        assert "ralph_lsp.server.server" in imported, imported[-2000:]
+        assert "ralph_lsp.cli.parser" not in imported, argv
+    helped = subprocess.run(
+        [sys.executable, "-m", "ralph_lsp", "serve", "--help"], capture_output=True, text=True
+    )
+    assert helped.returncode == 0 and helped.stdout.startswith("usage: ralph-lsp serve")

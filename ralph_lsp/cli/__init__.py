@@ -74,9 +74,20 @@ def _parser(argv: list[str]) -> argparse.ArgumentParser:
     return build_parser()
 
 
-def _arguments(argv: list[str]) -> argparse.Namespace | ValidateArgs:
+class _Serve:
+    """`ralph-lsp` or `ralph-lsp serve`, as an editor starts the server: read without argparse
+    (building the whole parser costs a server's start about 20 ms before `initialize`)."""
+
+    def __init__(self, command: str | None) -> None:
+        self.command = command
+
+
+def _arguments(argv: list[str]) -> argparse.Namespace | ValidateArgs | _Serve:
     """The parsed command line. A `validate` command spelled plainly is read without argparse
-    (its import and parser cost about 6 ms of a call that is mostly process start)."""
+    (its import and parser cost about 6 ms of a call that is mostly process start), and so is
+    the server's own command line."""
+    if not argv or argv == ["serve"]:
+        return _Serve(argv[0] if argv else None)
     if argv[:1] == ["validate"]:
         from ralph_lsp.cli.validate_parser import plain_validate_args
 
