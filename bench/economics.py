@@ -105,7 +105,7 @@ def _run(claude: Path, base: Path, tasks: str | None, extra: list[str], **server
 
 
 def _per_verified(run: Any) -> float | None:
-    from ralph_lsp.loop.receipts import receipts_json
+    from ralph_lsp.runs.receipts import receipts_json
 
     record = (run.history.get("runs") or [{}])[0] if isinstance(run.history, dict) else {}
     costs = receipts_json(record)["costs"]

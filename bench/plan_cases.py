@@ -115,8 +115,8 @@ async def iteration_overhead(results: Results, iterations: int) -> None:
     (so the gate validates it all and the run goes on): each iteration's wall time, from its
     start event to its end event, less its agent's own time (``_agent_time``)."""
     from ralph_lsp.loop.engine import Engine
-    from ralph_lsp.loop.events import IterationEvent
-    from ralph_lsp.loop.request import RunRequest
+    from ralph_lsp.runs.events import IterationEvent
+    from ralph_lsp.runs.request import RunRequest
     from ralph_lsp.settings import settings_from_dict
 
     marks: dict[int, float] = {}

@@ -56,8 +56,8 @@ def _project(folder: Path) -> Path:
 
 async def _timed(mode: str, folder: Path, address: str | None) -> dict[str, Any]:
     from ralph_lsp.loop.engine import Engine, EngineEvent
-    from ralph_lsp.loop.events import IterationEvent
     from ralph_lsp.remote.ray_runs import RayRuns
+    from ralph_lsp.runs.events import IterationEvent
     from ralph_lsp.settings import Settings
 
     work = _project(folder)

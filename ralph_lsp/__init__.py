@@ -10,8 +10,11 @@ the layers down (``docs/architecture.md`` has a section for each):
 - ``runner``       a run or a queue in a process of its own: the event stream, live files and
   the control socket, so a run outlives the editor;
 - ``merging``      a run's branch reviewed and merged, and the merge train;
-- ``loop``         the run: the engine, one run's loop, its policy, verification, prompt, record
+- ``loop``         the run: the engine, one run's loop, its policy, verification, prompt, history
   under ``.ralph/`` and git;
+- ``runs``         the run's record: its status and events, its request, its record's types,
+  ledgers, ids and safe, durable writes under ``.ralph/``, costs and receipts (no process, git
+  nor agent);
 - ``demo``         the demo agent, a separate process the product never imports;
 - ``git``, ``agents``, ``proc``, ``sandbox``, ``archiving``, ``reviewer``, ``conformance``  the
   middle layer, each knowing none of the others: every git command; the agent presets and their

@@ -58,7 +58,7 @@ def test_the_run_states_are_one_enumeration_on_both_sides() -> None:
     """The server's RunState (policy.py) and the client's RunState union name the same words, so
     a state added or renamed on one side only fails here; the engine's status holds the enum."""
     from ralph_lsp.loop.engine import RunStatus
-    from ralph_lsp.loop.states import RunState
+    from ralph_lsp.runs.states import RunState
 
     text = PROTOCOL.read_text()
     final = re.search(r"export const FINAL_STATES = \[(.*?)\] as const;", text)

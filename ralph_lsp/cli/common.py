@@ -6,13 +6,13 @@ from __future__ import annotations
 from pathlib import Path
 
 from ralph_lsp.cli.errors import CliError, fail, is_terminal
-from ralph_lsp.loop.states import RunState
 from ralph_lsp.openspec.workspace import (
     Change,
     UnknownChangeError,
     find_root,
     list_changes,
 )
+from ralph_lsp.runs.states import RunState
 
 __all__ = ["EXIT_CODES", "CliError", "change_of", "fail", "is_terminal", "root_of"]
 

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import TextIO
 
 from ralph_lsp.cli.common import CliError, change_of
-from ralph_lsp.loop.request import RunRequest
+from ralph_lsp.runs.request import RunRequest
 from ralph_lsp.settings import Settings
 
 

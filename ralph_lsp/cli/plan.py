@@ -22,12 +22,12 @@ from ralph_lsp.cli import run_control
 from ralph_lsp.cli.common import EXIT_CODES, CliError, root_of
 from ralph_lsp.cli.flags import settings_from_args
 from ralph_lsp.loop.history import load_records
-from ralph_lsp.loop.request import RunRequest
-from ralph_lsp.loop.states import RunState
-from ralph_lsp.loop.status import EngineError, RunStatus
 from ralph_lsp.openspec.planning import change_name_error
 from ralph_lsp.openspec.workspace import Change
 from ralph_lsp.placement import runs_on_ray
+from ralph_lsp.runs.request import RunRequest
+from ralph_lsp.runs.states import RunState
+from ralph_lsp.runs.status import EngineError, RunStatus
 from ralph_lsp.settings import Settings
 
 _SECTION = re.compile(r"^##[ \t]+(\S.*?)[ \t]*$", re.MULTILINE)

@@ -83,7 +83,7 @@ def cmd_prompt(args: argparse.Namespace, out: TextIO) -> int:
 
 def cmd_history(args: argparse.Namespace, out: TextIO) -> int:
     from ralph_lsp.loop.history import load_records, with_file_uris
-    from ralph_lsp.loop.record_schema import damaged_note
+    from ralph_lsp.runs.record_schema import damaged_note
 
     root = root_of(args.root)
     if args.change is None:
@@ -111,7 +111,7 @@ def cmd_history(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _print_runs(records: list[dict[str, Any]], out: TextIO) -> None:
-    from ralph_lsp.loop.costs import record_summary
+    from ralph_lsp.runs.costs import record_summary
 
     for r in records:
         its = r.get("iterations") or []
@@ -127,14 +127,14 @@ def _print_runs(records: list[dict[str, Any]], out: TextIO) -> None:
 
 def _receipts_json(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """``history CHANGE --receipts --json`` (SPEC §15): each run's receipts and totals."""
-    from ralph_lsp.loop.receipts import receipts_json
+    from ralph_lsp.runs.receipts import receipts_json
 
     return [receipts_json(r) for r in records]
 
 
 def _print_receipts(records: list[dict[str, Any]], out: TextIO) -> None:
     """``history CHANGE --receipts`` (SPEC §15): each run's receipts and totals."""
-    from ralph_lsp.loop.receipts import receipts_text
+    from ralph_lsp.runs.receipts import receipts_text
 
     for r in records:
         print(f"{r['runId']}  {r.get('state') or '?'}", file=out)

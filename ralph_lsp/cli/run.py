@@ -13,11 +13,11 @@ from ralph_lsp.cli.common import EXIT_CODES, CliError, change_of, root_of
 from ralph_lsp.cli.ending import on_end, spent
 from ralph_lsp.cli.flags import settings_from_args
 from ralph_lsp.cli.terminal import Renderer
-from ralph_lsp.loop.request import RunRequest
 from ralph_lsp.openspec.workspace import (
     Change,
 )
 from ralph_lsp.placement import runs_on_ray
+from ralph_lsp.runs.request import RunRequest
 from ralph_lsp.settings import (
     Settings,
 )

@@ -92,7 +92,7 @@ async def _sandbox(change: Change, settings: Settings, renderer: Renderer) -> Ru
     """The sandbox a run's checks get (SPEC §10), said first; a usage error when it cannot
     start (the reason names the fix)."""
     from ralph_lsp.loop.sandboxing import RunSandbox
-    from ralph_lsp.loop.status import RunEnd
+    from ralph_lsp.runs.status import RunEnd
 
     try:
         return await RunSandbox.open(

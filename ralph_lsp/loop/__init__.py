@@ -1,10 +1,8 @@
 """The run: a Ralph loop over one change, from ``ralph.run`` to its final state (SPEC §3).
 
 - ``engine``     :class:`~ralph_lsp.loop.engine.Engine` (start, stop, guide, statuses): the runs of
-  a process; ``status`` and ``events`` the events it emits to whoever renders them;
-  ``states`` the run states alone (:class:`~ralph_lsp.loop.states.RunState`), importable without
-  the rest of the loop; ``request`` a run's start arguments (:class:`RunRequest`), spelled out
-  once for every host and command line they cross;
+  a process, a :class:`~ralph_lsp.runs.service.RunService`; the events it emits, the run
+  states and a run's start arguments are the run's record (``ralph_lsp.runs``);
 - ``run``        one run's loop (``Run``), with its record and status (``reporting``), its
   reading of tasks.md (``following``) and each spawn of its agent (``agent_spawn``: the prompt
   file, the invocation, the process in the run's sandbox);
@@ -17,20 +15,16 @@
   reports collected, the table made;
 - ``prompt``     the prompt, from the change and the settings only, its fixed part first;
 - ``history``    the operator's record under ``.ralph/`` (:class:`RunHistory`) and its retention,
-  in the types of ``records`` (:class:`RunRecord` and its parts); ``ledger`` a record's growing
-  lists (iterations, transitions) kept on disk, not in memory; ``ids`` the ids and change names
-  read back from ``.ralph/``, checked before they become a path; ``safe_dir`` every write under
-  ``.ralph/`` done without following a link; ``durable`` a record's ``fsync`` and rename, done
-  off the event loop by one writer thread;
+  in the types of ``runs/records.py``, written through ``runs/safe_dir.py`` and
+  ``runs/durable.py``; it stays here while it tells a record's owner alive through ``proc``;
 - ``sandboxing`` the run's sandbox (SPEC §10) as the loop uses it: opened with the work tree, the
   egress proxy beside it, every spawn wrapped, what it refused kept for the history;
 - ``run_git``    checkpoints and the worktree of one run (:class:`RunGit`), through ``git``;
 - ``review``     an iteration's diff, a file at a checkpoint and restore, for the operator;
 - ``review_round`` the reviewer's round where a run would succeed (SPEC §13), its hook in ``run``;
 - ``claims``     one run per change on the machine (:class:`ChangeClaim`, an advisory lock held
-  while the run's process lives); ``costs`` and ``budget`` what a run spent,
-  ``receipts`` each iteration's receipt and ``spawn_facts`` one spawn's facts and receipt;
-  ``record_schema`` records read back fitted to their types;
+  while the run's process lives); ``budget`` what a run may spend (its costs: ``runs/costs.py``)
+  and ``spawn_facts`` one spawn's facts and receipt (read back by ``runs/receipts.py``);
 - ``queue``      several changes through one engine; ``on_end`` ``ralph.onRunEnd``;
   ``on_success`` ``ralph.archiveOnSuccess``, a succeeded run's change archived;
 - ``plan_run``   a planning run (SPEC §14: ``PlanRun``, ending ``planned``), its prompt in

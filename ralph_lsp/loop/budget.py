@@ -28,7 +28,7 @@ from typing import Any
 from ralph_lsp.agents import cli_config
 from ralph_lsp.agents.base import ResultInfo
 from ralph_lsp.loop import policy
-from ralph_lsp.loop.costs import TokensRecord, UsageRecord, tokens_of, usage_of_tokens
+from ralph_lsp.runs.costs import TokensRecord, UsageRecord, tokens_of, usage_of_tokens
 from ralph_lsp.settings import Settings
 
 #: List prices in USD per million tokens (standard tier, short context: up to 272K input tokens

@@ -36,8 +36,8 @@ from ralph_lsp.loop.history import (
     load_records,
     read_small_file,
 )
-from ralph_lsp.loop.status import Level, now_iso
 from ralph_lsp.openspec.workspace import Change
+from ralph_lsp.runs.status import Level, now_iso
 from ralph_lsp.settings import Settings
 
 CASES_FILE = "conformance-cases.json"

@@ -22,9 +22,12 @@ from ralph_lsp.loop.claims import ChangeBusy, ChangeClaim
 from ralph_lsp.loop.history import new_run_id, prune_runs
 from ralph_lsp.loop.plan_run import PlanRun
 from ralph_lsp.loop.reporting import Guidance
-from ralph_lsp.loop.request import AS_SETTINGS, RunRequest
 from ralph_lsp.loop.run import Run
-from ralph_lsp.loop.status import (
+from ralph_lsp.openspec.tasks import read_tasks_text
+from ralph_lsp.openspec.tasks_fast import parse_tasks
+from ralph_lsp.openspec.workspace import Change, resolve_change
+from ralph_lsp.runs.request import AS_SETTINGS, RunRequest
+from ralph_lsp.runs.status import (
     EngineError,
     EngineEvent,
     LogEvent,
@@ -34,9 +37,6 @@ from ralph_lsp.loop.status import (
     deliver,
     now_iso,
 )
-from ralph_lsp.openspec.tasks import read_tasks_text
-from ralph_lsp.openspec.tasks_fast import parse_tasks
-from ralph_lsp.openspec.workspace import Change, resolve_change
 from ralph_lsp.sandbox import refusal as sandbox_refusal
 from ralph_lsp.setting_values import positive_int
 from ralph_lsp.settings import SCOPES, Settings

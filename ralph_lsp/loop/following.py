@@ -9,11 +9,11 @@ import os
 from pathlib import Path
 from typing import Any
 
-from ralph_lsp.loop.states import RunState
-from ralph_lsp.loop.status import Level, RunEnd, RunStatus
 from ralph_lsp.openspec.tasks import TasksDoc, read_tasks_text
 from ralph_lsp.openspec.tasks_fast import parse_tasks
 from ralph_lsp.openspec.workspace import ARCHIVE, Change
+from ralph_lsp.runs.states import RunState
+from ralph_lsp.runs.status import Level, RunEnd, RunStatus
 
 
 class TasksFollowing:

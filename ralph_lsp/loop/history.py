@@ -26,14 +26,14 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import IO, Any
 
-from ralph_lsp.loop import durable, safe_dir
-from ralph_lsp.loop.ids import child
-from ralph_lsp.loop.ids import run_id as checked_run_id
-from ralph_lsp.loop.ledger import Ranges, write_record
-from ralph_lsp.loop.record_schema import normalize_record
-from ralph_lsp.loop.states import RunState
 from ralph_lsp.openspec.tasks import read_regular_text
 from ralph_lsp.proc import inspection
+from ralph_lsp.runs import durable, safe_dir
+from ralph_lsp.runs.ids import child
+from ralph_lsp.runs.ids import run_id as checked_run_id
+from ralph_lsp.runs.ledger import Ranges, write_record
+from ralph_lsp.runs.record_schema import normalize_record
+from ralph_lsp.runs.states import RunState
 
 HISTORY_DIR = ".ralph"
 OWNER_FILE = "owner.pid"
@@ -172,7 +172,7 @@ class RunHistory:
         return not self._failed
 
     def save(self, record: Mapping[str, Any], now: bool = False) -> None:
-        """Write ``record`` (ledgers streamed whole: loop/ledger.py) as ``record.json``: on disk
+        """Write ``record`` (ledgers streamed whole: runs/ledger.py) as ``record.json``: on disk
         when this returns at the run's end (or ``now``), before it made durable off the loop."""
         if self._failed:
             return

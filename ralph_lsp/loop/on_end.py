@@ -16,8 +16,8 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ralph_lsp.loop.status import Level, RunStatus
 from ralph_lsp.proc.process import AgentProcess, AgentStartError, SpawnSpec
+from ralph_lsp.runs.status import Level, RunStatus
 
 TIMEOUT = 30.0
 EVENT_VERSION = 1

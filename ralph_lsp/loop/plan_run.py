@@ -20,14 +20,14 @@ from pathlib import Path
 from typing import Any
 
 from ralph_lsp.loop import budget, confinement, policy, sandboxing, spawn_facts
-from ralph_lsp.loop.events import IterationEvent
 from ralph_lsp.loop.plan_prompt import build_plan_prompt
 from ralph_lsp.loop.run import Run, _initial_backoff
-from ralph_lsp.loop.states import PLAN_KIND, RunState
-from ralph_lsp.loop.status import EngineError, now_iso
 from ralph_lsp.openspec.planning import GateResult, change_name_error, gate, open_questions
 from ralph_lsp.openspec.task_files import schema_name
 from ralph_lsp.openspec.tasks_fast import parse_tasks
+from ralph_lsp.runs.events import IterationEvent
+from ralph_lsp.runs.states import PLAN_KIND, RunState
+from ralph_lsp.runs.status import EngineError, now_iso
 from ralph_lsp.settings import model_for
 
 KIND = PLAN_KIND

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
 from ralph_lsp.agents.base import AgentProblem
-from ralph_lsp.loop.states import RunState
+from ralph_lsp.runs.states import RunState
 
 # First wait after a rate limit that names no reset time; doubled each time, capped.
 DEFAULT_BACKOFF_SECONDS = 30.0

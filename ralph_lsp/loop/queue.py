@@ -36,11 +36,11 @@ from ralph_lsp.loop.history import (
     make_history_root,
     read_small_file,
 )
-from ralph_lsp.loop.receipts import combined_costs, costs_text
-from ralph_lsp.loop.request import RunRequest
-from ralph_lsp.loop.status import deliver, now_iso
 from ralph_lsp.openspec.workspace import UnknownChangeError, resolve_change
 from ralph_lsp.placement import runs_on_ray
+from ralph_lsp.runs.receipts import combined_costs, costs_text
+from ralph_lsp.runs.request import RunRequest
+from ralph_lsp.runs.status import deliver, now_iso
 from ralph_lsp.sandbox import refusal as sandbox_refusal
 from ralph_lsp.settings import Settings
 
@@ -73,7 +73,7 @@ class QueueItem:
     ended_at: str | None = None
     duration_s: float | None = None
     branch: str | None = None
-    costs: dict[str, Any] | None = None  # SPEC §15: the run's costs (loop/receipts.py)
+    costs: dict[str, Any] | None = None  # SPEC §15: the run's costs (runs/receipts.py)
     _t0: float = field(default=0.0, repr=False)
 
     def to_json(self) -> dict[str, Any]:

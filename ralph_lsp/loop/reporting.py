@@ -3,7 +3,7 @@
 :class:`RunReporting` is the part of a run that keeps its status, its transitions, its iterations
 and its guidance, saves them as the history record after every change, and emits the status and
 log events. The loop (``run.Run``) decides; this part tells. The record's lists that grow with
-the iterations are :class:`~ralph_lsp.loop.ledger.Ledger` s: their older entries live on disk, so
+the iterations are :class:`~ralph_lsp.runs.ledger.Ledger` s: their older entries live on disk, so
 a run's memory does not grow with its length.
 """
 
@@ -16,21 +16,24 @@ from typing import TYPE_CHECKING, Any
 
 from ralph_lsp.agents.user_config import user_config
 from ralph_lsp.loop import budget, policy, spawn_facts, verify
-from ralph_lsp.loop.costs import CostTally
-from ralph_lsp.loop.events import CheckpointEvent, GuidanceEvent, IterationEvent
 from ralph_lsp.loop.history import RunHistory, process_started_at
 from ralph_lsp.loop.iteration import IterationOutcome
-from ralph_lsp.loop.ledger import Ledger
-from ralph_lsp.loop.receipts import costs_json
-from ralph_lsp.loop.records import (
+from ralph_lsp.loop.run_git import RunGit
+from ralph_lsp.openspec.project_context import read_project_context
+from ralph_lsp.openspec.tasks import Story, TasksDoc
+from ralph_lsp.openspec.workspace import Change
+from ralph_lsp.runs.costs import CostTally
+from ralph_lsp.runs.events import CheckpointEvent, GuidanceEvent, IterationEvent
+from ralph_lsp.runs.ledger import Ledger
+from ralph_lsp.runs.receipts import costs_json
+from ralph_lsp.runs.records import (
     BlockedRecord,
     IterationRecord,
     RateLimitedRecord,
     SpawnRecord,
     TransitionRecord,
 )
-from ralph_lsp.loop.run_git import RunGit
-from ralph_lsp.loop.status import (
+from ralph_lsp.runs.status import (
     EngineEvent,
     Level,
     LogEvent,
@@ -38,9 +41,6 @@ from ralph_lsp.loop.status import (
     StatusEvent,
     now_iso,
 )
-from ralph_lsp.openspec.project_context import read_project_context
-from ralph_lsp.openspec.tasks import Story, TasksDoc
-from ralph_lsp.openspec.workspace import Change
 from ralph_lsp.settings import Settings
 
 _PROCESS_STARTED = process_started_at(os.getpid())

@@ -16,7 +16,7 @@ from ralph_lsp.git.refs import Checkpoint, CheckpointError
 from ralph_lsp.git.restore import RestoreResult, restore
 from ralph_lsp.loop.claims import active_runs
 from ralph_lsp.loop.history import load_records
-from ralph_lsp.loop.states import RunState
+from ralph_lsp.runs.states import RunState
 
 URI_SCHEME = "ralph-checkpoint"
 MAX_PATCH_CHARS = 4 * 1024 * 1024  # ralph.diff: a bigger patch is cut (files stay complete)

@@ -35,14 +35,10 @@ from typing import TYPE_CHECKING, Any
 from ralph_lsp.agents.reviewer_invocation import Reviewer, review_invocation, reviewer_of
 from ralph_lsp.git import GitError
 from ralph_lsp.git import review_guard as guard
-from ralph_lsp.loop import policy, safe_dir
-from ralph_lsp.loop.events import ReviewEvent
+from ralph_lsp.loop import policy
 from ralph_lsp.loop.history import atomic_write_text
 from ralph_lsp.loop.iteration import AgentIteration, IterationOutcome, Level
-from ralph_lsp.loop.receipts import costs_json
 from ralph_lsp.loop.sandboxing import REFUSAL_TOOL
-from ralph_lsp.loop.states import RunState
-from ralph_lsp.loop.status import now_iso
 from ralph_lsp.openspec.regular_files import read_regular
 from ralph_lsp.openspec.tasks import MAX_TASKS_BYTES, TasksDoc
 from ralph_lsp.openspec.workspace import Change
@@ -50,6 +46,11 @@ from ralph_lsp.proc.process import AgentStartError, SpawnSpec
 from ralph_lsp.reviewer.edit_check import check_edit
 from ralph_lsp.reviewer.prompt import MAX_DIFF_CHARS, Check, ReviewContext, build_review_prompt
 from ralph_lsp.reviewer.rounds import RoundRecord, after_round, verdict_of
+from ralph_lsp.runs import safe_dir
+from ralph_lsp.runs.events import ReviewEvent
+from ralph_lsp.runs.receipts import costs_json
+from ralph_lsp.runs.states import RunState
+from ralph_lsp.runs.status import now_iso
 from ralph_lsp.settings import Settings
 
 if TYPE_CHECKING:

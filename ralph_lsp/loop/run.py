@@ -23,22 +23,22 @@ from typing import TYPE_CHECKING
 from ralph_lsp.loop import agent_spawn, budget, on_success, policy, sandboxing, spawn_facts, verify
 from ralph_lsp.loop import run_git as rungit
 from ralph_lsp.loop.claims import ChangeClaim
-from ralph_lsp.loop.events import EndEvent, IterationEvent
 from ralph_lsp.loop.following import TasksFollowing
 from ralph_lsp.loop.history import RunHistory
 from ralph_lsp.loop.iteration import IterationOutcome
-from ralph_lsp.loop.ledger import Ledger
 from ralph_lsp.loop.policy import DEFAULT_BACKOFF_SECONDS, MAX_BACKOFF_SECONDS
 from ralph_lsp.loop.prompt import build_prompt, scope_story
-from ralph_lsp.loop.records import IterationRecord, RateLimitedRecord, TransitionRecord
 from ralph_lsp.loop.reporting import Guidance, RunReporting
 from ralph_lsp.loop.review_round import ReviewState, review_round
-from ralph_lsp.loop.states import RunState
-from ralph_lsp.loop.status import RunEnd, RunStatus, clock, iso, now_iso
 from ralph_lsp.loop.verification import Verification
 from ralph_lsp.openspec.tasks import TasksDoc
 from ralph_lsp.openspec.workspace import Change
 from ralph_lsp.proc.process import AgentProcess
+from ralph_lsp.runs.events import EndEvent, IterationEvent
+from ralph_lsp.runs.ledger import Ledger
+from ralph_lsp.runs.records import IterationRecord, RateLimitedRecord, TransitionRecord
+from ralph_lsp.runs.states import RunState
+from ralph_lsp.runs.status import RunEnd, RunStatus, clock, iso, now_iso
 from ralph_lsp.settings import Settings, model_for
 
 # The longest a rate limit is waited for at once (a reset time far away is waited in turns).
@@ -103,7 +103,7 @@ class Run(RunReporting, TasksFollowing):
         self.process: AgentProcess | None = None
         self.task: asyncio.Task[None] | None = None
         self.history = RunHistory(change.root, self.id, self._history_error)
-        # The record's growing lists: their older entries on disk (loop/ledger.py)
+        # The record's growing lists: their older entries on disk (runs/ledger.py)
         self.iterations = Ledger[IterationRecord](self.history.ledger_path("iterations"))
         self.rate_limited = Ledger[RateLimitedRecord](self.history.ledger_path("rate-limited"))
         self.verification = Verification(self)

@@ -23,10 +23,10 @@ from pathlib import Path
 from ralph_lsp.agents.base import Refusal
 from ralph_lsp.agents.cli_config import codex_user_home
 from ralph_lsp.agents.user_config_codex_gemini import codex_provider_url
-from ralph_lsp.loop.states import RunState
-from ralph_lsp.loop.status import Level, RunEnd
 from ralph_lsp.proc.process import AgentStartError, SpawnSpec
 from ralph_lsp.proc.watchdog import describe_start_error
+from ralph_lsp.runs.states import RunState
+from ralph_lsp.runs.status import Level, RunEnd
 from ralph_lsp.sandbox import Sandbox, SandboxUnavailable, proxy
 from ralph_lsp.sandbox.bridge import proxy_env
 from ralph_lsp.sandbox.domains import allowed_domains, base_url_entry, no_proxy_for

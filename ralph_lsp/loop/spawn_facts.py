@@ -4,16 +4,16 @@
 The run (``run.Run``) gathers an :class:`~ralph_lsp.loop.iteration.IterationOutcome` and the
 tasks before and after; :func:`facts` turns them into the policy's
 :class:`~ralph_lsp.loop.policy.IterationResult`, and :func:`receipt` into the receipt's fields
-(``loop/receipts.py`` reads them back).
+(``runs/receipts.py`` reads them back).
 """
 
 from __future__ import annotations
 
 from ralph_lsp.loop import budget, policy
-from ralph_lsp.loop.costs import usage_record
 from ralph_lsp.loop.iteration import IterationOutcome
-from ralph_lsp.loop.receipts import ReceiptRecord, checked_tasks, cost_source, end_reason
 from ralph_lsp.openspec.tasks import TasksDoc
+from ralph_lsp.runs.costs import usage_record
+from ralph_lsp.runs.receipts import ReceiptRecord, checked_tasks, cost_source, end_reason
 
 
 def facts(

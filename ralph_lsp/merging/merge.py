@@ -23,7 +23,6 @@ from ralph_lsp.git import merge as gm
 from ralph_lsp.loop import verify
 from ralph_lsp.loop.iteration import bounded
 from ralph_lsp.loop.sandboxing import RunSandbox
-from ralph_lsp.loop.status import RunEnd
 from ralph_lsp.merging.run_branch import (
     MERGED,
     NEEDS_REVIEW,
@@ -33,6 +32,7 @@ from ralph_lsp.merging.run_branch import (
     open_repo,
     set_branch_state,
 )
+from ralph_lsp.runs.status import RunEnd
 from ralph_lsp.settings import Settings
 
 Say = Callable[[str], None]

@@ -30,12 +30,12 @@ from urllib.parse import unquote, urlparse
 from ralph_lsp.git import GitError
 from ralph_lsp.git import remote as gr
 from ralph_lsp.loop.engine import EngineError, EngineEvent, LogEvent, RunStatus, StatusEvent
-from ralph_lsp.loop.events import CheckpointEvent, EndEvent, TasksEvent
-from ralph_lsp.loop.request import RunRequest
 from ralph_lsp.openspec.tasks import NotARegularFile, read_tasks_text
 from ralph_lsp.openspec.workspace import UnknownChangeError
 from ralph_lsp.runner import events
 from ralph_lsp.runner.host import RunHost
+from ralph_lsp.runs.events import CheckpointEvent, EndEvent, TasksEvent
+from ralph_lsp.runs.request import RunRequest
 from ralph_lsp.settings import Settings, settings_from_dict
 
 POLL_SECONDS = float(os.environ.get("RALPH_REMOTE_POLL_SECONDS", "1.0"))

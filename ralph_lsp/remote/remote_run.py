@@ -23,18 +23,18 @@ from ralph_lsp.git.checkpoints import set_ref
 from ralph_lsp.git.refs import ref_name
 from ralph_lsp.loop.claims import ChangeClaim
 from ralph_lsp.loop.engine import EngineError, EngineEvent, LogEvent, RunStatus, StatusEvent
-from ralph_lsp.loop.events import (
+from ralph_lsp.loop.history import RunHistory, atomic_write_text, history_root
+from ralph_lsp.remote import secrets
+from ralph_lsp.runs.events import (
     CheckpointEvent,
     EndEvent,
     GuidanceEvent,
     IterationEvent,
     TasksEvent,
 )
-from ralph_lsp.loop.history import RunHistory, atomic_write_text, history_root
-from ralph_lsp.loop.request import RunRequest
-from ralph_lsp.loop.states import RunState
-from ralph_lsp.loop.status import now_iso
-from ralph_lsp.remote import secrets
+from ralph_lsp.runs.request import RunRequest
+from ralph_lsp.runs.states import RunState
+from ralph_lsp.runs.status import now_iso
 from ralph_lsp.settings import Settings, settings_to_dict
 
 log = logging.getLogger(__name__)

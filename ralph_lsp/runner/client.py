@@ -20,13 +20,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ralph_lsp.loop.events import EndEvent
-from ralph_lsp.loop.request import AS_SETTINGS, RunRequest
-from ralph_lsp.loop.status import EngineEvent, RunStatus, StatusEvent
 from ralph_lsp.placement import runs_on_ray
 from ralph_lsp.runner import events
 from ralph_lsp.runner.control import MAX_MESSAGE, ControlError, check_peer, check_socket
 from ralph_lsp.runner.live import LiveRun
+from ralph_lsp.runs.events import EndEvent
+from ralph_lsp.runs.request import AS_SETTINGS, RunRequest
+from ralph_lsp.runs.status import EngineEvent, RunStatus, StatusEvent
 from ralph_lsp.settings import Settings, settings_to_dict
 
 READY_TIMEOUT = 60.0  # a loaded machine may take long to start Python and claim the change

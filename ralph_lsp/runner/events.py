@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlparse
 
-from ralph_lsp.loop.events import (
+from ralph_lsp.runs.events import (
     CheckpointEvent,
     EndEvent,
     GuidanceEvent,
@@ -28,7 +28,7 @@ from ralph_lsp.loop.events import (
     TasksEvent,
     VerificationEvent,
 )
-from ralph_lsp.loop.status import EngineEvent, LogEvent, RunStatus, StatusEvent
+from ralph_lsp.runs.status import EngineEvent, LogEvent, RunStatus, StatusEvent
 
 VERSION = 1
 """The schema version every event carries as ``"v"``; raised when a field changes meaning."""

@@ -21,10 +21,6 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, Protocol
 
-from ralph_lsp.loop import safe_dir
-from ralph_lsp.loop.events import EndEvent, IterationEvent
-from ralph_lsp.loop.request import AS_SETTINGS, RunRequest
-from ralph_lsp.loop.status import EngineError, EngineEvent, LogEvent, RunStatus, StatusEvent
 from ralph_lsp.runner import events
 from ralph_lsp.runner.control import (
     HIGH_WATER,
@@ -43,6 +39,10 @@ from ralph_lsp.runner.live import (
     write_ended,
     write_live,
 )
+from ralph_lsp.runs import safe_dir
+from ralph_lsp.runs.events import EndEvent, IterationEvent
+from ralph_lsp.runs.request import AS_SETTINGS, RunRequest
+from ralph_lsp.runs.status import EngineError, EngineEvent, LogEvent, RunStatus, StatusEvent
 from ralph_lsp.settings import Settings
 
 log = logging.getLogger(__name__)

@@ -24,7 +24,6 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from ralph_lsp.loop import durable, ids, safe_dir
 from ralph_lsp.loop.history import (
     atomic_write_json,
     history_root,
@@ -32,7 +31,8 @@ from ralph_lsp.loop.history import (
     read_record,
     read_small_file,
 )
-from ralph_lsp.loop.states import RunState
+from ralph_lsp.runs import durable, ids, safe_dir
+from ralph_lsp.runs.states import RunState
 
 LIVE_DIR = "live"
 LOCKS_DIR = "locks"
@@ -124,7 +124,7 @@ def live_path(root: Path, change: str) -> Path:
 
 def write_live(info: LiveRun, *, later: bool = False) -> None:
     """The live file, whole; ``later``: a heartbeat's, made durable off the event loop (its
-    ``fsync`` held the server's requests: loop/durable.py), as a run's record is."""
+    ``fsync`` held the server's requests: runs/durable.py), as a run's record is."""
     path = live_path(info.root, info.change)
     if later:
         text = json.dumps(info.to_json(), indent=1, ensure_ascii=False) + "\n"

@@ -18,9 +18,14 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from ralph_lsp.loop.request import AS_SETTINGS, RunRequest
-from ralph_lsp.loop.states import RunState
-from ralph_lsp.loop.status import (
+from ralph_lsp.openspec.workspace import resolve_change
+from ralph_lsp.placement import runs_on_ray
+from ralph_lsp.runner.client import Attachment, RunnerError, request, spawn
+from ralph_lsp.runner.host import EngineFactory, RunHost
+from ralph_lsp.runner.live import LiveRun, find_live, live_path, read_live, take_ended
+from ralph_lsp.runs.request import AS_SETTINGS, RunRequest
+from ralph_lsp.runs.states import RunState
+from ralph_lsp.runs.status import (
     EngineError,
     EngineEvent,
     RunStatus,
@@ -29,11 +34,6 @@ from ralph_lsp.loop.status import (
     deliver,
     keep_task,
 )
-from ralph_lsp.openspec.workspace import resolve_change
-from ralph_lsp.placement import runs_on_ray
-from ralph_lsp.runner.client import Attachment, RunnerError, request, spawn
-from ralph_lsp.runner.host import EngineFactory, RunHost
-from ralph_lsp.runner.live import LiveRun, find_live, live_path, read_live, take_ended
 from ralph_lsp.settings import Settings
 
 log = logging.getLogger(__name__)

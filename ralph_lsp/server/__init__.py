@@ -49,8 +49,8 @@ from collections.abc import Callable
 from types import FrameType
 from typing import BinaryIO, cast
 
-from ralph_lsp.loop import durable
 from ralph_lsp.proc.inspection import unsupported_platform
+from ralph_lsp.runs import durable
 from ralph_lsp.server.features import register
 from ralph_lsp.server.server import RalphLanguageServer
 

@@ -12,9 +12,6 @@ from pathlib import Path
 from typing import Any
 
 from ralph_lsp.loop.history import load_records, with_file_uris
-from ralph_lsp.loop.record_schema import damaged_note
-from ralph_lsp.loop.request import RunRequest
-from ralph_lsp.loop.status import EngineError
 from ralph_lsp.openspec.workspace import (
     Change,
     UnknownChangeError,
@@ -22,6 +19,9 @@ from ralph_lsp.openspec.workspace import (
     list_changes,
     resolve_change,
 )
+from ralph_lsp.runs.record_schema import damaged_note
+from ralph_lsp.runs.request import RunRequest
+from ralph_lsp.runs.status import EngineError
 from ralph_lsp.server import archive, args, git_commands, merge_commands, planning, queues
 from ralph_lsp.server.errors import InvalidArguments, RequestFailed
 from ralph_lsp.server.host import Host

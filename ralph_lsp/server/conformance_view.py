@@ -36,7 +36,7 @@ from ralph_lsp.conformance.junit import Case
 from ralph_lsp.conformance.links import Mention, mentions
 from ralph_lsp.conformance.scan import Scanner
 from ralph_lsp.conformance.table import FAILING, NOT_RUN, UNLINKED, VERIFIED, Row, Table
-from ralph_lsp.loop.status import RunStatus
+from ralph_lsp.runs.status import RunStatus
 from ralph_lsp.server.render import NOOP
 from ralph_lsp.server.watching.interests import Interest
 from ralph_lsp.server.watching.tree import TreeWatcher

@@ -8,8 +8,8 @@ from typing import Any
 
 from lsprotocol import types
 
-from ralph_lsp.loop.status import EngineError
 from ralph_lsp.openspec.workspace import UnknownChangeError
+from ralph_lsp.runs.status import EngineError
 from ralph_lsp.server import authoring
 from ralph_lsp.server.args import one_object
 from ralph_lsp.server.commands import COMMANDS, Handler

@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 
-from ralph_lsp.loop.status import EngineEvent, LogEvent, RunStatus, StatusEvent
 from ralph_lsp.openspec.workspace import Change
+from ralph_lsp.runs.status import EngineEvent, LogEvent, RunStatus, StatusEvent
 from ralph_lsp.server.logs import LEVELS
 from ralph_lsp.server.roots import Key
 from ralph_lsp.server.run_progress import RUN_STATUS, ProgressValue, RunReporter

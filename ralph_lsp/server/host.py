@@ -21,8 +21,8 @@ if TYPE_CHECKING:
     from pygls.protocol import LanguageServerProtocol
     from pygls.workspace import Workspace
 
-    from ralph_lsp.loop.status import RunStatus
     from ralph_lsp.runner.runs import Runs
+    from ralph_lsp.runs.status import RunStatus
     from ralph_lsp.server.config import Config
     from ralph_lsp.server.conformance_view import ConformanceView
     from ralph_lsp.server.documents import DocumentStore

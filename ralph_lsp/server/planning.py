@@ -22,11 +22,11 @@ from urllib.parse import quote
 from lsprotocol import types
 
 from ralph_lsp.loop.history import load_records
-from ralph_lsp.loop.request import RunRequest
-from ralph_lsp.loop.states import PLAN_KIND as KIND
-from ralph_lsp.loop.states import RunState
 from ralph_lsp.openspec.workspace import Change, resolve_change
 from ralph_lsp.placement import runs_on_ray
+from ralph_lsp.runs.request import RunRequest
+from ralph_lsp.runs.states import PLAN_KIND as KIND
+from ralph_lsp.runs.states import RunState
 from ralph_lsp.server import args, render
 from ralph_lsp.server.errors import InvalidArguments, RequestFailed
 from ralph_lsp.server.host import Host

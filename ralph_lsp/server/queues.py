@@ -16,10 +16,10 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol import types
 
 from ralph_lsp.loop.on_end import notify, queue_end_event, run_end_event
-from ralph_lsp.loop.status import EngineError, RunStatus
 from ralph_lsp.runner.client import QueueAttachment, RunnerError, spawn_queue
 from ralph_lsp.runner.live import read_live
 from ralph_lsp.runner.queue_live import find_live_queues, queue_live_path, take_ended_queues
+from ralph_lsp.runs.status import EngineError, RunStatus
 from ralph_lsp.server import args
 from ralph_lsp.server.errors import InvalidArguments, RequestFailed
 from ralph_lsp.server.logs import LEVELS

@@ -8,8 +8,8 @@ from typing import Any
 
 from lsprotocol import types
 
-from ralph_lsp.loop.states import RunState
-from ralph_lsp.loop.status import RunStatus
+from ralph_lsp.runs.states import RunState
+from ralph_lsp.runs.status import RunStatus
 from ralph_lsp.server.documents import DocState
 
 SOURCE = "ralph"

@@ -15,7 +15,7 @@ from typing import Protocol
 
 from lsprotocol import types
 
-from ralph_lsp.loop.status import RunStatus
+from ralph_lsp.runs.status import RunStatus
 
 log = logging.getLogger(__name__)
 

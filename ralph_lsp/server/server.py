@@ -26,9 +26,9 @@ from pygls.exceptions import FeatureRequestError
 from pygls.lsp.server import LanguageServer
 
 from ralph_lsp import __version__
-from ralph_lsp.loop.status import RunStatus
 from ralph_lsp.runner.host import HostedEngine, Sink
 from ralph_lsp.runner.runs import Runs
+from ralph_lsp.runs.status import RunStatus
 from ralph_lsp.server.config import SECTION, Config
 from ralph_lsp.server.conformance_view import ConformanceView
 from ralph_lsp.server.documents import DocumentStore

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
-from ralph_lsp.loop.status import RunStatus
+from ralph_lsp.runs.status import RunStatus
 from ralph_lsp.server.documents import DocState, DocumentStore
 
 

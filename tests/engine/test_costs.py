@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ralph_lsp.loop.costs import summarize, tokens_of
+from ralph_lsp.runs.costs import summarize, tokens_of
 
 
 def test_tokens_of_every_agents_usage() -> None:

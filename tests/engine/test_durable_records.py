@@ -1,4 +1,4 @@
-"""A run's record is made durable off the event loop (loop/durable.py): on a slow disk the
+"""A run's record is made durable off the event loop (runs/durable.py): on a slow disk the
 loop is not held while the record is saved, a reader in the process still sees every version
 at once, only the newest of a burst reaches the disk, and a failure in the background is
 raised by the file's next write. Real runs of a fake agent, real files; only ``os.fsync`` is
@@ -15,10 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from ralph_lsp.loop import durable
 from ralph_lsp.loop.engine import Engine, EngineEvent, StatusEvent
 from ralph_lsp.loop.history import read_small_file
-from ralph_lsp.loop.request import RunRequest
+from ralph_lsp.runs import durable
+from ralph_lsp.runs.request import RunRequest
 from ralph_lsp.settings import Settings
 from tests.engine.conftest import CHANGE, fake
 

@@ -13,8 +13,8 @@ import pytest
 
 from ralph_lsp.loop.engine import Engine, EngineError, EngineEvent, LogEvent, StatusEvent
 from ralph_lsp.loop.history import load_records
-from ralph_lsp.loop.request import RunRequest
 from ralph_lsp.openspec.workspace import UnknownChangeError
+from ralph_lsp.runs.request import RunRequest
 from ralph_lsp.settings import Settings
 from tests.conftest import shared_path
 from tests.engine.conftest import CHANGE, assert_gone, fake, spawns

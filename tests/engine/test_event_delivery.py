@@ -1,4 +1,4 @@
-"""What every emitter of run events shares (loop/status.py): a renderer's bug is logged and
+"""What every emitter of run events shares (runs/status.py): a renderer's bug is logged and
 swallowed, followers' tasks are held until they end, and a second run of a change is refused in
 one wording."""
 
@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from ralph_lsp.loop.status import already_running, deliver, keep_task
+from ralph_lsp.runs.status import already_running, deliver, keep_task
 
 LOG = logging.getLogger("tests.event_delivery")
 

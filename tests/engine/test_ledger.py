@@ -1,4 +1,4 @@
-"""A record's growing lists on disk (loop/ledger.py): the latest entries in memory, the older
+"""A record's growing lists on disk (runs/ledger.py): the latest entries in memory, the older
 sealed as JSON lines, and record.json still written whole from both."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import io
 import json
 from pathlib import Path
 
-from ralph_lsp.loop.ledger import Ledger, Ranges, write_record
+from ralph_lsp.runs.ledger import Ledger, Ranges, write_record
 
 
 def written(record: dict[str, object]) -> object:

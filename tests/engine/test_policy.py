@@ -21,7 +21,7 @@ from ralph_lsp.loop.policy import (
     before_start,
     failed_start,
 )
-from ralph_lsp.loop.states import RunState
+from ralph_lsp.runs.states import RunState
 
 LIMITS = Limits(max_iterations=20, stuck_after=3, max_cost_usd=None)
 NOW = 1_700_000_000.0

@@ -15,8 +15,8 @@ import pytest
 from ralph_lsp.loop.budget import LIST_PRICES
 from ralph_lsp.loop.engine import Engine
 from ralph_lsp.loop.history import load_records
-from ralph_lsp.loop.receipts import receipt_line, receipts_text
-from ralph_lsp.loop.request import RunRequest
+from ralph_lsp.runs.receipts import receipt_line, receipts_text
+from ralph_lsp.runs.request import RunRequest
 from ralph_lsp.settings import Settings
 from tests.engine.conftest import CHANGE, fake, spawns
 from tests.engine.test_engine import CODEX_ARGV, RECORDED, Recorder, preset_binary

@@ -134,7 +134,7 @@ def test_a_linked_ralph_folder_refuses_the_run_and_writes_nothing_outside(
 
 def test_a_linked_live_queues_folder_is_never_written_through(fx: FaultEnv, outside: Path) -> None:
     """Below ``.ralph/live``, a link is refused all the same (every component is checked)."""
-    from ralph_lsp.loop import safe_dir
+    from ralph_lsp.runs import safe_dir
 
     (fx.root / ".ralph" / "live").mkdir(parents=True)
     (fx.root / ".ralph" / "live" / "queues").symlink_to(outside)

@@ -12,7 +12,7 @@ import pytest
 from lsprotocol import types
 
 from ralph_lsp.loop.engine import Engine
-from ralph_lsp.loop.status import FINAL_STATES
+from ralph_lsp.runs.status import FINAL_STATES
 from ralph_lsp.settings import Settings
 from tests.conformance.conftest import CHANGE, SPEC, write_project
 from tests.engine.conftest import fake

@@ -19,8 +19,8 @@ import psutil
 import pytest
 
 from ralph_lsp.loop.engine import EngineError, EngineEvent, StatusEvent
-from ralph_lsp.loop.events import GuidanceEvent, IterationEvent
 from ralph_lsp.remote.ray_runs import RayRuns
+from ralph_lsp.runs.events import GuidanceEvent, IterationEvent
 from ralph_lsp.settings import Settings
 
 REPO = Path(__file__).resolve().parents[2]

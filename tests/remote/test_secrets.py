@@ -18,12 +18,12 @@ from typing import Any
 import pytest
 
 from ralph_lsp.loop.engine import LogEvent
-from ralph_lsp.loop.request import RunRequest
-from ralph_lsp.loop.status import EngineError
 from ralph_lsp.remote import job
 from ralph_lsp.remote.ray_runs import RayRuns
 from ralph_lsp.remote.remote_run import Plan, check_env, entrypoint
 from ralph_lsp.remote.secrets import public_url, secret_kind
+from ralph_lsp.runs.request import RunRequest
+from ralph_lsp.runs.status import EngineError
 from ralph_lsp.settings import Settings
 
 TOKEN = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"

@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from ralph_lsp.loop.status import EngineError
 from ralph_lsp.remote import ray_runs
+from ralph_lsp.runs.status import EngineError
 
 
 class Head:

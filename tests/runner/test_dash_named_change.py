@@ -10,9 +10,9 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from ralph_lsp.loop.request import RunRequest
 from ralph_lsp.remote import job
 from ralph_lsp.remote.remote_run import Plan, entrypoint
+from ralph_lsp.runs.request import RunRequest
 from ralph_lsp.settings import Settings
 from tests.lsp.conftest import CHANGE, StartSession, wait_until
 from tests.runner.conftest import cli, fake_settings, wait_for

@@ -12,7 +12,8 @@ from typing import Any
 import pytest
 
 from ralph_lsp.loop.engine import EngineEvent, LogEvent, RunStatus, StatusEvent
-from ralph_lsp.loop.events import (
+from ralph_lsp.runner import events
+from ralph_lsp.runs.events import (
     CheckpointEvent,
     EndEvent,
     GuidanceEvent,
@@ -21,8 +22,7 @@ from ralph_lsp.loop.events import (
     TasksEvent,
     VerificationEvent,
 )
-from ralph_lsp.loop.states import RunState
-from ralph_lsp.runner import events
+from ralph_lsp.runs.states import RunState
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "events.md"
 ROOT = Path("/src/a project")

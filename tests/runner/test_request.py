@@ -8,10 +8,10 @@ from dataclasses import replace
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ralph_lsp.loop.request import RunRequest
 from ralph_lsp.remote import job
 from ralph_lsp.remote.remote_run import Plan, entrypoint
 from ralph_lsp.runner import __main__ as runner_main
+from ralph_lsp.runs.request import RunRequest
 from ralph_lsp.settings import Settings
 
 TEXT = st.text(st.characters(codec="utf-8", exclude_characters="\0"), max_size=30)

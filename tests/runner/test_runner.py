@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 
 from ralph_lsp.loop.engine import LogEvent
-from ralph_lsp.loop.events import EndEvent
 from ralph_lsp.runner.client import Attachment, request, spawn
 from ralph_lsp.runner.live import LiveRun, find_live, live_path, write_live
+from ralph_lsp.runs.events import EndEvent
 from ralph_lsp.settings import settings_from_dict
 from tests.conftest import alive
 from tests.runner.conftest import (

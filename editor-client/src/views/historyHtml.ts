@@ -150,7 +150,7 @@ function restoreCell(record: HistoryRecord, it: HistoryIteration): string {
 }
 
 /** `` · $x per verified task``: tasks checked up to the last iteration whose verification passed
- * (as ralph_lsp/loop/costs.py counts them); per task checked, said so, when nothing was verified. */
+ * (as ralph_lsp/runs/costs.py counts them); per task checked, said so, when nothing was verified. */
 export function perTask(its: HistoryIteration[], spent: number): string {
   let tasks = 0;
   let verified: number | null = null;

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
-from ralph_lsp.loop import safe_dir
+from ralph_lsp.runs import safe_dir
 
 
 @dataclass

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, TypedDict
 
-from ralph_lsp.loop.receipts import ReceiptRecord
+from ralph_lsp.runs.receipts import ReceiptRecord
 
 if TYPE_CHECKING:  # types of the records only: a reader of live files imports no agent preset
     from ralph_lsp.agents.base import RefusalRecord

@@ -19,7 +19,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import IO, Any, Generic, TypeVar
 
-from ralph_lsp.loop import safe_dir
+from ralph_lsp.runs import safe_dir
 
 T = TypeVar("T")
 

@@ -17,7 +17,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
-from ralph_lsp.loop.events import (
+from ralph_lsp.runs.events import (
     CheckpointEvent,
     EndEvent,
     GuidanceEvent,
@@ -26,7 +26,7 @@ from ralph_lsp.loop.events import (
     TasksEvent,
     VerificationEvent,
 )
-from ralph_lsp.loop.states import RunState
+from ralph_lsp.runs.states import RunState
 
 FINAL_STATES = tuple(state.value for state in RunState if state.final)
 
@@ -126,7 +126,7 @@ class RunStatus:
     # A planning run's open questions (design.md's ## Open Questions), once it is planned.
     questions: tuple[str, ...] = ()
     # SPEC §15: the model of the iteration under way (or the last), and the run's costs so far
-    # (loop/receipts.py costs_json: totalUsd, perVerifiedTaskUsd, noProgressUsd, …).
+    # (runs/receipts.py costs_json: totalUsd, perVerifiedTaskUsd, noProgressUsd, …).
     model: str | None = None
     costs: dict[str, Any] | None = None
 

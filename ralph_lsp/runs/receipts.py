@@ -15,7 +15,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypedDict
 
-from ralph_lsp.loop.costs import CostSummary, UsageRecord, summarize, usd
+from ralph_lsp.runs.costs import CostSummary, UsageRecord, summarize, usd
 
 if TYPE_CHECKING:
     from ralph_lsp.loop.iteration import IterationOutcome
@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 
 
 class ReceiptRecord(TypedDict):
-    """A spawn's receipt (SPEC §15; read back by ``loop/receipts.py``)."""
+    """A spawn's receipt (SPEC §15; read back by ``runs/receipts.py``)."""
 
     model: str | None  # as the agent reported it, else as the run asked, else as configured
     modelReason: str | None  # ralph.models.apply, or the escalation step and why

@@ -1,0 +1,25 @@
+"""The run's record: what a run is, what it emits and what it leaves under ``.ralph/``, without
+the engine that executes it (SPEC §9, §15).
+
+- ``status.py``   a run's status and the events of an engine (``RunStatus``, ``StatusEvent``,
+  ``LogEvent``) and their delivery; ``events.py`` the other events (iteration, verification,
+  end); ``states.py`` the run states alone (``RunState``);
+- ``request.py``  what one run is asked for beyond its settings (``RunRequest``), spelled out
+  once for every host and command line it crosses;
+- ``records.py``  the types of a run's record (``RunRecord``, ``IterationRecord``, …);
+  ``record_schema.py`` records read back fitted to those types; ``ledger.py`` a record's
+  growing lists kept on disk, not in memory;
+- ``ids.py``      the ids and change names read back from ``.ralph/``, checked before they become
+  a path; ``safe_dir.py`` every file operation under ``.ralph/`` done without following a
+  link; ``durable.py`` a record's ``fsync`` and rename, off the event loop, by one writer thread;
+- ``costs.py``    what a spawn and a run spent (tokens, dollars); ``receipts.py`` each
+  iteration's receipt and the run's costs.
+
+Invariant: runs/ starts no process, runs no git and speaks to no agent; it imports neither the
+engine (``ralph_lsp.loop``) nor ``proc``, ``git``, ``agents`` or ``sandbox``, nor pygls or
+lsprotocol (an import-linter contract); it is the reader and writer of the records under
+``.ralph/``. Not yet moved here: ``loop/history.py`` (the record's folder and its retention) and
+``loop/claims.py`` (one run per change, built on it), since a running record's owner is told
+alive by inspecting its process (``ralph_lsp.proc``), and ``loop/budget.py`` (it reads the
+agents' list prices and the loop's policy).
+"""
