@@ -25,7 +25,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, fields
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from ralph_lsp.loop import run_git as rungit
 from ralph_lsp.loop import sandboxing
@@ -40,6 +40,7 @@ from ralph_lsp.openspec.workspace import UnknownChangeError, resolve_change
 from ralph_lsp.placement import runs_on_ray
 from ralph_lsp.runs.receipts import combined_costs, costs_text
 from ralph_lsp.runs.request import RunRequest
+from ralph_lsp.runs.service import RunService
 from ralph_lsp.runs.status import deliver, now_iso
 from ralph_lsp.sandbox import refusal as sandbox_refusal
 from ralph_lsp.settings import Settings
@@ -122,24 +123,12 @@ def new_queue_id() -> str:
     return f"q-{stamp}-{os.getpid():x}{secrets.token_hex(2)}"
 
 
-class QueueRuns(Protocol):
-    """What a queue drives: the ``Engine`` of this process, or the server's ``Runs`` (each
-    change then in a runner of its own)."""
-
-    async def start(
-        self, root: Path, change: str, settings: Settings, request: RunRequest = ...
-    ) -> RunStatus: ...
-    async def wait(self, root: Path, change: str) -> RunStatus: ...
-    async def stop(self, root: Path, change: str) -> RunStatus: ...
-    def statuses(self, root: Path | None = None, change: str | None = None) -> list[RunStatus]: ...
-
-
 class Queue:
     """Runs ``changes`` of ``root`` through ``engine``; see the module's docstring."""
 
     def __init__(
         self,
-        engine: QueueRuns,
+        engine: RunService,
         root: Path,
         changes: Sequence[str],
         settings: Settings,

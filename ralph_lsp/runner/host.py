@@ -42,6 +42,7 @@ from ralph_lsp.runner.live import (
 from ralph_lsp.runs import safe_dir
 from ralph_lsp.runs.events import EndEvent, IterationEvent
 from ralph_lsp.runs.request import AS_SETTINGS, RunRequest
+from ralph_lsp.runs.service import RunService
 from ralph_lsp.runs.status import EngineError, EngineEvent, LogEvent, RunStatus, StatusEvent
 from ralph_lsp.settings import Settings
 
@@ -67,29 +68,14 @@ def return_free_memory() -> None:
         _malloc_trim(0)
 
 
-class HostedEngine(Protocol):
-    """What a host needs of the engine that executes its run: the local
-    :class:`~ralph_lsp.loop.engine.Engine`, or one that executes it elsewhere (a Ray job's
-    follower, ``ralph_lsp.remote``). ``pace`` is awaited between events to hold the run back
-    while a subscriber is slow (backpressure)."""
+class HostedEngine(RunService, Protocol):
+    """What a host needs of the engine that executes its run: a
+    :class:`~ralph_lsp.runs.service.RunService` (the local
+    :class:`~ralph_lsp.loop.engine.Engine`, or one that executes it elsewhere: a Ray job's
+    follower, ``ralph_lsp.remote``) that can also be shut down at once. ``pace`` is awaited
+    between events to hold the run back while a subscriber is slow (backpressure)."""
 
     pace: Callable[[], Awaitable[None]] | None
-
-    async def start(
-        self,
-        root: Path,
-        change: str,
-        settings: Settings,
-        request: RunRequest = ...,
-    ) -> RunStatus: ...
-
-    async def wait(self, root: Path, change: str) -> RunStatus: ...
-
-    async def stop(self, root: Path, change: str) -> RunStatus: ...
-
-    def guide(self, root: Path, change: str, text: str) -> Awaitable[None] | None: ...
-
-    async def shutdown(self, reason: str | None = None) -> None: ...
 
     def shutdown_now(self) -> None: ...
 

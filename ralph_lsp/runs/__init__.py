@@ -6,6 +6,8 @@ the engine that executes it (SPEC §9, §15).
   end); ``states.py`` the run states alone (``RunState``);
 - ``request.py``  what one run is asked for beyond its settings (``RunRequest``), spelled out
   once for every host and command line it crosses;
+- ``service.py``  what every driver of runs offers (``RunService``: start, wait, stop, guide,
+  statuses, shutdown), whatever executes them;
 - ``records.py``  the types of a run's record (``RunRecord``, ``IterationRecord``, …);
   ``record_schema.py`` records read back fitted to those types; ``ledger.py`` a record's
   growing lists kept on disk, not in memory;

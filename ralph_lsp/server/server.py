@@ -18,7 +18,7 @@ import asyncio
 import logging
 from collections.abc import Coroutine
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
 
 from lsprotocol import types
@@ -28,6 +28,7 @@ from pygls.lsp.server import LanguageServer
 from ralph_lsp import __version__
 from ralph_lsp.runner.host import HostedEngine, Sink
 from ralph_lsp.runner.runs import Runs
+from ralph_lsp.runs.service import RunService
 from ralph_lsp.runs.status import RunStatus
 from ralph_lsp.server.config import SECTION, Config
 from ralph_lsp.server.conformance_view import ConformanceView
@@ -44,7 +45,17 @@ from ralph_lsp.server.roots import Roots
 from ralph_lsp.server.validation import Validation
 from ralph_lsp.settings import Settings
 
+if TYPE_CHECKING:
+    from ralph_lsp.loop.engine import Engine
+    from ralph_lsp.remote.ray_runs import RayRuns
+
 log = logging.getLogger(__name__)
+
+
+def _drivers(engine: Engine, runs: Runs, ray: RayRuns) -> tuple[RunService, ...]:
+    """Never called: mypy checks here that each of the three drivers of runs is a
+    :class:`RunService` (an engine in this process, runners of their own, Ray jobs)."""
+    return engine, runs, ray
 
 
 def _ray_engine(sink: Sink) -> HostedEngine:
