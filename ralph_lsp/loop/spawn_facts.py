@@ -13,7 +13,7 @@ from ralph_lsp.loop import budget, policy
 from ralph_lsp.loop.iteration import IterationOutcome
 from ralph_lsp.openspec.tasks import TasksDoc
 from ralph_lsp.runs.costs import usage_record
-from ralph_lsp.runs.receipts import ReceiptRecord, checked_tasks, cost_source, end_reason
+from ralph_lsp.runs.receipts import ReceiptRecord, checked_tasks, cost_source
 
 
 def facts(
@@ -67,3 +67,21 @@ def receipt(
         "tasks": checked_tasks(*docs),
         "endReason": end_reason(out, timeout),
     }
+
+
+def end_reason(out: IterationOutcome, timeout: float | None) -> str:
+    """Why the agent's process ended, in a few words."""
+    if out.start_error is not None:
+        return f"could not start: {out.start_error}"
+    if out.stopped:
+        return "stopped by the user"
+    if out.timed_out:
+        return f"timed out after {timeout:g}s" if timeout else "timed out"
+    if out.finished_lingering:
+        return "every task checked; stopped after finishGraceSeconds"
+    limited = next((p for p in out.problems if p.kind == "rate_limit"), None)
+    if limited is not None:
+        return f"rate limited: {limited.message[:120]}"
+    if out.exit_code is None:
+        return "ended without an exit code"
+    return "exited 0" if out.exit_code == 0 else f"exit {out.exit_code}"

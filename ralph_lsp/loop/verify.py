@@ -16,10 +16,10 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TypedDict
 
 from ralph_lsp.openspec.tasks import read_regular_text
 from ralph_lsp.proc.process import AgentProcess, AgentStartError, SpawnSpec
+from ralph_lsp.runs.records import VerificationRecord
 
 #: What a result keeps of a command's output, and what a prompt carries of a failure.
 OUTPUT_TAIL_BYTES = 64 * 1024
@@ -46,15 +46,6 @@ class Command:
         if not argv:
             raise ValueError("a verification command is empty")
         return cls(line, argv, source)
-
-
-class VerificationRecord(TypedDict):
-    """One verification command's result in an iteration's history (SPEC §3)."""
-
-    command: str
-    exitCode: int | None
-    durationMs: int
-    outputTail: str
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,6 @@ from typing import TYPE_CHECKING, Any, TypedDict
 from ralph_lsp.runs.costs import CostSummary, UsageRecord, summarize, usd
 
 if TYPE_CHECKING:
-    from ralph_lsp.loop.iteration import IterationOutcome
     from ralph_lsp.openspec.tasks import TasksDoc
 
 
@@ -50,24 +49,6 @@ def checked_tasks(before: TasksDoc, after: TasksDoc) -> list[str]:
             if len(found) >= MAX_TASKS:
                 break
     return found
-
-
-def end_reason(out: IterationOutcome, timeout: float | None) -> str:
-    """Why the agent's process ended, in a few words."""
-    if out.start_error is not None:
-        return f"could not start: {out.start_error}"
-    if out.stopped:
-        return "stopped by the user"
-    if out.timed_out:
-        return f"timed out after {timeout:g}s" if timeout else "timed out"
-    if out.finished_lingering:
-        return "every task checked; stopped after finishGraceSeconds"
-    limited = next((p for p in out.problems if p.kind == "rate_limit"), None)
-    if limited is not None:
-        return f"rate limited: {limited.message[:120]}"
-    if out.exit_code is None:
-        return "ended without an exit code"
-    return "exited 0" if out.exit_code == 0 else f"exit {out.exit_code}"
 
 
 def cost_source(cost: float | None, estimated: bool) -> str | None:

@@ -13,7 +13,15 @@ from ralph_lsp.runs.receipts import ReceiptRecord
 
 if TYPE_CHECKING:  # types of the records only: a reader of live files imports no agent preset
     from ralph_lsp.agents.base import RefusalRecord
-    from ralph_lsp.loop.verify import VerificationRecord
+
+
+class VerificationRecord(TypedDict):
+    """One verification command's result in an iteration's history (SPEC §3)."""
+
+    command: str
+    exitCode: int | None
+    durationMs: int
+    outputTail: str
 
 
 class TransitionRecord(TypedDict):
