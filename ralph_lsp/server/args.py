@@ -6,13 +6,15 @@ pygls ignores parameter defaults and would answer a palette invocation (no argum
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import unquote, urlparse
 
 from ralph_lsp import setting_values
 from ralph_lsp.server.errors import InvalidArguments
+
+T = TypeVar("T")
 
 # The fields each command accepts; anything else is refused so that a typo is not ignored.
 FIELDS: dict[str, tuple[str, ...]] = {
@@ -115,36 +117,48 @@ def required_text(command: str, obj: Mapping[str, Any], key: str, wanted: str) -
     return value
 
 
-def optional_string(command: str, obj: Mapping[str, Any], key: str) -> str | None:
-    """A string field; ``None`` when absent (or null)."""
-    value = obj.get(key)
-    if value is None:
-        return None
-    if not isinstance(value, str) or not value:
-        raise InvalidArguments(f'{command}: "{key}" must be a non-empty string, got {kind(value)}')
-    return value
-
-
-def positive_int(command: str, obj: Mapping[str, Any], key: str) -> int | None:
+def _optional(command: str, obj: Mapping[str, Any], key: str, read: Callable[[Any], T]) -> T | None:
+    """The field ``key`` as ``read`` takes it; ``None`` when absent (or null). ``read`` raises
+    ``ValueError`` with what the field must be, e.g. "must be a non-empty string, got …"."""
     value = obj.get(key)
     if value is None:
         return None
     try:
+        return read(value)
+    except ValueError as exc:
+        raise InvalidArguments(f'{command}: "{key}" {exc}') from None
+
+
+def _non_empty_string(value: Any) -> str:
+    if not isinstance(value, str) or not value:
+        raise ValueError(f"must be a non-empty string, got {kind(value)}")
+    return value
+
+
+def _whole_number(value: Any) -> int:
+    try:
         return setting_values.positive_int(value)
     except ValueError:
-        raise InvalidArguments(
-            f'{command}: "{key}" must be a whole number of at least 1, got {value!r}'
-        ) from None
+        raise ValueError(f"must be a whole number of at least 1, got {value!r}") from None
+
+
+def optional_string(command: str, obj: Mapping[str, Any], key: str) -> str | None:
+    """A string field; ``None`` when absent (or null)."""
+    return _optional(command, obj, key, _non_empty_string)
+
+
+def positive_int(command: str, obj: Mapping[str, Any], key: str) -> int | None:
+    return _optional(command, obj, key, _whole_number)
 
 
 def choice(command: str, obj: Mapping[str, Any], key: str, options: Sequence[str]) -> str | None:
-    value = obj.get(key)
-    if value is None:
-        return None
-    if not isinstance(value, str) or value not in options:
-        listing = " or ".join(f'"{o}"' for o in options)
-        raise InvalidArguments(f'{command}: "{key}" must be {listing}, got {value!r}')
-    return value
+    def one_of(value: Any) -> str:
+        if not isinstance(value, str) or value not in options:
+            listing = " or ".join(f'"{o}"' for o in options)
+            raise ValueError(f"must be {listing}, got {value!r}")
+        return value
+
+    return _optional(command, obj, key, one_of)
 
 
 def path_of_uri(command: str, uri: str) -> Path:
