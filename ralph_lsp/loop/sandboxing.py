@@ -27,7 +27,7 @@ from ralph_lsp.proc.process import AgentStartError, SpawnSpec
 from ralph_lsp.proc.watchdog import describe_start_error
 from ralph_lsp.runs.states import RunState
 from ralph_lsp.runs.status import Level, RunEnd
-from ralph_lsp.sandbox import Sandbox, SandboxUnavailable, proxy
+from ralph_lsp.sandbox import Grants, Sandbox, SandboxUnavailable, proxy
 from ralph_lsp.sandbox.bridge import proxy_env
 from ralph_lsp.sandbox.domains import allowed_domains, base_url_entry, no_proxy_for
 from ralph_lsp.sandbox.git_guard import GitGuard
@@ -107,11 +107,13 @@ class RunSandbox:
                 work_root,
                 preset=settings.agent,
                 env=env,
-                allow_write=settings.sandbox_allow_write,
-                deny_read=settings.sandbox_deny_read,
-                allowed_domains=domains,
-                history_root=history_root,
-                confine_to=confine_to,
+                grants=Grants(
+                    allow_write=settings.sandbox_allow_write,
+                    deny_read=settings.sandbox_deny_read,
+                    allowed_domains=domains,
+                    history_root=history_root,
+                    confine_to=confine_to,
+                ),
             )
         except (SandboxUnavailable, ValueError) as exc:
             raise RunEnd(RunState.FAILED, f"{exc}") from None

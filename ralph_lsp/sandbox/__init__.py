@@ -41,7 +41,7 @@ the git pointers it puts back (never through a link);
 ``python -I -S``).
 """
 
-from ralph_lsp.sandbox.policy import SandboxPolicy, build_policy
+from ralph_lsp.sandbox.policy import Grants, SandboxPolicy, build_policy
 from ralph_lsp.sandbox.session import Sandbox, SandboxUnavailable, refusal
 
-__all__ = ["Sandbox", "SandboxPolicy", "SandboxUnavailable", "build_policy", "refusal"]
+__all__ = ["Grants", "Sandbox", "SandboxPolicy", "SandboxUnavailable", "build_policy", "refusal"]

@@ -114,6 +114,24 @@ CACHE_VARIABLES = {
 
 
 @dataclass(frozen=True)
+class Grants:
+    """What one run asks of its sandbox beyond its work tree: the folders it may also write
+    (``ralph.sandbox.allowWrite``), those it may not read, the hosts it may reach, where its
+    ``.ralph/`` lives when that is not the work tree (``history_root``), and ``confine_to`` (a
+    planning run's change folder, SPEC §14): the one folder of the work tree it writes, the rest
+    read-only, git's directory and ``allow_write`` too."""
+
+    allow_write: Sequence[str] = ()
+    deny_read: Sequence[str] = ()
+    allowed_domains: Sequence[str] = ()
+    history_root: Path | None = None
+    confine_to: Path | None = None
+
+
+NO_GRANTS = Grants()
+
+
+@dataclass(frozen=True)
 class SandboxPolicy:
     """Paths a run may write, may not read, and may read but not write; what it may reach."""
 
@@ -148,16 +166,12 @@ def build_policy(
     home: Path | None,
     preset: str,
     env: Mapping[str, str],
-    allow_write: Sequence[str] = (),
-    deny_read: Sequence[str] = (),
-    allowed_domains: Sequence[str] = (),
-    history_root: Path | None = None,
-    confine_to: Path | None = None,
+    grants: Grants = NO_GRANTS,
 ) -> SandboxPolicy:
-    """The policy of one run whose agent works in ``work_root`` (``history_root``: where its
-    ``.ralph/`` lives, when that is not the work tree). ``confine_to`` (a planning run's change
-    folder, SPEC §14): the one folder of the work tree it writes, the rest read-only, git's
-    directory and ``ralph.sandbox.allowWrite`` too."""
+    """The policy of one run whose agent works in ``work_root``, given what it asks beyond that
+    (``grants``)."""
+    allow_write, deny_read = grants.allow_write, grants.deny_read
+    history_root, confine_to = grants.history_root, grants.confine_to
     work_root = Path(os.path.realpath(work_root))
     caches = tmp_dir / "cache"
     git_write, git_read_only = git_paths(work_root)
@@ -188,7 +202,7 @@ def build_policy(
         # what exists, and the folders made before they are bound (session.py)
         read_only=unique(p for p in read_only if _exists(p) or p.name in MADE_READ_ONLY),
         env=run_env,
-        allowed_domains=tuple(dict.fromkeys(allowed_domains)),
+        allowed_domains=tuple(dict.fromkeys(grants.allowed_domains)),
         read_only_first=(work_root,) if confine_to is not None else (),
     )
 

@@ -16,14 +16,21 @@ import shutil
 import sys
 import tempfile
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from ralph_lsp.sandbox import bwrap, seatbelt, sockets
 from ralph_lsp.sandbox.bridge import bridge_argv
 from ralph_lsp.sandbox.domains import no_proxy_for
-from ralph_lsp.sandbox.policy import MADE_READ_ONLY, SandboxPolicy, agent_state, build_policy
+from ralph_lsp.sandbox.policy import (
+    MADE_READ_ONLY,
+    NO_GRANTS,
+    Grants,
+    SandboxPolicy,
+    agent_state,
+    build_policy,
+)
 
 SHOWN_PATHS = 6  # paths named per list in the run's first line
 
@@ -68,33 +75,19 @@ class Sandbox:
         *,
         preset: str,
         env: Mapping[str, str],
-        allow_write: Sequence[str] = (),
-        deny_read: Sequence[str] = (),
-        allowed_domains: Sequence[str] = (),
-        history_root: Path | None = None,
-        confine_to: Path | None = None,
+        grants: Grants = NO_GRANTS,
     ) -> Sandbox:
-        """The sandbox for a run working in ``work_root`` (writing only ``confine_to`` of it,
-        when given: a planning run). Raises ``SandboxUnavailable``."""
+        """The sandbox for a run working in ``work_root`` (writing only ``grants.confine_to`` of
+        it, when given: a planning run). Raises ``SandboxUnavailable``."""
         problem = refusal("auto")
         if problem is not None:
             raise SandboxUnavailable(problem)
         tmp_dir = Path(tempfile.mkdtemp(prefix="ralph-sandbox-"))
         home = Path(env["HOME"]) if env.get("HOME") else None
         sockets.private_folder()  # made now, so that it is hidden from this run too
-        hide = [*deny_read, *map(str, sockets.private_folders())]
-        policy = build_policy(
-            work_root,
-            tmp_dir,
-            home=home,
-            preset=preset,
-            env=env,
-            allow_write=allow_write,
-            deny_read=hide,
-            allowed_domains=allowed_domains,
-            history_root=history_root,
-            confine_to=confine_to,
-        )
+        hide = (*grants.deny_read, *map(str, sockets.private_folders()))
+        hiding = replace(grants, deny_read=hide)
+        policy = build_policy(work_root, tmp_dir, home=home, preset=preset, env=env, grants=hiding)
         _prepare(policy, agent_state(preset, env, home))
         if sys.platform == "darwin":
             program = seatbelt.locate() or seatbelt.SANDBOX_EXEC

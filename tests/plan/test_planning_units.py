@@ -17,7 +17,7 @@ from ralph_lsp.loop.plan_prompt import build_plan_prompt
 from ralph_lsp.openspec.planning import change_name_error, gate, open_questions
 from ralph_lsp.openspec.workspace import Change
 from ralph_lsp.sandbox import bwrap
-from ralph_lsp.sandbox.policy import build_policy
+from ralph_lsp.sandbox.policy import Grants, build_policy
 from tests.plan.test_plan_cli import TOOLBOX, git
 
 SPEC = """# widget Specification
@@ -56,8 +56,7 @@ def test_the_planning_policy_writes_only_the_change_folder(project: Path, tmp_pa
         home=None,
         preset="demo",
         env={},
-        allow_write=[str(tmp_path / "extra")],
-        confine_to=folder,
+        grants=Grants(allow_write=[str(tmp_path / "extra")], confine_to=folder),
     )
     assert policy.writable == (folder, tmp_path / "private")
     assert policy.read_only_first == (project,)

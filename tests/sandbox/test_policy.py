@@ -12,7 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ralph_lsp.sandbox import bwrap, seatbelt, session, sockets
-from ralph_lsp.sandbox.policy import build_policy
+from ralph_lsp.sandbox.policy import Grants, build_policy
 from ralph_lsp.sandbox.refusals import may_say_refused, refused
 from ralph_lsp.sandbox.repository import git_paths
 from ralph_lsp.settings import Settings, settings_from_dict, settings_to_dict
@@ -39,8 +39,7 @@ def test_the_policy_writes_the_work_tree_hides_secrets_and_puts_git_and_ralph_ba
         home=home,
         preset="codex",
         env={"HOME": str(home)},
-        allow_write=["~/extra"],
-        deny_read=["~/notes"],
+        grants=Grants(allow_write=["~/extra"], deny_read=["~/notes"]),
     )
     assert policy.writable[:2] == (root, tmp_path / "private")
     assert home / ".codex" in policy.writable and home / ".claude" not in policy.writable
@@ -288,7 +287,12 @@ def test_the_servers_code_cache_is_read_only_under_any_writable_folder(
     allow = ["~/.cache"] if how == "allowWrite ~/.cache" else []
     env = {"HOME": str(home)}
     policy = build_policy(
-        root, tmp_path / "private", home=home, preset="claude", env=env, allow_write=allow
+        root,
+        tmp_path / "private",
+        home=home,
+        preset="claude",
+        env=env,
+        grants=Grants(allow_write=allow),
     )
     folder = home / ".cache" / "ralph-lsp"
     assert folder in policy.read_only
