@@ -50,7 +50,7 @@ from ralph_lsp.agents.base import (
     log_lines,
 )
 from ralph_lsp.agents.claude import ProblemGate, relative_path, summary_line
-from ralph_lsp.agents.limits import retry_at_from_text
+from ralph_lsp.agents.limits import RATE_LIMIT_WORDS, retry_at_from_text
 
 _AUTH_RE = re.compile(
     r"unauthori[sz]ed|\bnot logged in\b|(?:invalid|incorrect|missing) api key"
@@ -59,10 +59,7 @@ _AUTH_RE = re.compile(
     re.IGNORECASE,
 )
 _USAGE_RE = re.compile(r"usage limit|hit your limit", re.IGNORECASE)
-_RATE_RE = re.compile(
-    r"rate[ _-]?limit|too many requests|\b429\b|\bquota\b|try again (?:at|in)\b",
-    re.IGNORECASE,
-)
+_RATE_RE = re.compile(RATE_LIMIT_WORDS + r"|try again (?:at|in)\b", re.IGNORECASE)
 _OFFLINE_RE = re.compile(r"waiting for (?:the )?network", re.IGNORECASE)
 # The API cannot be reached at all (refused, no route, DNS): retried, then ``turn.failed``.
 # In a sandboxed run the egress proxy answers for a dead server: "502 Bad Gateway: ralph-lsp

@@ -39,7 +39,7 @@ from ralph_lsp.agents.base import (
     unparsed_line,
 )
 from ralph_lsp.agents.claude import ProblemGate, main_model, relative_path, summary_line
-from ralph_lsp.agents.limits import retry_at_from_text
+from ralph_lsp.agents.limits import RATE_LIMIT_WORDS, retry_at_from_text
 
 EXIT_AUTH = 41
 EXIT_INPUT = 42
@@ -60,9 +60,7 @@ _AUTH_RE = re.compile(
     re.IGNORECASE,
 )
 _RATE_RE = re.compile(
-    r"\b429\b|RESOURCE_EXHAUSTED|\bquota\b|rate[ _-]?limit|too many requests"
-    r"|exhausted your (?:capacity|quota)",
-    re.IGNORECASE,
+    RATE_LIMIT_WORDS + r"|RESOURCE_EXHAUSTED|exhausted your (?:capacity|quota)", re.IGNORECASE
 )
 # Gemini refuses a tool call by policy, or because the tool is not offered in this mode.
 _REFUSED_TYPES = {"policy_violation", "tool_not_registered"}

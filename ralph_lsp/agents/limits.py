@@ -23,6 +23,9 @@ from zoneinfo import ZoneInfo
 
 _MAX_AHEAD_S = 31 * 24 * 3600
 
+# The rate-limit wording Codex and Gemini share (each parser adds its own), case-insensitive.
+RATE_LIMIT_WORDS = r"\b429\b|rate[ _-]?limit|too many requests|\bquota\b"
+
 _EPOCH_RE = re.compile(r"\|\s*(\d{10}|\d{13})(?!\d)")
 
 _UNIT_S = {"d": 86400.0, "h": 3600.0, "m": 60.0, "s": 1.0}
