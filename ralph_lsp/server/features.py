@@ -4,6 +4,7 @@
 # time to decide whether to pass the server in, and must find real objects.
 
 import logging
+from collections.abc import Callable
 from typing import Any
 
 from lsprotocol import types
@@ -41,6 +42,24 @@ def _register_command(server: RalphLanguageServer, name: str, handler: Handler) 
     server.command(name)(command)
 
 
+DocumentParams = (
+    types.DidOpenTextDocumentParams
+    | types.DidChangeTextDocumentParams
+    | types.DidSaveTextDocumentParams
+    | types.DidCloseTextDocumentParams
+)
+
+
+def _register_document_event(
+    server: RalphLanguageServer, method: str, handle: Callable[[str], None]
+) -> None:
+    def notified(params: DocumentParams) -> None:
+        handle(params.text_document.uri)
+
+    notified.__name__ = method.replace("/", "_")
+    server.feature(method)(notified)
+
+
 def register(server: RalphLanguageServer) -> None:
     for name, handler in COMMANDS.items():
         _register_command(server, name, handler)
@@ -76,21 +95,14 @@ def register(server: RalphLanguageServer) -> None:
         server.roots.update()
         server.run_task(server.attach_all(server.roots.roots), "attach to live runs and queues")
 
-    @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
-    def did_open(params: types.DidOpenTextDocumentParams) -> None:
-        server.editing.on_open(params.text_document.uri)
-
-    @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
-    def did_change(params: types.DidChangeTextDocumentParams) -> None:
-        server.editing.on_edit(params.text_document.uri)
-
-    @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
-    def did_save(params: types.DidSaveTextDocumentParams) -> None:
-        server.editing.on_save(params.text_document.uri)
-
-    @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
-    def did_close(params: types.DidCloseTextDocumentParams) -> None:
-        server.editing.on_close(params.text_document.uri)
+    # The text-document notifications: each hands the document's URI to the editing tracker.
+    for method, on_document in (
+        (types.TEXT_DOCUMENT_DID_OPEN, server.editing.on_open),
+        (types.TEXT_DOCUMENT_DID_CHANGE, server.editing.on_edit),
+        (types.TEXT_DOCUMENT_DID_SAVE, server.editing.on_save),
+        (types.TEXT_DOCUMENT_DID_CLOSE, server.editing.on_close),
+    ):
+        _register_document_event(server, method, on_document)
 
     authoring.register(server)  # symbols, completion, definition, hover, code actions
 
