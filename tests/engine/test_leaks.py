@@ -9,12 +9,18 @@ import os
 import tracemalloc
 from pathlib import Path
 
+import pytest
+
 from ralph_lsp.loop.engine import Engine
 from ralph_lsp.loop.history import load_records
 from ralph_lsp.runs.events import IterationEvent
 from ralph_lsp.runs.request import RunRequest
 from ralph_lsp.settings import Settings
 from tests.engine.conftest import CHANGE
+
+# Soaks (fifty iterations then forty runs; forty iterations traced), about 12 s each: they run
+# with the full suite (`make test`), not in the inner loop.
+pytestmark = pytest.mark.slow
 
 # An agent that says something and checks nothing, as cheap as a spawn gets.
 IDLE = Settings(

@@ -19,6 +19,7 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from lsprotocol import types
@@ -141,6 +142,9 @@ def _cpu(read: Callable[[str], None], text: str) -> float:
     return best
 
 
+# 40 examples of 24 KB and 192 KB texts, each read three times: about 16 s, a benchmark's
+# length, so it runs with the full suite (`make test`) and not in the inner loop.
+@pytest.mark.slow
 @settings(max_examples=40, deadline=None)
 @given(context=st.sampled_from(CONTEXTS), fragment=FRAGMENTS, closer=CLOSERS)
 def test_the_authoring_readers_time_grows_linearly(
