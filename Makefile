@@ -69,7 +69,9 @@ UNIT_SKIP := --ignore=tests/lsp --ignore=tests/claude_offline --ignore=tests/cod
 unit: $(STAMP)
 	$(VENV)/bin/pytest -q -n 2 $(UNIT_SKIP)
 
-check: lint typecheck unit
+# lint and mypy take seconds: they run beside the unit tests, each target's output printed whole.
+check: $(STAMP)
+	@$(MAKE) --no-print-directory -j3 --output-sync=target lint typecheck unit
 
 nvim-setup:
 	@bash scripts/nvim-setup.sh
