@@ -66,8 +66,10 @@ pytest: $(STAMP) agent-clis
 UNIT_SKIP := --ignore=tests/lsp --ignore=tests/claude_offline --ignore=tests/codex_gemini_offline \
   --ignore=tests/ray --ignore=tests/nvim --ignore=tests/faults -m "not slow and not ray"
 
+# Without make's own variables: a test project's `make test` (a run's verification) must not
+# inherit this make's jobserver, which it cannot reach (under `make check`, -j3: exit 139).
 unit: $(STAMP)
-	$(VENV)/bin/pytest -q -n 2 $(UNIT_SKIP)
+	env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL $(VENV)/bin/pytest -q -n 2 $(UNIT_SKIP)
 
 # lint and mypy take seconds: they run beside the unit tests, each target's output printed whole.
 check: $(STAMP)
