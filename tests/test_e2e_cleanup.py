@@ -76,6 +76,7 @@ def test_an_interrupted_e2e_leaves_no_process(
     assert tagged(process_tag) == []  # nor anything else it started
 
 
+@pytest.mark.slow  # as the interrupted ones: the one deaf to SIGTERM takes the 5 s grace
 def test_a_finished_e2e_leaves_no_process_either(tmp_path: Path, process_tag: str) -> None:
     script = tmp_path / "e2e-shaped.sh"
     script.write_text(SHAPED_LIKE_E2E.replace(f"sleep {SLEEPS[3]} &", "sleep 0.2 &"))

@@ -10,6 +10,8 @@ import shutil
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from ralph_lsp.loop.prompt import build_prompt
 from ralph_lsp.openspec.project_context import (
     MAX_CONTEXT_BYTES,
@@ -57,6 +59,8 @@ def project(tmp_path: Path, name: str, config: str) -> Path:
     return root
 
 
+# The real OpenSpec CLI started once a configuration (about 7 s): the full suite's (`make test`).
+@pytest.mark.slow
 def test_contexts_agree_with_the_real_cli(openspec: str, tmp_path: Path) -> None:  # noqa: F811
     env = {**os.environ, "OPENSPEC_TELEMETRY": "0", "DO_NOT_TRACK": "1"}
     for name, config in CONFIGS.items():

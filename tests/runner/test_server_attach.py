@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
 from lsprotocol import types
 
 from ralph_lsp.runner.live import find_live
@@ -73,6 +74,8 @@ async def test_a_run_outlives_its_server_and_the_next_server_follows_and_stops_i
     assert took < 1.0
 
 
+# Two iterations of 3 s a task, by design (see below): about 15 s, the full suite's (`make test`).
+@pytest.mark.slow
 async def test_detach_from_the_cli_attach_from_the_server_guide_from_another_cli(
     workspace: Path, start_session: StartSession, runtime_dir: Path
 ) -> None:
