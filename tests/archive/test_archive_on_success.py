@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from ralph_lsp.archiving.writer import today
 from tests.conftest import EXAMPLE, openspec_cli
 
@@ -36,6 +38,9 @@ def specs(root: Path) -> dict[str, bytes]:
     return {str(p.relative_to(folder)): p.read_bytes() for p in folder.rglob("*") if p.is_file()}
 
 
+# Two demo runs and the real OpenSpec CLI's archive to compare with (about 7 s): the full
+# suite's (`make test`).
+@pytest.mark.slow
 def test_a_verified_run_archives_what_openspec_archive_writes(tmp_path: Path) -> None:
     ours = demo_project(tmp_path / "ours")
     done = run(ours, "--archive-on-success")

@@ -10,6 +10,8 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.lsp.conftest import StartSession, client_profile, plain, start_session, wait_until  # noqa: F401  (fixtures)
 from tests.queue.conftest import CHANGES, toolbox  # noqa: F401  (the fixture)
 from tests.runner.conftest import runtime_dir  # noqa: F401  (the fixture)
@@ -24,6 +26,8 @@ def record_queue_statuses(session: Any) -> list[dict[str, Any]]:
     return seen
 
 
+# A real language server and a real runner, as tests/lsp (outside the unit tests): about 6 s.
+@pytest.mark.slow
 async def test_a_queue_outlives_its_server_and_the_next_server_follows_it_to_its_end(
     start_session: StartSession,  # noqa: F811
     toolbox: Path,  # noqa: F811

@@ -19,6 +19,10 @@ from tests.conftest import alive
 from tests.lsp.conftest import CHANGE, Session, StartSession, wait_until
 from tests.runner.conftest import children_of, cli, wait_for
 
+# A real language server and real runners, as tests/lsp (outside the unit tests): about 30 s in
+# all, one test 15 s by design (two iterations of 3 s a task). The full suite runs them.
+pytestmark = pytest.mark.slow
+
 RUNNER = {"runsOutliveEditor": True, "agent": "demo", "verifyWhen": "off", "checkpoints": False}
 DETACHED = ("--detach", "--agent", "demo", "--verify-when", "off", "--no-checkpoints")
 
@@ -74,8 +78,6 @@ async def test_a_run_outlives_its_server_and_the_next_server_follows_and_stops_i
     assert took < 1.0
 
 
-# Two iterations of 3 s a task, by design (see below): about 15 s, the full suite's (`make test`).
-@pytest.mark.slow
 async def test_detach_from_the_cli_attach_from_the_server_guide_from_another_cli(
     workspace: Path, start_session: StartSession, runtime_dir: Path
 ) -> None:
