@@ -73,7 +73,10 @@ async def test_a_slow_disk_does_not_hold_the_loop_while_a_run_saves_its_record(
     assert len(saves) >= 16, saves
     held = [lag for lag in lags if lag >= SLOW_FSYNC]  # (a loaded machine's pauses are fewer)
     assert len(held) <= 3, (held, len(saves))
-    assert len(slow_fsync) >= 8  # (the saves were made durable all the same)
+    # the saves were made durable all the same: only the newest version of a burst is
+    # flushed, so how many fsyncs a run takes depends on the disk's pace (7 and 8 are both
+    # seen), and the record read below is the last version
+    assert slow_fsync
     folder = project / ".ralph/runs" / status.run_id
     record = json.loads((folder / "record.json").read_text())
     assert record["state"] == "succeeded" and record["endedAt"]
