@@ -152,7 +152,10 @@ class FaultEnv:
         path = self.logs / "spawns.jsonl"
         if not path.exists():
             return []
-        return [json.loads(line) for line in path.read_text().splitlines()]
+        # a line is whole once its newline is written: a spawn's line still being appended
+        # (the test polls while the agent writes) is not one yet
+        text = path.read_text()
+        return [json.loads(line) for line in text[: text.rfind("\n") + 1].splitlines()]
 
     # -- the project ---------------------------------------------------------------------------
     def tasks(self, change: str = "alpha") -> Path:
