@@ -19,7 +19,7 @@ makes of that text. The cache holds code, so it is read only when it is a regula
 through a link) owned by this user and writable by no one else, as a ``__pycache__`` file is
 trusted; anything else is ignored and, on save, replaced. A sandboxed agent cannot write it
 (the home is read-only in the sandbox). ``RALPH_LSP_CODE_CACHE=off`` turns it all off.
-Standard library only; no LSP imports.
+Standard library only, and the product's regular-file opener; no LSP imports.
 """
 
 import __future__
@@ -32,6 +32,8 @@ import sys
 from pathlib import Path
 from types import CodeType, ModuleType
 from typing import Any
+
+from ralph_lsp.openspec.regular_files import open_regular
 
 #: A cache file larger than this is not read.
 MAX_BYTES = 16 * 1024 * 1024
@@ -83,18 +85,13 @@ def cache_path(env: dict[str, str] | None = None) -> Path | None:
 def _read(path: Path) -> dict[Key, CodeType]:
     """The cache's entries; empty when it is missing, not this user's own, writable by others,
     a link, too large or not a cache."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:  # the product's one way to open a file it did not just make: regular, capped, no link
+        fd = open_regular(path, MAX_BYTES, follow=False)
     except OSError:
         return {}
     try:
         st = os.fstat(fd)
-        if (
-            not stat.S_ISREG(st.st_mode)
-            or st.st_uid != os.getuid()
-            or st.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
-            or st.st_size > MAX_BYTES
-        ):
+        if st.st_uid != os.getuid() or st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
             return {}
         raw = os.read(fd, st.st_size + 1)  # at once: marshal.load reads a file piecemeal
         data = marshal.loads(raw) if len(raw) == st.st_size else None
