@@ -231,11 +231,20 @@ describe("Ralph in a real VS Code", () => {
       await wb.until("the change in the Ralph view, not started", async () => /0\/\d+/.test(await row.innerText()));
     });
     await step("inline-run", async () => {
+      await wb.recordRowTexts("ralphRow", ".part.sidebar", ".part.sidebar .pane", change);
       await row.hover();
       await row.locator('.action-label[aria-label*="Run change"]').click();
       // Any phase of a running run: the agent's iteration, or the verification after it (which,
       // under load, can take longer than the agent's part, so the iteration alone may be missed).
-      await wb.until("the running row", async () => /· (iteration \d+|verifying)/.test(await row.innerText()));
+      // Every render of the row is recorded in the page, so a phase is seen however short.
+      const running = /· (iteration \d+|verifying)/;
+      await wb
+        .until("the running row", async () => (await wb.seenTexts("ralphRow")).some((t) => running.test(t)))
+        .catch(async (err: Error) => {
+          const seen = await wb.seenTexts("ralphRow").catch(() => []);
+          throw new Error(`${err.message}; the row showed ${JSON.stringify(seen)}; status: ${JSON.stringify(await wb.statusText(STATUS_ID))}`);
+        })
+        .finally(() => wb.stopRecording("ralphRow"));
       await wb.until("the success status", async () => (await wb.statusText(STATUS_ID)).includes(`Ralph: ${change} succeeded ${total}/${total}`));
     });
     const ended = (n: string) => n.includes(`Ralph: ${change} succeeded`);

@@ -438,6 +438,44 @@ export class Workbench {
     return (await this.page.locator(".monaco-editor .codelens-decoration").allInnerTexts()).map(normalize);
   }
 
+  /**
+   * Records, inside the page, every text a list row holding `text` shows under `selector` (within
+   * the workbench part `part`), from now on: a MutationObserver sees each render, so a state that lasts one refresh is not missed by
+   * a poll that happens to look before and after it. `seenTexts` reads what was recorded.
+   */
+  async recordRowTexts(key: string, part: string, selector: string, text: string): Promise<void> {
+    // In the page's own terms (this file is compiled without the DOM's types).
+    const args = JSON.stringify({ key, part, selector, text });
+    await this.page.evaluate(`(() => {
+      const { key, part, selector, text } = ${args};
+      const seen = [];
+      const look = () => {
+        for (const row of document.querySelectorAll(selector + " .monaco-list-row")) {
+          const t = row.innerText || "";
+          if (t.includes(text) && seen[seen.length - 1] !== t) {
+            seen.push(t);
+          }
+        }
+      };
+      look();
+      window[key + ":observer"]?.disconnect();
+      const observer = new MutationObserver(look);
+      observer.observe(document.querySelector(part) || document.body, { subtree: true, childList: true, characterData: true, attributes: true });
+      window[key] = seen;
+      window[key + ":observer"] = observer;
+    })()`);
+  }
+
+  /** Stops recording for `key`; what was seen stays readable. */
+  async stopRecording(key: string): Promise<void> {
+    await this.page.evaluate(`window[${JSON.stringify(key + ":observer")}]?.disconnect()`);
+  }
+
+  async seenTexts(key: string): Promise<string[]> {
+    const texts = (await this.page.evaluate(`window[${JSON.stringify(key)}] || []`)) as string[];
+    return texts.map(normalize);
+  }
+
   statusItem(id: string): Locator {
     return this.page.locator(`.part.statusbar [id="${id}"]`);
   }
