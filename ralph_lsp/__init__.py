@@ -25,7 +25,9 @@ the layers down (``docs/architecture.md`` has a section for each):
 - ``placement``    where a run executes: ``ralph.runner`` read once, for every layer above;
 - ``settings``     one typed, fully defaulted settings object, shared by the CLI and the server;
 - ``setting_values`` the converters of its values: each checked, or a ``ValueError`` saying
-  what was expected.
+  what was expected;
+- ``bursts``       the garbage collector paused over a burst of allocations without cycles
+  (a parse, a validation, a cold scan), for every layer above.
 
 Invariant: a package imports only the layers below it (``[tool.importlinter]`` in
 ``pyproject.toml``, held by ``make lint`` and ``tests/test_imports.py``), pygls and lsprotocol

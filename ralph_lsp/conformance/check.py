@@ -7,6 +7,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from ralph_lsp.bursts import collector_paused
 from ralph_lsp.conformance.junit import Case
 from ralph_lsp.conformance.links import Mention
 from ralph_lsp.conformance.scan import Scanner
@@ -35,6 +36,7 @@ class Conformance:
     project_linked: bool  # a test names a scenario of the main specs (the `auto` gate)
 
 
+@collector_paused  # the scan's tuples, then the links and rows of every scenario
 def conformance(
     root: Path,
     change_folder: Path,

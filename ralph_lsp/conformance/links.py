@@ -20,7 +20,7 @@ from __future__ import annotations
 import ast
 import bisect
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from typing import NamedTuple
 
 from ralph_lsp.conformance.scenarios import collapse
@@ -82,17 +82,24 @@ def mentions(path: str, text: str) -> list[Mention]:
     """Every ``Scenario:`` text of ``text`` (the file ``path``, relative) and its test."""
     if "cenario:" not in text and "CENARIO:" not in text:  # Scenario:, scenario:, SCENARIO:
         return []
+    language = language_of(path) or "other"
+    if language == "python" and _plain(text):
+        return _plain_python_mentions(path, text)
+    return mentions_by_lines(path, text, language)
+
+
+def mentions_by_lines(path: str, text: str, language: str) -> list[Mention]:
+    """:func:`mentions` read over ``text.splitlines()``: any text, any language."""
     lines = text.splitlines()
-    found = [
-        (i, collapse(line[m.end() : m.end() + MAX_MENTION_CHARS]))
-        for i in _mention_lines(text, lines)
-        for line in (lines[i],)
-        for m in _MENTION.finditer(line)
-    ]
-    found = [(i, t) for i, t in found if t]
+    found = []
+    for i in _mention_lines(text, lines):
+        line = lines[i]
+        for m in _MENTION.finditer(line):
+            mention = collapse(line[m.end() : m.end() + MAX_MENTION_CHARS])
+            if mention:
+                found.append((i, mention))
     if not found:
         return []
-    language = language_of(path) or "other"
     if language == "python":
         finder = _python_finder(text, lines)
     else:
@@ -100,30 +107,82 @@ def mentions(path: str, text: str) -> list[Mention]:
     out = []
     for i, mention in found:
         name = finder(i)
-        out.append(Mention(i + 1, mention, TestRef(path, name, language) if name else None))
+        test = _tuple(TestRef, (path, name, language)) if name else None
+        out.append(_tuple(Mention, (i + 1, mention, test)))
     return out
 
 
-# The line breaks of str.splitlines() but "\n" that an ASCII text can hold.
-_ASCII_BREAKS = ("\r", "\x0b", "\x0c", "\x1c", "\x1d", "\x1e")
+def _plain_python_mentions(path: str, text: str) -> list[Mention]:
+    """:func:`mentions` of a Python file whose text is :func:`_plain`: each mention's line and
+    the lines above it cut from the text where needed, so the file is split into lines only
+    when the indentation does not say and the parse decides (what a cold scan of thousands
+    of files spends most on)."""
+    out = []
+    parsed: Finder | None = None
+    for i, (start, end) in sorted(_plain_mention_lines(text).items()):
+        line = text[start:end]
+        name: str | None = None
+        looked = False
+        # An ASCII line: its `Scenario:` in any case, as _MENTION finds them, is where its
+        # lowered copy has `scenario:` (a search of the str, not a regex of every character).
+        lowered = line.lower()
+        at = lowered.find("scenario:")
+        while at >= 0:
+            after = at + 9
+            at = lowered.find("scenario:", after)
+            mention = collapse(line[after : after + MAX_MENTION_CHARS])
+            if not mention:
+                continue
+            if not looked:
+                looked, name = True, _py_by_indent_text(text, start, end)
+                if name is None:
+                    parsed = parsed or _python_parsed(text, text.splitlines())
+                    name = parsed(i)
+            test = _tuple(TestRef, (path, name, "python")) if name else None
+            out.append(_tuple(Mention, (i + 1, mention, test)))
+    return out
+
+
+# A cold scan makes these for each mention of a thousand files: tuple's own constructor,
+# without the Python-level __new__ of a NamedTuple.
+_tuple = tuple.__new__
+
+
+def _plain(text: str) -> bool:
+    """An ASCII text whose lines end only at "\n" (no other break of str.splitlines()): most
+    test files. Its lines are ``text.split("\n")``, found by searching the text itself."""
+    return text.isascii() and not (
+        "\r" in text
+        or "\x0b" in text
+        or "\x0c" in text
+        or "\x1c" in text
+        or "\x1d" in text
+        or "\x1e" in text
+    )
 
 
 def _mention_lines(text: str, lines: list[str]) -> list[int]:
     """The 0-based lines (of ``lines``, ``text.splitlines()``) holding ``cenario:`` or
-    ``CENARIO:``: found by searching the text where its lines end only at "\n" (an ASCII text
-    without another break: most test files), else line by line."""
-    if not text.isascii() or any(b in text for b in _ASCII_BREAKS):
+    ``CENARIO:``: found by searching a :func:`_plain` text, else line by line."""
+    if not _plain(text):
         return [i for i, line in enumerate(lines) if "cenario:" in line or "CENARIO:" in line]
-    at: set[int] = set()
+    return sorted(_plain_mention_lines(text))
+
+
+def _plain_mention_lines(text: str) -> dict[int, tuple[int, int]]:
+    """0-based line → (start, end) of the line in ``text`` (a :func:`_plain` one), for each
+    line holding ``cenario:`` or ``CENARIO:``."""
+    at: dict[int, tuple[int, int]] = {}
     for needle in ("cenario:", "CENARIO:"):
         pos, line, counted = text.find(needle), 0, 0
         while pos >= 0:
             line += text.count("\n", counted, pos)
             counted = pos
-            at.add(line)
             end = text.find("\n", pos)  # the rest of this line is this line's
+            if line not in at:
+                at[line] = (text.rfind("\n", 0, pos) + 1, len(text) if end < 0 else end)
             pos = -1 if end < 0 else text.find(needle, end)
-    return sorted(at)
+    return at
 
 
 # --- Python --------------------------------------------------------------------------------
@@ -163,19 +222,51 @@ def _py_by_indent(lines: list[str], i: int) -> str | None:
             j += 1
         if j < len(lines) and _PY_BLOCK.match(lines[j]) and _indent(lines[j]) >= limit:
             i, limit = j, _indent(lines[j])
+    return _enclosing(lines[i], limit, (lines[k] for k in range(i - 1, -1, -1)))
+
+
+def _py_by_indent_text(text: str, start: int, end: int) -> str | None:
+    """:func:`_py_by_indent` of the line ``text[start:end]`` of a :func:`_plain` text."""
+    line = text[start:end]
+    limit = _indent(line)
+    if line.lstrip().startswith("#"):
+        at, n = end + 1, len(text)
+        below = None
+        while at < n:  # the lines below: comments and decorators, then what they lead into
+            stop = text.find("\n", at)
+            below = text[at : n if stop < 0 else stop]
+            if not below.lstrip().startswith(("#", "@")):
+                break
+            at, below = n if stop < 0 else stop + 1, None
+        if below is not None and _PY_BLOCK.match(below) and _indent(below) >= limit:
+            line, limit, start = below, _indent(below), at
+    return _enclosing(line, limit, _lines_above(text, start))
+
+
+def _lines_above(text: str, start: int) -> Iterator[str]:
+    """The lines above the one starting at ``start`` of a :func:`_plain` text, nearest first."""
+    end = start - 1  # the "\n" that ends the line above
+    while end >= 0:
+        begin = text.rfind("\n", 0, end) + 1
+        yield text[begin:end]
+        end = begin - 1
+
+
+def _enclosing(line: str, limit: int, above: Iterable[str]) -> str | None:
+    """The test of ``line`` (indented ``limit``) from the lines ``above`` it, nearest first."""
     chain: list[tuple[str, str]] = []
-    own = _PY_BLOCK.match(lines[i])  # a mention on a `def` line is in that test
+    own = _PY_BLOCK.match(line)  # a mention on a `def` line is in that test
     if own is not None:
         chain.append((own.group(1), own.group(2)))
     if limit == 0:
         return _named(chain)
-    for k in range(i - 1, -1, -1):
-        line = lines[k]
-        if not line.strip() or line.lstrip().startswith("#") or _indent(line) >= limit:
-            continue
+    for line in above:
+        code = line.lstrip()
+        if not code or code[0] == "#" or len(line) - len(code) >= limit:
+            continue  # blank, a comment, or inside the block
         m = _PY_BLOCK.match(line)
         chain.append((m.group(1), m.group(2)) if m else ("", ""))
-        limit = _indent(line)
+        limit = len(line) - len(code)
         if limit == 0:
             break
     return _named(chain) if limit == 0 else None

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from ralph_lsp.conformance.junit import FAILED, PASSED, Case, matches
 from ralph_lsp.conformance.links import Mention, TestRef
@@ -150,13 +150,18 @@ class Titles:
         return None, None, False
 
 
-@dataclass(frozen=True)
-class Link:
+class Link(NamedTuple):
+    """A mention that names a scenario. (A tuple, as :class:`Mention`: a table links thousands,
+    and a frozen dataclass is slow to build.)"""
+
     capability: str
     title: str
     test: TestRef
     file: str
     line: int
+
+
+_link = tuple.__new__  # a Link without the Python-level __new__ of a NamedTuple
 
 
 def resolve_links(
@@ -180,7 +185,7 @@ def resolve_links(
                         f"{rel}:{m.line}: names scenario {title!r} outside any test: not a link"
                     )
                 else:
-                    links.append(Link(cap, title, m.test, rel, m.line))
+                    links.append(_link(Link, (cap, title, m.test, rel, m.line)))
     return links, warnings
 
 
@@ -228,12 +233,14 @@ def _state(tests: list[TestRef], results: Results) -> tuple[str, str | None]:
 
 # (scenario, state, test) → its row: a rescan makes the same rows again (a frozen dataclass is
 # slow to build, and a table has thousands)
-_ROWS: dict[tuple[Scenario, str, str | None], Row] = {}
+_ROWS: dict[tuple[str, str, str, str, int, str, str | None], Row] = {}
 
 
 def _row(s: Scenario, tests: list[TestRef], results: Results) -> Row:
     state, test = _state(tests, results)
-    key = (s, state, test)
+    # the scenario's fields, not the scenario: a tuple of strings hashes without the Python
+    # call a frozen dataclass's hash is
+    key = (s.capability, s.requirement, s.title, s.spec, s.line, state, test)
     row = _ROWS.get(key)
     if row is None:
         if len(_ROWS) >= 100_000:

@@ -21,12 +21,12 @@ here.
 
 from __future__ import annotations
 
-import gc
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from itertools import chain
 
+from ralph_lsp.bursts import collector_paused
 from ralph_lsp.openspec.task_rule import NOT_WS as _NOT_WS
 from ralph_lsp.openspec.task_rule import WS as _WS
 from ralph_lsp.openspec.tasks import (
@@ -100,19 +100,11 @@ def _line_chunks(text: str) -> Iterator[list[str]]:
     yield text[start:].split("\n")
 
 
+@collector_paused  # an object or more per task and finding, no reference cycle
 def parse_tasks(text: str) -> TasksDoc:
     """What the reference parser (``tests/tasks_reference.py``) gives (tasks, stories, findings),
     in one measured pass. Never raises."""
-    # The parse allocates an object or more per task and finding, and makes no reference
-    # cycles. The cyclic garbage collector, which these allocations would set off again and
-    # again (1.5 of 21 ms on 1 MiB), is paused while it runs and catches up once afterwards.
-    collecting = gc.isenabled()
-    gc.disable()
-    try:
-        return _parse_tasks(text)
-    finally:
-        if collecting:
-            gc.enable()
+    return _parse_tasks(text)
 
 
 # Long: one measured pass over the lines (bench: 1 MiB in ~16 ms); split, it is slower.

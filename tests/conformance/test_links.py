@@ -212,3 +212,32 @@ def test_mentions_are_found_on_the_lines_str_splitlines_makes(parts: list[str]) 
     lines = text.splitlines()
     expected = [i for i, line in enumerate(lines) if "cenario:" in line or "CENARIO:" in line]
     assert links._mention_lines(text, lines) == expected
+
+
+_PY_LINES = st.lists(
+    st.tuples(
+        st.sampled_from(["", "    ", "        ", "\t"]),
+        st.sampled_from(
+            [
+                *("def test_a():", "def helper():", "class TestK:", "async def test_b():"),
+                *("# Scenario: Shout once", '"""Scenario: Shout once"""', "x = 1  # scenario: Two"),
+                *("@pytest.mark.slow", "# a note", "", "pass", "def test_c():  # SCENARIO: Three"),
+                *("Scenario:", "# Scenario: A # Scenario: B", "return f'scenario: {x}'"),
+            ]
+        ),
+    ).map("".join),
+    max_size=30,
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(_PY_LINES, st.booleans())
+def test_a_plain_python_file_is_read_as_its_lines_would_be(lines: list[str], ends: bool) -> None:
+    """A Python file of ASCII lines broken at "\\n" is read from its text, not split into
+    lines (the cold scan's common case): the same mentions, lines and tests as the reading over
+    ``str.splitlines()`` that every other file gets, whether or not it parses."""
+    from ralph_lsp.conformance.links import mentions_by_lines
+
+    text = "\n".join(lines) + ("\n" if ends else "")
+    path = "tests/test_x.py"
+    assert mentions(path, text) == mentions_by_lines(path, text, "python"), text
