@@ -16,7 +16,6 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
-import secrets
 import stat
 from collections.abc import Sequence
 from pathlib import Path
@@ -127,7 +126,7 @@ def replace_file(dfd: int, name: str, data: bytes, mode: int | None) -> None:
     beside it (``O_EXCL | O_NOFOLLOW``: never an existing file or a link's target), flushed,
     given ``mode`` (None: the umask's), then renamed over ``name`` (a rename replaces a link
     there, never writes through it)."""
-    temp = f".{name}.ralph-archive-{secrets.token_hex(4)}"
+    temp = f".{name}.ralph-archive-{os.urandom(4).hex()}"
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
     fd = os.open(temp, flags, 0o666, dir_fd=dfd)
     try:

@@ -37,6 +37,7 @@ import sys
 TYPE_CHECKING = False  # typing's constant, without importing typing (mypy reads it the same)
 if TYPE_CHECKING:
     import argparse
+    from collections.abc import Callable
 
     from ralph_lsp.cli.validate_parser import ValidateArgs
 
@@ -97,6 +98,16 @@ def _arguments(argv: list[str]) -> argparse.Namespace | ValidateArgs | _Serve:
     return _parser(argv).parse_args(argv)
 
 
+def _server_imports() -> Callable[[], None]:
+    from ralph_lsp.proc import codecache
+
+    codecache.install()  # pygls's types compiled at their first start only
+    from ralph_lsp.server import serve
+
+    codecache.save()
+    return serve
+
+
 def main(argv: list[str] | None = None) -> int:
     """``ralph-lsp``. An unsupported platform (Windows) is refused here, before anything that
     needs POSIX is imported."""
@@ -106,17 +117,12 @@ def main(argv: list[str] | None = None) -> int:
     if reason is not None:
         print(f"ralph-lsp: error: {reason}", file=sys.stderr)
         return 2
+    from ralph_lsp.bursts import loaded
     from ralph_lsp.cli.errors import CliError, fail, is_terminal
 
     args = _arguments(sys.argv[1:] if argv is None else argv)
     if args.command in (None, "serve"):
-        from ralph_lsp.proc import codecache
-
-        codecache.install()  # pygls's types compiled at their first start only
-        from ralph_lsp.server import serve
-
-        codecache.save()
-
+        serve = loaded(_server_imports, freeze=True)
         if args.command is None and is_terminal(sys.stdin):
             # A person typed `ralph-lsp`: say what the silence means (an editor never sees this).
             print(
@@ -130,7 +136,7 @@ def main(argv: list[str] | None = None) -> int:
     # Each command's module is imported when it runs: `changes` never loads the engine.
     module, name = HANDLERS[args.command]
     # (__import__ with a fromlist gives the submodule, without importing the importlib package)
-    handler = getattr(__import__(f"ralph_lsp.cli.{module}", fromlist=[name]), name)
+    handler = loaded(lambda: getattr(__import__(f"ralph_lsp.cli.{module}", fromlist=[name]), name))
     try:
         return int(handler(args, sys.stdout))
     except CliError as exc:

@@ -16,15 +16,15 @@ import os
 import stat
 from dataclasses import dataclass
 from pathlib import Path
-from xml.etree.ElementTree import Element, ParseError
-
-from defusedxml import DefusedXmlException
-from defusedxml.ElementTree import fromstring
+from typing import TYPE_CHECKING
 
 from ralph_lsp.conformance.globs import REPORT_SKIP_DIRS
 from ralph_lsp.conformance.links import TestRef
 from ralph_lsp.conformance.scan import walk_files
 from ralph_lsp.openspec.regular_files import read_regular
+
+if TYPE_CHECKING:
+    from xml.etree.ElementTree import Element
 
 MAX_REPORT_BYTES = 16 * 1024 * 1024
 #: Reports read after one verification at most (a tree of stray XML is not read whole).
@@ -59,6 +59,12 @@ def _outcome(case: Element) -> str:
 def parse_report(data: bytes) -> list[Case] | None:
     """The cases of a JUnit report's bytes; None when it is no JUnit report (another XML);
     ``ValueError`` saying why when it cannot be read safely."""
+    # The XML parser is loaded with the first report, not with the server that lists cases.
+    from xml.etree.ElementTree import ParseError
+
+    from defusedxml import DefusedXmlException
+    from defusedxml.ElementTree import fromstring
+
     try:
         root = fromstring(data)
     except DefusedXmlException as exc:

@@ -19,7 +19,6 @@ import contextlib
 import errno
 import json
 import os
-import secrets
 import tempfile
 from collections.abc import Callable, Mapping
 from datetime import datetime, timezone
@@ -344,7 +343,7 @@ def new_run_id() -> str:
     """A run id, unique on this machine even for runs started in the same second by different
     processes (the pid tells them apart) and sortable by start time."""
     stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
-    return f"r-{stamp}-{os.getpid():x}{secrets.token_hex(2)}"
+    return f"r-{stamp}-{os.getpid():x}{os.urandom(2).hex()}"
 
 
 def process_started_at(pid: int) -> str | None:

@@ -19,7 +19,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-import secrets
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, fields
@@ -120,7 +119,7 @@ class QueueEvent:
 
 def new_queue_id() -> str:
     stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
-    return f"q-{stamp}-{os.getpid():x}{secrets.token_hex(2)}"
+    return f"q-{stamp}-{os.getpid():x}{os.urandom(2).hex()}"
 
 
 class Queue:

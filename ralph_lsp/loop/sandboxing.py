@@ -13,7 +13,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import secrets
 import shutil
 import stat
 from collections.abc import Callable, Mapping, Sequence
@@ -145,7 +144,7 @@ class RunSandbox:
         socket = self.proxy.socket_path
         if socket is None and self.proxy.tcp_port is None:
             raise AgentStartError("os_error", "the sandbox was opened for checks only")
-        self.status_file = self.box.policy.tmp_dir / f"agent-ended-{secrets.token_hex(8)}.json"
+        self.status_file = self.box.policy.tmp_dir / f"agent-ended-{os.urandom(8).hex()}.json"
         # the program as the host finds it on the agent's PATH: bound in where it would be hidden
         name = spec.argv[0] if spec.argv else ""
         self.program = shutil.which(name, path=spec.env.get("PATH")) or name if name else ""

@@ -23,7 +23,6 @@ import errno
 import json
 import logging
 import os
-import secrets
 import signal
 import subprocess
 import sys
@@ -119,7 +118,7 @@ class AgentProcess(OutputReading, TreeStopping):
             )
         exe, argv = spec.command(resolve_program(spec.argv[0], spec.env.get("PATH"), spec.cwd))
         become_subreaper()
-        tag = f"{os.getpid()}-{secrets.token_hex(8)}"
+        tag = f"{os.getpid()}-{os.urandom(8).hex()}"
         loop = asyncio.get_running_loop()
         control_r, control_w = os.pipe()
         status_r, status_w = os.pipe()

@@ -24,7 +24,6 @@ from __future__ import annotations
 import atexit
 import contextlib
 import os
-import secrets
 import threading
 import time
 from collections.abc import Callable
@@ -118,7 +117,7 @@ def settle_all(timeout: float = 5.0) -> bool:
 
 def _write_tmp(path: Path, write: Callable[[IO[str]], object], mode: int) -> _Job:
     dfd = safe_dir.open_folder(path.parent, create=True)
-    tmp = f".tmp-{secrets.token_hex(6)}"
+    tmp = f".tmp-{os.urandom(6).hex()}"
     try:
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, mode, dir_fd=dfd)
     except BaseException:

@@ -18,7 +18,6 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
-import secrets
 import stat
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -153,7 +152,7 @@ def write_stream(path: Path, write: Callable[[IO[str]], object], mode: int = 0o6
     """:func:`write_text` of what ``write`` writes to the file (UTF-8 text), streamed: a large
     file (a long run's record) is never held as one string."""
     with folder(path.parent, create=True) as dfd:
-        tmp = f".tmp-{secrets.token_hex(6)}"
+        tmp = f".tmp-{os.urandom(6).hex()}"
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, mode, dir_fd=dfd)
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as f:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import uuid
+import os
 from collections.abc import Callable
 from typing import Protocol
 
@@ -103,7 +103,7 @@ class RunReporter:
     async def _begin(self, status: RunStatus) -> None:
         if not self.client.supports_progress():
             return
-        token = f"ralph-{self.run_id}-{uuid.uuid4()}"
+        token = f"ralph-{self.run_id}-{os.urandom(8).hex()}"
         try:
             await asyncio.wait_for(self.client.create_progress(token), CREATE_TIMEOUT)
         except Exception as exc:  # the client refused or did not answer: no progress bar
