@@ -1,6 +1,7 @@
 """The collector paused over a burst (ralph_lsp/bursts.py), and a program's imports loaded
 without full collections: the thresholds and the collector's state are left as found, the
-cyclic garbage made while loading is freed, and with ``freeze`` what survived is frozen."""
+cyclic garbage made while loading is freed, and with ``freeze`` what survived is frozen until
+collect_frozen collects it once."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from ralph_lsp.bursts import collector_paused, loaded
+from ralph_lsp.bursts import collect_frozen, collector_paused, loaded
 
 
 class _Node:
@@ -39,11 +40,24 @@ def test_loading_frees_the_cycles_it_made_and_leaves_the_thresholds_as_found() -
     assert gc.get_freeze_count() == 0
 
 
-def test_loading_with_freeze_moves_what_survived_out_of_the_collectors_sight() -> None:
-    kept: list[_Node] = []
-    loaded(lambda: kept.append(_Node()), freeze=True)
+def test_loading_with_freeze_moves_what_survived_out_of_sight_until_collect_frozen() -> None:
+    before = gc.get_threshold()
+    holder: list[_Node] = []
+
+    def load() -> weakref.ref[_Node]:
+        holder.append(_Node())
+        return weakref.ref(holder[0])
+
+    ref = loaded(load, freeze=True)
+    assert gc.get_threshold() == before
     assert gc.get_freeze_count() > 0
-    assert gc.get_threshold()[2] < 1 << 20
+    holder.clear()  # garbage now, but frozen: no collection sees it
+    gc.collect()
+    assert ref() is not None
+    assert collect_frozen() > 0  # what the server calls once it is up
+    assert ref() is None
+    assert gc.get_freeze_count() > 0  # what survived is frozen again
+    assert collect_frozen() == 0  # once
 
 
 def test_a_paused_burst_turns_the_collector_back_on_only_when_it_found_it_on() -> None:

@@ -15,7 +15,6 @@ what a root's ``config.yaml`` and schema folders say is looked at again after
 
 from __future__ import annotations
 
-import glob
 import os
 import sys
 import time
@@ -190,6 +189,8 @@ def task_files(root: Path, change_dir: Path) -> list[Path]:
         if inside and candidate.is_file():
             found = [candidate]
     elif pattern:
+        import glob  # a schema's glob: rare, and not at the server's start
+
         matches = glob.glob(pattern.replace("\\", "/"), root_dir=change_dir, recursive=True)
         found = sorted(
             change_dir / m for m in matches if (change_dir / m).is_file() and ".." not in m

@@ -13,11 +13,13 @@ through ``runner/client.py``.
 
 from __future__ import annotations
 
-import argparse
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # the CLI's types only: the server's start does not load argparse
+    import argparse
 
 
 @dataclass(frozen=True)

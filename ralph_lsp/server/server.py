@@ -26,6 +26,7 @@ from pygls.exceptions import FeatureRequestError
 from pygls.lsp.server import LanguageServer
 
 from ralph_lsp import __version__
+from ralph_lsp.bursts import collect_frozen
 from ralph_lsp.runner.host import HostedEngine, Sink
 from ralph_lsp.runner.runs import Runs
 from ralph_lsp.runs.service import RunService
@@ -64,6 +65,11 @@ def _ray_engine(sink: Sink) -> HostedEngine:
     from ralph_lsp.remote.ray_runs import RayRuns
 
     return RayRuns(sink)
+
+
+#: After ``initialize``, when the imports' garbage is collected (the first statuses, lenses
+#: and diagnostics of the start are out by then).
+STARTUP_GARBAGE_SECONDS = 2.0
 
 
 class RalphLanguageServer(LanguageServer):
@@ -153,6 +159,9 @@ class RalphLanguageServer(LanguageServer):
         # returns, before the loop runs the task (tests/runner/test_server_attach.py holds it).
         self._attached_roots = self.roots.find()
         self.run_task(self.attach_all(self._attached_roots), "attach to live runs and queues")
+        # The garbage the imports made, kept out of the start (ralph_lsp/bursts.py), collected
+        # once the start is over: one full collection, a few tens of ms.
+        self.loop.call_later(STARTUP_GARBAGE_SECONDS, collect_frozen)
 
     async def attach_all(self, roots: list[Path]) -> None:
         """Follow the live runs, then the live queues, of ``roots`` (one search at a time, so
