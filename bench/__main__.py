@@ -132,7 +132,7 @@ CASES: dict[str, tuple[str, dict[str, float], dict[str, float]]] = {
     "conformance": (
         "conformance: linking 1,000 scenarios in 5,000 test files vs grep, a rescan, the gate's"
         " cost in a demo run",
-        {"reps": 7, "runs": 15},
+        {"reps": 21, "runs": 15},
         {"reps": 2, "runs": 2},
     ),
     "soak": (

@@ -5,7 +5,14 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 prefix="$PWD/.cache/openspec"
 bin="$prefix/node_modules/.bin/openspec"
-if [ ! -x "$bin" ] || ! "$bin" --version 2>/dev/null | grep -qx "1.13.2"; then
+installed() { [ -x "$bin" ] && "$bin" --version 2>/dev/null | grep -qx "1.13.2"; }
+if ! installed; then
+  # One install at a time (two pytest workers may both ask first): the other waits, then finds it.
+  mkdir -p "$PWD/.cache"
+  exec 9>"$PWD/.cache/.openspec.lock"
+  flock 9
+fi
+if ! installed; then
   mkdir -p "$prefix"
   npm install --prefix "$prefix" --cache "$PWD/.cache/npm" --no-audit --no-fund --loglevel=error \
     @fission-ai/openspec@1.13.2 >&2

@@ -119,27 +119,37 @@ def _plain_python_mentions(path: str, text: str) -> list[Mention]:
     of files spends most on)."""
     out = []
     parsed: Finder | None = None
-    for i, (start, end) in sorted(_plain_mention_lines(text).items()):
+    # An ASCII text: its `Scenario:` in any case, as _MENTION finds them, is where its lowered
+    # copy has `scenario:` (searches of the str, not a regex of every character); one pass over
+    # the lowered copy finds the lines, and a line is a mention's as the other path says.
+    lowered = text.lower()
+    n, line_no, counted = len(text), 0, 0
+    at = lowered.find("cenario:")
+    while at >= 0:
+        start = text.rfind("\n", 0, at) + 1
+        end = text.find("\n", at)
+        end = n if end < 0 else end
         line = text[start:end]
-        name: str | None = None
-        looked = False
-        # An ASCII line: its `Scenario:` in any case, as _MENTION finds them, is where its
-        # lowered copy has `scenario:` (a search of the str, not a regex of every character).
-        lowered = line.lower()
-        at = lowered.find("scenario:")
-        while at >= 0:
-            after = at + 9
-            at = lowered.find("scenario:", after)
-            mention = collapse(line[after : after + MAX_MENTION_CHARS])
-            if not mention:
-                continue
-            if not looked:
-                looked, name = True, _py_by_indent_text(text, start, end)
-                if name is None:
-                    parsed = parsed or _python_parsed(text, text.splitlines())
-                    name = parsed(i)
-            test = _tuple(TestRef, (path, name, "python")) if name else None
-            out.append(_tuple(Mention, (i + 1, mention, test)))
+        if "cenario:" in line or "CENARIO:" in line:
+            line_no += text.count("\n", counted, start)
+            counted = start
+            name: str | None = None
+            looked = False
+            hit = lowered.find("scenario:", start, end)
+            while hit >= 0:
+                after = hit + 9
+                hit = lowered.find("scenario:", after, end)
+                mention = collapse(text[after : min(end, after + MAX_MENTION_CHARS)])
+                if not mention:
+                    continue
+                if not looked:
+                    looked, name = True, _py_by_indent_text(text, start, end)
+                    if name is None:
+                        parsed = parsed or _python_parsed(text, text.splitlines())
+                        name = parsed(line_no)
+                test = _tuple(TestRef, (path, name, "python")) if name else None
+                out.append(_tuple(Mention, (line_no + 1, mention, test)))
+        at = lowered.find("cenario:", end)
     return out
 
 
@@ -228,8 +238,9 @@ def _py_by_indent(lines: list[str], i: int) -> str | None:
 def _py_by_indent_text(text: str, start: int, end: int) -> str | None:
     """:func:`_py_by_indent` of the line ``text[start:end]`` of a :func:`_plain` text."""
     line = text[start:end]
-    limit = _indent(line)
-    if line.lstrip().startswith("#"):
+    code = line.lstrip()
+    limit = len(line) - len(code)
+    if code[:1] == "#":
         at, n = end + 1, len(text)
         below = None
         while at < n:  # the lines below: comments and decorators, then what they lead into
@@ -255,7 +266,8 @@ def _lines_above(text: str, start: int) -> Iterator[str]:
 def _enclosing(line: str, limit: int, above: Iterable[str]) -> str | None:
     """The test of ``line`` (indented ``limit``) from the lines ``above`` it, nearest first."""
     chain: list[tuple[str, str]] = []
-    own = _PY_BLOCK.match(line)  # a mention on a `def` line is in that test
+    # a mention on a `def` line is in that test (the regex only where it can match)
+    own = _PY_BLOCK.match(line) if "def" in line or "class" in line else None
     if own is not None:
         chain.append((own.group(1), own.group(2)))
     if limit == 0:
@@ -274,6 +286,8 @@ def _enclosing(line: str, limit: int, above: Iterable[str]) -> str | None:
 
 def _named(chain: list[tuple[str, str]]) -> str | None:
     """The test of a chain of enclosing blocks (innermost first): classes, then a ``test*``."""
+    if len(chain) == 1 and chain[0][0] == "def":  # the usual: a test function at the top
+        return chain[0][1] if chain[0][1].startswith("test") else None
     names: list[str] = []
     for kind, name in reversed(chain):
         if kind != "class":

@@ -20,6 +20,15 @@ if [[ -f "$STAMP" && -x "$BIN" ]]; then
   exit 0
 fi
 
+# One install at a time (two pytest workers may both ask first): the other waits, then finds it.
+mkdir -p "$CACHE"
+exec 9>"$CACHE/.claude-code.lock"
+flock 9
+if [[ -f "$STAMP" && -x "$BIN" ]]; then
+  echo "$BIN"
+  exit 0
+fi
+
 if ! command -v npm >/dev/null; then
   if [[ "$(id -u)" == 0 ]] && command -v apt-get >/dev/null; then
     echo "install_claude.sh: npm is missing; installing the Debian package npm" >&2

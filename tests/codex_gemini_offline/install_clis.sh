@@ -18,7 +18,14 @@ CODEX="$PREFIX/node_modules/.bin/codex"
 GEMINI="$PREFIX/node_modules/.bin/gemini"
 STAMP="$PREFIX/.installed-codex-$CODEX_VERSION-gemini-$GEMINI_VERSION"
 
-if [[ -f "$STAMP" && -x "$CODEX" && -x "$GEMINI" ]]; then
+installed() { [[ -f "$STAMP" && -x "$CODEX" && -x "$GEMINI" ]]; }
+if ! installed; then
+  # One install at a time (two pytest workers may both ask first): the other waits, then finds it.
+  mkdir -p "$CACHE"
+  exec 9>"$CACHE/.agent-clis.lock"
+  flock 9
+fi
+if installed; then
   echo "codex=$CODEX"
   echo "gemini=$GEMINI"
   exit 0
