@@ -7,7 +7,7 @@ another run's egress proxy (its allowlist), ssh-agent, the D-Bus session bus (``
 --user``), X11 and Wayland. So:
 
 - :func:`private_folder` is where this user's run sockets live (``$XDG_RUNTIME_DIR/ralph``,
-  else ``<tmp>/ralph-<uid>``; mode 0700, refused when anybody else's or open to others): the
+  else ``<tmp>/ralph-<uid>``, else where a socket's path is short enough; mode 0700, refused when anybody else's or open to others): the
   control sockets, and each run's proxy in a folder of its own (:func:`proxy_folder`: 0700, a
   random name). :func:`private_folders` names every place it may be for this user, whatever
   the environment that started a run: each is hidden from every sandbox.
@@ -55,10 +55,28 @@ UNSET_VARIABLES = (
 )
 
 
+#: A Unix socket's path is at most 107 bytes (sun_path's 108, its NUL included): the longest
+#: name put in the private folder is 26 of them (``/`` and a control socket's ``<20 hex>.sock``,
+#: or a proxy's ``proxy-XXXXXXXX/proxy.sock``).
+MAX_SOCKET_PATH = 107
+SOCKET_NAME_ROOM = 26
+
+
 def private_folder() -> Path:
-    """This user's folder for run sockets, made if needed (mode 0700, ours). ``OSError`` when
-    it cannot be made, or is not a private folder of this user."""
-    base = _candidates()[0]
+    """This user's folder for run sockets, made if needed (mode 0700, ours): the first place of
+    :func:`private_folders`' that leaves room for a socket's name (a long ``TMPDIR``, as a
+    test runner's or a CI's, would make a socket's path too long to bind: the next place is
+    taken, ``/tmp/ralph-<uid>`` at the last). ``OSError`` when it cannot be made, or is not a
+    private folder of this user."""
+    candidates = _candidates()
+    base = next(
+        (
+            c
+            for c in candidates
+            if len(os.fsencode(c)) + SOCKET_NAME_ROOM <= MAX_SOCKET_PATH and c.parent.is_dir()
+        ),
+        candidates[-1],
+    )
     base.mkdir(mode=0o700, exist_ok=True)
     st = os.lstat(base)
     if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid() or st.st_mode & 0o077:
