@@ -7,10 +7,11 @@ another run's egress proxy (its allowlist), ssh-agent, the D-Bus session bus (``
 --user``), X11 and Wayland. So:
 
 - :func:`private_folder` is where this user's run sockets live (``$XDG_RUNTIME_DIR/ralph``,
-  else ``<tmp>/ralph-<uid>``, else where a socket's path is short enough; mode 0700, refused when anybody else's or open to others): the
-  control sockets, and each run's proxy in a folder of its own (:func:`proxy_folder`: 0700, a
-  random name). :func:`private_folders` names every place it may be for this user, whatever
-  the environment that started a run: each is hidden from every sandbox.
+  else ``<tmp>/ralph-<uid>``, else the next place where a socket's path is short enough; mode
+  0700, refused when anybody else's or open to others): the control sockets, and each run's
+  proxy in a folder of its own (:func:`proxy_folder`: 0700, a random name).
+  :func:`private_folders` names every place it may be for this user, whatever the
+  environment that started a run: each is hidden from every sandbox.
 - :func:`cover_argv` is what bubblewrap lays over the host right after ``--ro-bind / /``:
   a fresh ``/tmp`` (the X11 folder, ssh-agent's, every ``ralph-proxy-*``) and ``/run/user``
   (the session bus, Wayland, every ``$XDG_RUNTIME_DIR``), ``/dev/null`` over each socket a
