@@ -3,6 +3,7 @@ from __future__ import annotations
 import contextlib
 import gc
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -34,6 +35,14 @@ os.environ[SESSION_VAR] = uuid.uuid4().hex
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"
 EXAMPLE = REPO / "examples" / "hello"
+# The demo's run, as a user types it in a copy of the example (``copy_example``).
+DEMO_RUN = (sys.executable, "-m", "ralph_lsp", "run", "add-greeting-cli", "--agent", "demo")
+
+
+def copy_example(dest: Path) -> Path:
+    """A fresh copy of ``examples/hello`` at ``dest``, without a run's ``.ralph/`` or caches."""
+    shutil.copytree(EXAMPLE, dest, ignore=shutil.ignore_patterns(".ralph", "__pycache__"))
+    return dest
 
 
 @pytest.fixture(params=["linux", "portable"])

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -19,7 +18,7 @@ from ralph_lsp.openspec.project_context import (
     read_project_context,
 )
 from ralph_lsp.openspec.workspace import Change
-from tests.conftest import EXAMPLE
+from tests.conftest import copy_example
 from tests.tasks_reference import parse_tasks
 from tests.test_openspec_differential import openspec  # noqa: F401  (the fixture)
 
@@ -54,7 +53,7 @@ CONFIGS = {
 
 def project(tmp_path: Path, name: str, config: str) -> Path:
     root = tmp_path / name
-    shutil.copytree(EXAMPLE, root, ignore=shutil.ignore_patterns(".ralph", "__pycache__"))
+    copy_example(root)
     (root / "openspec" / "config.yaml").write_bytes(config.encode("utf-8"))
     return root
 

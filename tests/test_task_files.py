@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -117,10 +116,10 @@ def test_changes_listing_counts_the_tracked_file(tmp_path: Path) -> None:
 
 
 def test_a_demo_run_follows_todo_md_to_success(tmp_path: Path) -> None:
-    from tests.conftest import EXAMPLE
+    from tests.conftest import DEMO_RUN, copy_example
 
     root = tmp_path / "hello"
-    shutil.copytree(EXAMPLE, root, ignore=shutil.ignore_patterns(".ralph", "__pycache__"))
+    copy_example(root)
     change = root / "openspec" / "changes" / "add-greeting-cli"
     (change / "tasks.md").rename(change / "todo.md")
     schema = root / "openspec" / "schemas" / "todo-driven"
@@ -136,7 +135,7 @@ def test_a_demo_run_follows_todo_md_to_success(tmp_path: Path) -> None:
     assert str(change / "todo.md") in prompt
     assert "mark it done in todo.md" in prompt and "tasks.md" not in prompt
     out = subprocess.run(
-        [sys.executable, "-m", "ralph_lsp", "run", "add-greeting-cli", "--agent", "demo"],
+        DEMO_RUN,
         cwd=root,
         env={**os.environ, "RALPH_DEMO_DELAY": "0"},
         capture_output=True,

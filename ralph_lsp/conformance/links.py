@@ -179,20 +179,19 @@ def _mention_lines(text: str, lines: list[str]) -> list[int]:
     return sorted(_plain_mention_lines(text))
 
 
-def _plain_mention_lines(text: str) -> dict[int, tuple[int, int]]:
-    """0-based line → (start, end) of the line in ``text`` (a :func:`_plain` one), for each
-    line holding ``cenario:`` or ``CENARIO:``."""
-    at: dict[int, tuple[int, int]] = {}
+def _plain_mention_lines(text: str) -> set[int]:
+    """The 0-based lines of ``text`` (a :func:`_plain` one) holding ``cenario:`` or
+    ``CENARIO:``."""
+    found: set[int] = set()
     for needle in ("cenario:", "CENARIO:"):
         pos, line, counted = text.find(needle), 0, 0
         while pos >= 0:
             line += text.count("\n", counted, pos)
             counted = pos
+            found.add(line)
             end = text.find("\n", pos)  # the rest of this line is this line's
-            if line not in at:
-                at[line] = (text.rfind("\n", 0, pos) + 1, len(text) if end < 0 else end)
             pos = -1 if end < 0 else text.find(needle, end)
-    return at
+    return found
 
 
 # --- Python --------------------------------------------------------------------------------

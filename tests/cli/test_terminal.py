@@ -8,7 +8,6 @@ import fcntl
 import os
 import pty
 import re
-import shutil
 import struct
 import subprocess
 import sys
@@ -18,20 +17,20 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import EXAMPLE
+from tests.conftest import DEMO_RUN, copy_example
 
 ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 
 
 def run_in_pty(tmp_path: Path, columns: int, env_extra: dict[str, str]) -> str:
     project = tmp_path / "hello"
-    shutil.copytree(EXAMPLE, project, ignore=shutil.ignore_patterns(".ralph", "__pycache__"))
+    copy_example(project)
     primary, secondary = pty.openpty()
     fcntl.ioctl(secondary, termios.TIOCSWINSZ, struct.pack("HHHH", 24, columns, 0, 0))
     env = {**os.environ, "RALPH_DEMO_DELAY": "0.3", **env_extra}
     env.pop("NO_COLOR", None) if "NO_COLOR" not in env_extra else None
     proc = subprocess.Popen(
-        [sys.executable, "-m", "ralph_lsp", "run", "add-greeting-cli", "--agent", "demo"],
+        DEMO_RUN,
         stdin=secondary,
         stdout=secondary,
         stderr=secondary,

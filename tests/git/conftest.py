@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import EXAMPLE
+from tests.conftest import copy_example
 
 NEEDS_GIT = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
 
@@ -75,7 +75,7 @@ def project(tmp_path: Path) -> Iterator[Path]:
     """examples/hello as a git repository with the user's own work in progress: one commit, a
     stash, a staged change, an unstaged change, an untracked file and an ignored file."""
     repo = tmp_path / "hello"
-    shutil.copytree(EXAMPLE, repo, ignore=shutil.ignore_patterns(".ralph", "__pycache__"))
+    copy_example(repo)
     init_repo(repo)
     (repo / ".gitignore").write_text("*.log\nbuild/\n")
     (repo / "notes.txt").write_text("first\n")

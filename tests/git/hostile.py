@@ -9,7 +9,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from tests.conftest import EXAMPLE
+from tests.conftest import copy_example
 from tests.git.conftest import git, init_repo
 
 CHANGE = "add-greeting-cli"
@@ -120,7 +120,7 @@ def arm(repo: Path, canaries: Canaries) -> None:
 
 def hello_repo(path: Path) -> Path:
     """examples/hello, committed once, with an uncommitted file of the user's."""
-    shutil.copytree(EXAMPLE, path, ignore=shutil.ignore_patterns(".ralph", "__pycache__"))
+    copy_example(path)
     init_repo(path)
     git(path, "add", "-A")
     git(path, "commit", "-q", "-m", "start")

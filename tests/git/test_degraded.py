@@ -4,16 +4,14 @@ the user's state."""
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from ralph_lsp.git import checkpoints as cp
-from tests.conftest import EXAMPLE
+from tests.conftest import DEMO_RUN, copy_example
 from tests.git.conftest import NEEDS_GIT, fingerprint, git, init_repo
 
 CHANGE = "c"
@@ -146,12 +144,10 @@ def test_a_demo_run_in_an_unusual_repository_succeeds(tmp_path: Path, state: str
     # The whole run, not only the checkpointer: the state is said once and never ends the run.
     make, note = STATES[state]
     repo = make(tmp_path)
-    shutil.copytree(
-        EXAMPLE, repo / "project", ignore=shutil.ignore_patterns(".ralph", "__pycache__")
-    )
+    copy_example(repo / "project")
     before = git(repo, "--no-optional-locks", "status", "--porcelain=v1")
     proc = subprocess.run(
-        [sys.executable, "-m", "ralph_lsp", "run", "add-greeting-cli", "--agent", "demo"],
+        DEMO_RUN,
         cwd=repo / "project",
         env=dict(os.environ, RALPH_DEMO_DELAY="0", NO_COLOR="1"),
         capture_output=True,

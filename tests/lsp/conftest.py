@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-import shutil
 import signal
 import sys
 import time
@@ -23,7 +22,7 @@ import pytest
 from lsprotocol import types
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 
-from tests.conftest import EXAMPLE
+from tests.conftest import copy_example
 
 CHANGE = "add-greeting-cli"
 SERVER = [sys.executable, "-m", "ralph_lsp"]
@@ -161,7 +160,7 @@ StartSession = Callable[..., Awaitable[Session]]
 def workspace(tmp_path: Path) -> Path:
     """A scratch copy of examples/hello (never the example itself)."""
     root = tmp_path / "hello"
-    shutil.copytree(EXAMPLE, root, ignore=shutil.ignore_patterns(".ralph", "__pycache__"))
+    copy_example(root)
     return root
 
 

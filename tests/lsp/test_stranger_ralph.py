@@ -11,14 +11,13 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import EXAMPLE
+from tests.conftest import copy_example
 from tests.faults.test_stranger_ralph import forged_live, tree
 from tests.lsp.conftest import CHANGE, StartSession, wait_until
 
@@ -92,7 +91,7 @@ def _cli(*args: str) -> subprocess.CompletedProcess[str]:
 def _stranger_repo(tmp_path: Path) -> Path:
     """A repository whose committed ``.ralph/`` carries forged live files and a link out."""
     src = tmp_path / "stranger"
-    shutil.copytree(EXAMPLE, src, ignore=shutil.ignore_patterns(".ralph", "__pycache__"))
+    copy_example(src)
     live = src / ".ralph" / "live"
     (live / "queues").mkdir(parents=True)
     climb = "../../../../outside"  # from <clone>/.ralph/live: the folder beside "work"

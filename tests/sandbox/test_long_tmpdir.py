@@ -17,7 +17,7 @@ import pytest
 
 from ralph_lsp.runner.control import socket_path
 from ralph_lsp.sandbox.sockets import MAX_SOCKET_PATH, private_folder, proxy_folder
-from tests.conftest import EXAMPLE
+from tests.conftest import DEMO_RUN, copy_example
 
 
 def _long_tmpdir(tmp_path: Path) -> Path:
@@ -50,11 +50,11 @@ def test_the_private_folder_leaves_room_for_every_socket_name(
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the Linux sandbox")
 def test_a_sandboxed_demo_run_succeeds_under_a_long_tmpdir(tmp_path: Path) -> None:
     root = tmp_path / "hello"
-    shutil.copytree(EXAMPLE, root, ignore=shutil.ignore_patterns(".ralph", "__pycache__"))
+    copy_example(root)
     env = {k: v for k, v in os.environ.items() if k not in ("RALPH_SANDBOX", "XDG_RUNTIME_DIR")}
     env.update({"TMPDIR": str(_long_tmpdir(tmp_path)), "RALPH_DEMO_DELAY": "0"})
     out = subprocess.run(
-        [sys.executable, "-m", "ralph_lsp", "run", "add-greeting-cli", "--agent", "demo"],
+        DEMO_RUN,
         cwd=root,
         env=env,
         capture_output=True,
