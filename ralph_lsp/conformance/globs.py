@@ -3,7 +3,9 @@ walked.
 
 A glob is matched against a file's path relative to the root, with ``/``: ``*`` and ``?`` stay
 within one folder, ``**/`` is any number of folders (none included), ``{a,b}`` either word. All
-globs become one compiled pattern, so a file costs one match whatever their number.
+globs become two compiled patterns (:class:`TestGlobs`): one of the globs that only say a file's
+name (``**/test_*.py``), matched against the name alone, and one of the rest, against the path;
+so a file costs a match or two whatever their number.
 """
 
 from __future__ import annotations
@@ -100,3 +102,30 @@ def glob_regex(glob: str) -> str:
 def compile_globs(globs: Sequence[str]) -> re.Pattern[str]:
     """One pattern whose ``fullmatch`` is a relative path that any of ``globs`` matches."""
     return re.compile("|".join(f"(?:{glob_regex(g.lstrip('/'))})" for g in globs) or "(?!)")
+
+
+class TestGlobs:
+    """Whether a relative path is a test file: what :func:`compile_globs` says, in two parts. A
+    glob ``**/<name>`` whose name part holds no ``/`` and no ``**`` matches a path exactly when
+    it matches the path's last part, so those globs are matched against the name alone (a
+    short string, without the backtracking over folders of ``(?:[^/]*/)*``); the others
+    against the whole path. ``ValueError`` for a bad glob."""
+
+    __test__ = False  # not a pytest class
+
+    def __init__(self, globs: Sequence[str]) -> None:
+        names: list[str] = []
+        paths: list[str] = []
+        for glob in globs:
+            glob = glob.lstrip("/")
+            rest = glob[3:] if glob.startswith("**/") else None
+            if rest and "/" not in rest and "**" not in rest:
+                names.append(rest)
+            else:
+                paths.append(glob)
+        self.name_match = compile_globs(names).fullmatch
+        self.path_match = compile_globs(paths).fullmatch
+
+    def fullmatch(self, rel: str) -> bool:
+        """Whether ``rel`` (relative, with ``/``) is a test file."""
+        return bool(self.name_match(rel[rel.rfind("/") + 1 :]) or self.path_match(rel))

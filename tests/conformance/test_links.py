@@ -8,7 +8,7 @@ import ast
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from ralph_lsp.conformance.globs import DEFAULT_TEST_GLOBS, compile_globs
+from ralph_lsp.conformance.globs import DEFAULT_TEST_GLOBS, TestGlobs, compile_globs
 from ralph_lsp.conformance.links import TestRef as Ref
 from ralph_lsp.conformance.links import mentions
 from ralph_lsp.conformance.scenarios import Scenario, collapse
@@ -137,7 +137,7 @@ def test_whitespace_is_collapsed_on_both_sides(words: list[str]) -> None:
 
 
 def test_the_default_globs_take_the_usual_test_files_and_nothing_else() -> None:
-    pattern = compile_globs(DEFAULT_TEST_GLOBS)
+    pattern = TestGlobs(DEFAULT_TEST_GLOBS)
     taken = [
         "tests/test_cli.py",
         "pkg/cli_test.py",
@@ -153,6 +153,29 @@ def test_the_default_globs_take_the_usual_test_files_and_nothing_else() -> None:
     assert [p for p in taken if not pattern.fullmatch(p)] == []
     for p in ("src/cli.py", "README.md", "src/cli.ts", "main.go", "docs/test.md"):
         assert not pattern.fullmatch(p), p
+
+
+_PART = st.sampled_from(["tests", "test", "src", "a", "test_a", "x_test", "__tests__", "**"])
+_NAME = st.sampled_from(["test_*.py", "*_test.py", "*.py", "*.{js,ts}", "a?c.rs", "*", "**"])
+_GLOB = st.builds(
+    lambda lead, parts, name: "/".join([*(["**"] if lead else []), *parts, name]),
+    st.booleans(),
+    st.lists(_PART, max_size=3),
+    _NAME,
+)
+_SEGMENT = st.sampled_from(["tests", "test", "src", "a", "b", "__tests__", "test_a", "x_test"])
+_FILE = st.sampled_from(["test_x.py", "x_test.py", "x.py", "x.js", "y.ts", "abc.rs", "a.md"])
+
+
+@settings(max_examples=400)
+@given(st.lists(_GLOB, min_size=1, max_size=6), st.lists(_SEGMENT, max_size=5), _FILE)
+def test_the_globs_split_by_name_say_what_the_one_pattern_says(
+    globs: list[str], folders: list[str], name: str
+) -> None:
+    # The scan matches the `**/<name>` globs against a file's name alone (TestGlobs): for any
+    # globs and any path, the answer is the one pattern's of them all.
+    rel = "/".join([*folders, name])
+    assert TestGlobs(globs).fullmatch(rel) == bool(compile_globs(globs).fullmatch(rel)), rel
 
 
 def test_a_test_ref_id_is_the_file_and_the_name() -> None:
