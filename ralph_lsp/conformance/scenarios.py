@@ -76,21 +76,30 @@ def _scenarios_of(path: Path, text: str) -> tuple[tuple[str, str, int, str | Non
 
 def _cached(
     path: Path, warnings: list[str], shown: str
-) -> tuple[tuple[str, str, int, str | None], ...]:
+) -> tuple[tuple[str, int, int] | None, tuple[tuple[str, str, int, str | None], ...]]:
+    """The spec's key (None: not stat-ed) and its scenarios, parsed again only when it changed."""
     try:
         st = os.lstat(path)
-        key = (str(path), st.st_mtime_ns, st.st_size)
+        key: tuple[str, int, int] | None = (str(path), st.st_mtime_ns, st.st_size)
     except OSError:
         key = None
     if key is not None and key in _PARSED:
-        return _PARSED[key]
+        return key, _PARSED[key]
     text = _read(path, warnings, shown)
     found = _scenarios_of(path, text) if text is not None else ()
     if key is not None and text is not None:
         if len(_PARSED) >= _PARSED_MAX:
             _PARSED.clear()
+            _BUILT.clear()
         _PARSED[key] = found
-    return found
+    else:
+        key = None  # not kept: nor are its scenarios
+    return key, found
+
+
+# (spec key, capability, shown, delta) → its Scenario objects: a table per test file change
+# builds none again (a frozen dataclass is slow to build, and a change may have thousands)
+_BUILT: dict[tuple[tuple[str, int, int], str, str, bool], tuple[Scenario, ...]] = {}
 
 
 def spec_scenarios(root: Path, specs: Path, *, delta: bool, warnings: list[str]) -> list[Scenario]:
@@ -99,9 +108,17 @@ def spec_scenarios(root: Path, specs: Path, *, delta: bool, warnings: list[str])
     out: list[Scenario] = []
     for capability, path in _spec_files(specs):
         shown = os.path.relpath(path, root).replace(os.sep, "/")
-        for requirement, title, line, key in _cached(path, warnings, shown):
-            if title and (not delta or key in _COUNTED):
-                out.append(Scenario(capability, requirement, title, shown, line))
+        key, parsed = _cached(path, warnings, shown)
+        built = _BUILT.get((key, capability, shown, delta)) if key is not None else None
+        if built is None:
+            built = tuple(
+                Scenario(capability, requirement, title, shown, line)
+                for requirement, title, line, section in parsed
+                if title and (not delta or section in _COUNTED)
+            )
+            if key is not None:
+                _BUILT[(key, capability, shown, delta)] = built
+        out.extend(built)
     return out
 
 
