@@ -18,6 +18,7 @@ from typing import NamedTuple
 from ralph_lsp.bursts import collector_paused
 from ralph_lsp.conformance.globs import DEFAULT_TEST_GLOBS, SKIP_DIRS, TestGlobs
 from ralph_lsp.conformance.links import Mention, mentions
+from ralph_lsp.openspec.regular_files import read_regular_text
 
 #: A test file larger than this is not read (and said once per scan).
 MAX_TEST_FILE_BYTES = 2 * 1024 * 1024
@@ -72,44 +73,18 @@ def walk_files(
             continue
 
 
-def _open_read(
-    name: str, size_cap: int, folder: int | None = None
-) -> tuple[os.stat_result, bytes | None] | None:
-    """A regular file's stat and bytes (never through a link, never blocking on a FIFO swapped
-    in; ``name`` relative to the open ``folder`` when given): None when it is not a regular
-    file or cannot be read, bytes None when it is (or grew) over ``size_cap``."""
-    try:
-        fd = os.open(name, _READ_FLAGS, dir_fd=folder)
-    except OSError:
-        return None
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            return None
-        return st, None if st.st_size > size_cap else _read_all(fd, st.st_size, size_cap)
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
-
-
 def read_small(path: str, size_cap: int) -> str | None:
     """A regular file's text (never through a link, never blocking on a FIFO swapped in), or
-    None when it cannot be read or is over ``size_cap``."""
-    got = _open_read(path, size_cap)
-    if got is None or got[1] is None:
+    None when it cannot be read or is over ``size_cap``: the product's one reader of files it
+    did not write (:func:`~ralph_lsp.openspec.regular_files.read_regular_text`)."""
+    try:
+        return read_regular_text(Path(path), size_cap, follow=False)
+    except OSError:
         return None
-    return got[1].decode("utf-8", errors="replace")
 
 
 #: Folders nested deeper than this below the root are not walked (and said once).
 MAX_DEPTH = 64
-
-
-def _read_all(fd: int, size: int, size_cap: int) -> bytes | None:
-    """An open regular file's bytes (``size`` from its fstat), None when over ``size_cap``."""
-    data = os.read(fd, size + 1)  # a buffer of the file's size, not of the cap
-    return _read_rest(fd, data, size_cap) if len(data) > size else data
 
 
 def _read_rest(fd: int, data: bytes, size_cap: int) -> bytes | None:
@@ -227,7 +202,7 @@ class Scanner:
     def _fresh(self, rel: str, name: str, folder: int) -> FileMentions | None:
         """A file not in the cache: opened in its folder (``folder``, a descriptor), its stamp
         from the open file itself, so one path lookup and no separate stat. None: not a regular
-        file, unreadable or too large. (What :func:`_open_read` does, written out: a cold scan's
+        file, unreadable or too large. (:func:`read_small`'s steps, written out: a cold scan's
         cost is its system calls and the few steps around each, for thousands of files.)"""
         try:
             fd = os.open(name, _READ_FLAGS, dir_fd=folder)
