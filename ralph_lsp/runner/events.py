@@ -19,15 +19,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlparse
 
-from ralph_lsp.runs.events import (
-    CheckpointEvent,
-    EndEvent,
-    GuidanceEvent,
-    IterationEvent,
-    ReviewEvent,
-    TasksEvent,
-    VerificationEvent,
-)
+from ralph_lsp.runs import events as run_events
 from ralph_lsp.runs.status import EngineEvent, LogEvent, RunStatus, StatusEvent
 
 VERSION = 1
@@ -98,7 +90,7 @@ TYPES: tuple[EventType, ...] = (
     ),
     EventType(
         "iteration",
-        IterationEvent,
+        run_events.IterationEvent,
         (
             _RUN_ID,
             Field("phase", "phase", lambda p: "end" if p == "end" else "start"),
@@ -110,7 +102,7 @@ TYPES: tuple[EventType, ...] = (
     ),
     EventType(
         "verification",
-        VerificationEvent,
+        run_events.VerificationEvent,
         (
             _RUN_ID,
             Field(
@@ -124,7 +116,7 @@ TYPES: tuple[EventType, ...] = (
     ),
     EventType(
         "checkpoint",
-        CheckpointEvent,
+        run_events.CheckpointEvent,
         (
             _RUN_ID,
             Field("n", "n", int),
@@ -134,14 +126,16 @@ TYPES: tuple[EventType, ...] = (
     ),
     EventType(
         "guidance",
-        GuidanceEvent,
+        run_events.GuidanceEvent,
         (_RUN_ID, Field("text", "text", str), Field("deliveredIn", "delivered_in", int)),
     ),
-    EventType("tasks", TasksEvent, (_RUN_ID, Field("text", "text", str))),
-    EventType("review", ReviewEvent, (_RUN_ID, Field("record", "record", _record, dict))),
+    EventType("tasks", run_events.TasksEvent, (_RUN_ID, Field("text", "text", str))),
+    EventType(
+        "review", run_events.ReviewEvent, (_RUN_ID, Field("record", "record", _record, dict))
+    ),
     EventType(
         "end",
-        EndEvent,
+        run_events.EndEvent,
         (_RUN_ID, Field("state", "state", str), Field("reason", "reason", required=False)),
     ),
 )
