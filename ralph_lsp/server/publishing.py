@@ -3,9 +3,9 @@ lenses (asked for by the client; a refresh request when they may have changed, a
 flight).
 
 Publishing every change's diagnostics (at start, when the workspace folders change) is a
-background sweep that yields to the event loop every :data:`SLICE_SECONDS`, so that with
-thousands of changes requests are still answered meanwhile; it keeps no parsed document of a
-file that is not open in the editor (10,000 of them would cost over 200 MB)."""
+background sweep in slices of the event loop (``sweep.py``), so that with thousands of changes
+requests are still answered meanwhile; it keeps no parsed document of a file that is not open
+in the editor (10,000 of them would cost over 200 MB)."""
 
 from __future__ import annotations
 
@@ -23,14 +23,12 @@ from ralph_lsp.server import archive, planning, render, worktree_view
 from ralph_lsp.server.documents import DocState
 from ralph_lsp.server.lifetime import CLIENT_TIMEOUT
 from ralph_lsp.server.roots import path_of, root_key
+from ralph_lsp.server.sweep import Sweep
 
 if TYPE_CHECKING:
     from ralph_lsp.server.host import Host
 
 log = logging.getLogger(__name__)
-
-# The longest the sweep over every change keeps the event loop before letting requests in.
-SLICE_SECONDS = 0.005
 
 
 class Publisher:
@@ -39,7 +37,9 @@ class Publisher:
         self._published: dict[Path, tuple[str, list[tuple[Any, ...]]]] = {}
         self._refreshing = False
         self._refresh_again = False
-        self._sweep: asyncio.Task[None] | None = None
+        self.sweep: Sweep[tuple[Change, Path]] = Sweep(
+            ls.run_task, lambda: ls.stopping, "publish all diagnostics"
+        )
 
     def doc_of(self, uri: str) -> tuple[DocState, Path, str] | None:
         """The document behind ``uri`` with its change's root and name, if it is a change's."""
@@ -94,10 +94,9 @@ class Publisher:
     def publish_all(self) -> None:
         """Publish every change's tasks.md (and every open one), in the background: a sweep
         already going is replaced by this one."""
-        if self.ls.stopping:
-            return
-        if self._sweep is not None:
-            self._sweep.cancel()
+        self.sweep.start(self._everything, self._sweep_step)
+
+    def _everything(self) -> list[tuple[Change, Path]]:
         items: list[tuple[Change, Path]] = []
         seen: set[Path] = set()
         for root in self.ls.roots.roots:
@@ -110,27 +109,13 @@ class Publisher:
             of = root_of_file(path)
             if of is not None:
                 items.append((Change(of, path.parent.name), path))
-        self._sweep = self.ls.run_task(self._publish_all(items), "publish all diagnostics")
+        return items
 
-    @property
-    def sweeping(self) -> bool:
-        """True while the sweep over every change's tasks.md goes on."""
-        return self._sweep is not None and not self._sweep.done()
-
-    async def _publish_all(self, items: list[tuple[Change, Path]]) -> None:
-        ls = self.ls
-        docs = ls.docs
-        loop = asyncio.get_running_loop()
-        until = loop.time() + SLICE_SECONDS
-        for change, path in items:
-            if ls.stopping:
-                return
-            self._publish(change, path)
-            if not docs.is_open(path):
-                docs.invalidate(path)  # parsed again when it changes or is asked for
-            if loop.time() >= until:
-                await asyncio.sleep(0)  # requests that came meanwhile are served now
-                until = loop.time() + SLICE_SECONDS
+    def _sweep_step(self, item: tuple[Change, Path]) -> None:
+        change, path = item
+        self._publish(change, path)
+        if not self.ls.docs.is_open(path):
+            self.ls.docs.invalidate(path)  # parsed again when it changes or is asked for
 
     def refresh_lenses(self) -> None:
         """Ask the client to re-request code lenses; at most one request in flight."""

@@ -12,7 +12,8 @@ An edit's validation runs in one worker thread, off the event loop: the validati
 of the server (the open documents, the strict setting and the position encoding are taken on
 the loop first), and their diagnostics are applied on the loop in the order asked for, an
 item's result dropped when a newer validation of the item was asked for meanwhile. The sweep
-over every item (at start, when folders or settings change) runs on the loop in slices.
+over every item (at start, when folders or settings change) runs on the loop in slices
+(``sweep.py``), once tasks.md's sweep has ended.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ from ralph_lsp.openspec.validation.spec_rules import read_text, spec_issues
 from ralph_lsp.openspec.validation.targets import Targets, config_issues, targets_of
 from ralph_lsp.server.conformance_view import delta_spec_of
 from ralph_lsp.server.render import column
+from ralph_lsp.server.sweep import Sweep
 
 if TYPE_CHECKING:
     from ralph_lsp.server.host import Host
@@ -44,7 +46,6 @@ log = logging.getLogger(__name__)
 SOURCE = "openspec"
 SETTLE_SECONDS = 0.3
 MAX_TEXT = 16 << 20  # as for tasks.md: a buffer larger than this is not analysed
-SLICE_SECONDS = 0.005  # the longest a sweep keeps the event loop before letting requests in
 _SEVERITY = {
     "ERROR": types.DiagnosticSeverity.Error,
     "WARNING": types.DiagnosticSeverity.Warning,
@@ -156,7 +157,9 @@ class Validation:
         # URI, one list: conformance_view.py)
         self._deltas: dict[Path, list[types.Diagnostic]] = {}
         self._watched: set[Path] = set()
-        self._sweep: asyncio.Task[None] | None = None
+        self.sweep: Sweep[tuple[Path, Work]] = Sweep(
+            ls.run_task, lambda: ls.stopping, "openspec sweep"
+        )
         # Validation runs in one worker thread, off the event loop: a large or crafted file
         # cannot hold requests while it is read. `_issued` counts each item's validations
         # asked for, so that only the newest one's findings are applied.
@@ -194,32 +197,22 @@ class Validation:
             self.ls.conformance.specs_touched(paths)  # a delta spec's scenarios may have changed
 
     def refresh_all(self) -> None:
-        """Validate every item of every root, in the background: a sweep going on is replaced."""
-        if self.ls.stopping:
-            return
-        if self._sweep is not None:
-            self._sweep.cancel()
+        """Validate every item of every root, in the background, once tasks.md's diagnostics
+        and lenses are out: a sweep going on is replaced. An item an edit validated meanwhile
+        is left to the edit's newer result."""
         roots = set(self.ls.roots.roots)
-        self._sweep = self.ls.run_task(self._run_sliced(Targets(roots=roots)), "openspec sweep")
+        self.sweep.start(
+            lambda: self._expand(Targets(roots=roots)),
+            self._sweep_step,
+            after=self.ls.publisher.sweep,
+        )
 
-    async def _run_sliced(self, targets: Targets) -> None:
-        """Every item validated and applied in turn, yielding to requests every SLICE_SECONDS
-        (thousands of changes take a while). An item an edit validated meanwhile is left to
-        the edit's newer result."""
-        while self.ls.publisher.sweeping:  # tasks.md's diagnostics and lenses come first
-            await asyncio.sleep(0.05)
-        loop = asyncio.get_running_loop()
-        until = loop.time() + SLICE_SECONDS
-        for item, work in self._expand(targets):
-            if self.ls.stopping:
-                return
-            issued = self._issued.get(item)
-            found = work()
-            if self._issued.get(item) == issued:
-                self._apply(item, found)
-            if loop.time() >= until:
-                await asyncio.sleep(0)
-                until = loop.time() + SLICE_SECONDS
+    def _sweep_step(self, item_work: tuple[Path, Work]) -> None:
+        item, work = item_work
+        issued = self._issued.get(item)
+        found = work()
+        if self._issued.get(item) == issued:
+            self._apply(item, found)
 
     # -- validating --------------------------------------------------------------------------
 

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from lsprotocol import types
 
-from ralph_lsp.server import publishing
+from ralph_lsp.server import sweep
 from ralph_lsp.server.documents import DocumentStore
 from ralph_lsp.server.publishing import Publisher
 from tests.lsp.conftest import StartSession, wait_until
@@ -72,7 +72,7 @@ class Stub:
 async def test_the_sweep_yields_and_keeps_no_documents(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(publishing, "SLICE_SECONDS", 0.0)
+    monkeypatch.setattr(sweep, "SLICE_SECONDS", 0.0)
     paths = make_changes(tmp_path, 200)
     ls = Stub(tmp_path)
     publisher = Publisher(ls)  # type: ignore[arg-type]
@@ -97,7 +97,7 @@ async def test_the_sweep_yields_and_keeps_no_documents(
 async def test_a_new_sweep_replaces_one_going_on(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(publishing, "SLICE_SECONDS", 0.0)
+    monkeypatch.setattr(sweep, "SLICE_SECONDS", 0.0)
     make_changes(tmp_path, 50)
     ls = Stub(tmp_path)
     publisher = Publisher(ls)  # type: ignore[arg-type]
