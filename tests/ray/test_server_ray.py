@@ -19,8 +19,8 @@ from typing import Any
 import pytest
 
 from ralph_lsp.runner.live import find_live
-from tests.conftest import alive
-from tests.lsp.conftest import CHANGE, EXAMPLE, Session, StartSession, plain, wait_until
+from tests.conftest import EXAMPLE, alive
+from tests.lsp.conftest import CHANGE, Session, StartSession, plain, wait_until
 from tests.ray.test_ray_runs import TOOLBOX, git, remote_log
 
 pytestmark = [pytest.mark.ray, pytest.mark.slow]
