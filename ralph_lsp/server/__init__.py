@@ -17,6 +17,7 @@ it ends, no agent process of a run outlives it.
 - ``editing``       the client's documents and the agent's edits on disk
 - ``publishing``    diagnostics and code lenses, published; ``render`` computes them (pure);
   ``sweep`` its pass over every change, and validation's over every item, in slices of the loop
+- ``diagnostics``   what each file was last sent: the one cache of publishing's and validation's
 - ``documents``     tasks.md now: the open buffer, else the disk (cached by stat / version)
 - ``feed``, ``run_progress``  the engine's events as progress, ``ralph/runStatus`` and log lines
 - ``worktree_view`` lenses of a change whose run works in a worktree

@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
@@ -20,6 +20,7 @@ from ralph_lsp.loop.claims import running_elsewhere
 from ralph_lsp.loop.history import read_record
 from ralph_lsp.openspec.workspace import Change, list_changes, root_of_file, tasks_uri
 from ralph_lsp.server import archive, planning, render, worktree_view
+from ralph_lsp.server.diagnostics import Sent
 from ralph_lsp.server.documents import DocState
 from ralph_lsp.server.lifetime import CLIENT_TIMEOUT
 from ralph_lsp.server.roots import path_of, root_key
@@ -32,9 +33,9 @@ log = logging.getLogger(__name__)
 
 
 class Publisher:
-    def __init__(self, ls: Host) -> None:
+    def __init__(self, ls: Host, sent: Sent) -> None:
         self.ls = ls
-        self._published: dict[Path, tuple[str, list[tuple[Any, ...]]]] = {}
+        self._sent = sent
         self._refreshing = False
         self._refresh_again = False
         self.sweep: Sweep[tuple[Change, Path]] = Sweep(
@@ -83,13 +84,7 @@ class Publisher:
         diagnostics = render.diagnostics(state, status, ls.workspace.position_encoding)
         diagnostics += ls.validation.tasks_diagnostics(path)  # openspec's task-file warnings
         uri = ls.docs.uri_for(path) if ls.docs.is_open(path) else tasks_uri(change)
-        key = [(d.range, d.severity, d.message) for d in diagnostics]
-        if self._published.get(path) == (uri, key):
-            return
-        self._published[path] = (uri, key)
-        ls.text_document_publish_diagnostics(
-            types.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics, version=state.version)
-        )
+        self._sent.publish(path, uri, diagnostics, state.version)
 
     def publish_all(self) -> None:
         """Publish every change's tasks.md (and every open one), in the background: a sweep

@@ -33,6 +33,7 @@ from ralph_lsp.runs.service import RunService
 from ralph_lsp.runs.status import RunStatus
 from ralph_lsp.server.config import SECTION, Config
 from ralph_lsp.server.conformance_view import ConformanceView
+from ralph_lsp.server.diagnostics import Sent
 from ralph_lsp.server.documents import DocumentStore
 from ralph_lsp.server.editing import Editing
 from ralph_lsp.server.errors import CommandError
@@ -84,8 +85,9 @@ class RalphLanguageServer(LanguageServer):
         self.logs = LogBatcher(self._send_log)
         self.roots = Roots(self)
         self.editing = Editing(self)
-        self.publisher = Publisher(self)
-        self.validation = Validation(self)
+        sent = Sent(self.text_document_publish_diagnostics)  # one cache for every file's
+        self.publisher = Publisher(self, sent)
+        self.validation = Validation(self, sent)
         self.conformance = ConformanceView(self)
         self.lifetime = Lifetime(self)
         self.stopping = False

@@ -36,6 +36,7 @@ from ralph_lsp.openspec.validation.proposal import proposal_issues
 from ralph_lsp.openspec.validation.spec_rules import read_text, spec_issues
 from ralph_lsp.openspec.validation.targets import Targets, config_issues, targets_of
 from ralph_lsp.server.conformance_view import delta_spec_of
+from ralph_lsp.server.diagnostics import Sent
 from ralph_lsp.server.render import column
 from ralph_lsp.server.sweep import Sweep
 
@@ -146,12 +147,10 @@ def _more(after: types.Range, left: int) -> types.Diagnostic:
 class Validation:
     """Validates what an edit or a change on disk touches and publishes it, per file."""
 
-    def __init__(self, ls: Host) -> None:
+    def __init__(self, ls: Host, sent: Sent) -> None:
         self.ls = ls
+        self._sent = sent  # what each file was last sent (shared with publishing)
         self._owned: dict[Path, set[Path]] = {}  # item (change folder or file) → files published
-        # What each file was last sent, as a hash: thousands of changes' diagnostics are not
-        # kept alive for the comparison (a collision would only spare one identical publish).
-        self._published: dict[Path, int] = {}
         self._tasks: dict[Path, list[types.Diagnostic]] = {}  # tasks.md → its openspec findings
         # a delta spec's own findings, to send again with its conformance diagnostics (one
         # URI, one list: conformance_view.py)
@@ -286,27 +285,7 @@ class Validation:
             else:
                 self._deltas.pop(file, None)
             diagnostics = diagnostics + self.ls.conformance.diagnostics(file)
-        key = hash(
-            tuple(
-                (
-                    d.range.start.line,
-                    d.range.start.character,
-                    d.range.end.line,
-                    d.range.end.character,
-                    d.severity,
-                    d.message,
-                    d.code,
-                )
-                for d in diagnostics
-            )
-        )
-        if self._published.get(file) == key:
-            return
-        self._published[file] = key
-        uri = self.ls.docs.uri_for(file)
-        self.ls.text_document_publish_diagnostics(
-            types.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics)
-        )
+        self._sent.publish(file, self.ls.docs.uri_for(file), diagnostics)
 
     def republish(self, spec: Path) -> None:
         """Send a delta spec's diagnostics again: its conformance diagnostics changed."""

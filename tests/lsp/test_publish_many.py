@@ -13,6 +13,7 @@ import pytest
 from lsprotocol import types
 
 from ralph_lsp.server import sweep
+from ralph_lsp.server.diagnostics import Sent
 from ralph_lsp.server.documents import DocumentStore
 from ralph_lsp.server.publishing import Publisher
 from tests.lsp.conftest import StartSession, wait_until
@@ -75,7 +76,7 @@ async def test_the_sweep_yields_and_keeps_no_documents(
     monkeypatch.setattr(sweep, "SLICE_SECONDS", 0.0)
     paths = make_changes(tmp_path, 200)
     ls = Stub(tmp_path)
-    publisher = Publisher(ls)  # type: ignore[arg-type]
+    publisher = Publisher(ls, Sent(ls.text_document_publish_diagnostics))  # type: ignore[arg-type]
     publisher.publish_all()
     seen_meanwhile: list[int] = []
 
@@ -100,7 +101,7 @@ async def test_a_new_sweep_replaces_one_going_on(
     monkeypatch.setattr(sweep, "SLICE_SECONDS", 0.0)
     make_changes(tmp_path, 50)
     ls = Stub(tmp_path)
-    publisher = Publisher(ls)  # type: ignore[arg-type]
+    publisher = Publisher(ls, Sent(ls.text_document_publish_diagnostics))  # type: ignore[arg-type]
     publisher.publish_all()
     await asyncio.sleep(0)
     publisher.publish_all()
