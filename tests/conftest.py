@@ -8,6 +8,7 @@ import signal
 import subprocess
 import sys
 import uuid
+import warnings
 from collections.abc import Iterator
 from pathlib import Path
 from types import FrameType
@@ -84,6 +85,25 @@ def shared_path(*parts: str) -> Path:
     if not path.exists():
         pytest.skip(f"shared material not found beside the checkout: {path}")
     return path
+
+
+@pytest.fixture(autouse=True)
+def _sigint_as_found(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Each test leaves SIGINT as it found it in this process: handled as Python's default and
+    not blocked. A child inherits an ignored or blocked SIGINT, so after a test that left one
+    behind a later test's Ctrl-C reaches nothing (tests/test_suite_cleanup.py and
+    tests/test_e2e_cleanup.py timed out once that way, both SIGINT cases on one worker, after
+    another test). It is put back, and the test that changed it is named in a warning."""
+    before = signal.getsignal(signal.SIGINT), signal.pthread_sigmask(signal.SIG_BLOCK, [])
+    yield
+    after = signal.getsignal(signal.SIGINT), signal.pthread_sigmask(signal.SIG_BLOCK, [])
+    if after != before:
+        signal.signal(signal.SIGINT, before[0])
+        signal.pthread_sigmask(signal.SIG_SETMASK, before[1])
+        warnings.warn(
+            f"{request.node.nodeid} left SIGINT {after[0]!r}, blocked {sorted(after[1])}: put back",
+            stacklevel=1,
+        )
 
 
 @pytest.fixture(autouse=True)
