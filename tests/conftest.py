@@ -87,23 +87,33 @@ def shared_path(*parts: str) -> Path:
     return path
 
 
+def _sigint_state() -> tuple[object, set[int]]:
+    return signal.getsignal(signal.SIGINT), signal.pthread_sigmask(signal.SIG_BLOCK, [])
+
+
+def _sigint_to_default(request: pytest.FixtureRequest, when: str) -> None:
+    """SIGINT back to Python's default handler and unblocked, said when it was not."""
+    handler, blocked = _sigint_state()
+    if handler is signal.default_int_handler and signal.SIGINT not in blocked:
+        return
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, [signal.SIGINT])
+    warnings.warn(
+        f"{request.node.nodeid}: SIGINT {handler!r}, blocked {sorted(blocked)} {when}: put back",
+        stacklevel=1,
+    )
+
+
 @pytest.fixture(autouse=True)
-def _sigint_as_found(request: pytest.FixtureRequest) -> Iterator[None]:
-    """Each test leaves SIGINT as it found it in this process: handled as Python's default and
-    not blocked. A child inherits an ignored or blocked SIGINT, so after a test that left one
-    behind a later test's Ctrl-C reaches nothing (tests/test_suite_cleanup.py and
-    tests/test_e2e_cleanup.py timed out once that way, both SIGINT cases on one worker, after
-    another test). It is put back, and the test that changed it is named in a warning."""
-    before = signal.getsignal(signal.SIGINT), signal.pthread_sigmask(signal.SIG_BLOCK, [])
+def _sigint_as_a_user_has_it(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Each test starts, and leaves this process, with SIGINT as a user's terminal has it:
+    Python's default handler, not blocked. A child inherits an ignored or blocked SIGINT, so
+    with one left behind a test's Ctrl-C reaches nothing (tests/test_suite_cleanup.py and
+    tests/test_e2e_cleanup.py timed out that way, both SIGINT cases on one worker, in two full
+    runs). Put back, and said with the test's id, when it was not so."""
+    _sigint_to_default(request, "at the start (left by a fixture or an earlier test)")
     yield
-    after = signal.getsignal(signal.SIGINT), signal.pthread_sigmask(signal.SIG_BLOCK, [])
-    if after != before:
-        signal.signal(signal.SIGINT, before[0])
-        signal.pthread_sigmask(signal.SIG_SETMASK, before[1])
-        warnings.warn(
-            f"{request.node.nodeid} left SIGINT {after[0]!r}, blocked {sorted(after[1])}: put back",
-            stacklevel=1,
-        )
+    _sigint_to_default(request, "at the end")
 
 
 @pytest.fixture(autouse=True)
