@@ -128,3 +128,11 @@ def _self_and_parents() -> set[int]:
         except (OSError, IndexError, ValueError):
             break
     return spared
+
+
+def terminal_signals() -> None:
+    """(A ``preexec_fn``) the child's SIGINT as a terminal's program has it: the default, not
+    blocked, whatever this test process inherited or was left (a child inherits an ignored or
+    blocked SIGINT, and a test of Ctrl-C then signals nothing)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, [signal.SIGINT])

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import REPO
-from tests.tags import gone_within, running, tagged
+from tests.tags import gone_within, running, tagged, terminal_signals
 
 LIB = REPO / "editor-client" / "scripts" / "lib.sh"
 E2E = REPO / "editor-client" / "scripts" / "e2e.sh"
@@ -42,7 +42,11 @@ def start(tmp_path: Path) -> tuple[subprocess.Popen[str], list[int]]:
     script = tmp_path / "e2e-shaped.sh"
     script.write_text(SHAPED_LIKE_E2E)
     proc = subprocess.Popen(
-        ["bash", str(script)], stdout=subprocess.PIPE, text=True, start_new_session=True
+        ["bash", str(script)],
+        stdout=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+        preexec_fn=terminal_signals,
     )
     assert proc.stdout is not None and proc.stdout.readline() == "ready\n"
     deadline = time.monotonic() + 10

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import REPO
-from tests.tags import gone_within
+from tests.tags import gone_within, terminal_signals
 
 INNER = """
 import subprocess, time
@@ -58,6 +58,7 @@ def test_a_signalled_pytest_ends_what_its_tests_started(tmp_path: Path, signum: 
             stdout=out_file,
             stderr=subprocess.STDOUT,
             start_new_session=True,
+            preexec_fn=terminal_signals,
         )
     try:
         deadline = time.monotonic() + 60
