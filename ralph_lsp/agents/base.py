@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol, TypeAlias, TypedDict
+from typing import Any, Literal, Protocol, TypeAlias
 
 LogKind = Literal["text", "tool", "command", "stderr", "info", "summary", "raw"]
 # offline: the agent is waiting for its service to be reachable again (it goes on by itself)
@@ -83,14 +83,6 @@ class Activity:
     """The agent did real work (a tool call, a file change): this is no startup failure."""
 
 
-class RefusalRecord(TypedDict):
-    """A refused tool call in an iteration's history (``refusals``)."""
-
-    tool: str
-    input: str
-    rule: str
-
-
 @dataclass(frozen=True)
 class Refusal:
     """A tool call the agent's own permissions refused (SPEC §4 v2): ``tool`` (e.g. ``Bash``)
@@ -104,7 +96,8 @@ class Refusal:
         """The permission rule that would allow it, e.g. ``Bash(make build)``."""
         return f"{self.tool}({self.input})" if self.input else self.tool
 
-    def to_json(self) -> RefusalRecord:
+    def to_json(self) -> dict[str, str]:
+        """As the history keeps it (``runs.records.RefusalRecord``)."""
         return {"tool": self.tool, "input": self.input, "rule": self.rule}
 
 

@@ -5,7 +5,9 @@
   states and a run's start arguments are the run's record (``ralph_lsp.runs``);
 - ``run``        one run's loop (``Run``), with its record and status (``reporting``), its
   reading of tasks.md (``following``) and each spawn of its agent (``agent_spawn``: the prompt
-  file, the invocation, the process in the run's sandbox);
+  file, the invocation, the process in the run's sandbox); ``run_view`` the run as those
+  parts see it (a protocol, and its review's state): they import it, never ``run``, and a run
+  reports through the callables the engine gives it, never through the engine;
 - ``policy``     the decisions as pure functions: :class:`RunState`, limits, continue/wait/end,
   the model of each spawn (escalation);
 - ``iteration``  one spawn of an agent (:class:`AgentIteration`) over ``proc``;

@@ -93,7 +93,8 @@ class Engine:
         # Retention: the newest historyKeepRuns runs of the change, this one included.
         pruned = prune_runs(resolved.root, resolved.name, settings.history_keep_runs - 1)
         args = (
-            self,
+            self._emit,
+            self._paced,
             resolved,
             settings,
             max_iterations or settings.max_iterations,
@@ -125,6 +126,11 @@ class Engine:
                 run.claim.release()
             self._active.pop(key, None)
             self._finished[key] = run.status.copy()
+
+    async def _paced(self) -> None:
+        """Returns once the host's watchers keep up (``pace``, read when a run asks)."""
+        if self.pace is not None:
+            await self.pace()
 
     def _find(self, root: Path, change: str) -> Run:
         run = self._active.get((root, change))

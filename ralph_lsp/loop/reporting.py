@@ -10,15 +10,18 @@ a run's memory does not grow with its length.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ralph_lsp.agents.user_config import user_config
 from ralph_lsp.loop import budget, policy, spawn_facts, verify
 from ralph_lsp.loop.history import RunHistory, process_started_at
 from ralph_lsp.loop.iteration import IterationOutcome
 from ralph_lsp.loop.run_git import RunGit
+from ralph_lsp.loop.run_view import ReviewState
+from ralph_lsp.loop.verification import Verification
 from ralph_lsp.openspec.project_context import read_project_context
 from ralph_lsp.openspec.tasks import Story, TasksDoc
 from ralph_lsp.openspec.workspace import Change
@@ -45,11 +48,6 @@ from ralph_lsp.settings import Settings
 
 _PROCESS_STARTED = process_started_at(os.getpid())
 
-if TYPE_CHECKING:
-    from ralph_lsp.loop.engine import Engine
-    from ralph_lsp.loop.review_round import ReviewState
-    from ralph_lsp.loop.verification import Verification
-
 
 @dataclass
 class Guidance:
@@ -73,7 +71,8 @@ class RunReporting:
             self._tally = CostTally()
         return self._tally
 
-    engine: Engine
+    #: where the run's events go (the engine's, or a test's): the run knows no engine
+    send: Callable[[EngineEvent], None]
     id: str
     change: Change
     work: Change  # where the agent works (the change, or its copy in the run's worktree)
@@ -97,10 +96,10 @@ class RunReporting:
         return self.change.root, self.change.name, self.id
 
     def emit(self, event: EngineEvent) -> None:
-        self.engine._emit(event)
+        self.send(event)
 
     def log(self, text: str, level: Level = "info") -> None:
-        self.engine._emit(LogEvent(self.change.root, self.change.name, text, level))
+        self.send(LogEvent(self.change.root, self.change.name, text, level))
 
     def tell_iteration_end(self, n: int, pending: list[Guidance]) -> None:
         """The events of a counted iteration's end: checkpoint, the iteration, guidance."""
@@ -133,7 +132,7 @@ class RunReporting:
                 }
             )
         self.save()
-        self.engine._emit(StatusEvent(self.status.copy()))
+        self.send(StatusEvent(self.status.copy()))
 
     def record(self) -> dict[str, Any]:
         """The record as :class:`RunRecord` has it, its growing lists as their ledgers (written
@@ -238,7 +237,9 @@ class RunReporting:
             "verification": [c.to_json() for c in checks] if checks else None,
             # the conformance table after that verification (None: it did not run, or no gate)
             "conformance": self.verification.gate.table_json() if checks else None,
-            "refusals": [r.to_json() for r in outcome.refusals],
+            "refusals": [
+                {"tool": r.tool, "input": r.input, "rule": r.rule} for r in outcome.refusals
+            ],
             **receipt,
         }
         if counts:

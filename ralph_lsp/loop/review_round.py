@@ -30,7 +30,7 @@ import stat
 import tempfile
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ralph_lsp.agents.reviewer_invocation import Reviewer, review_invocation, reviewer_of
 from ralph_lsp.git import GitError
@@ -38,6 +38,7 @@ from ralph_lsp.git import review_guard as guard
 from ralph_lsp.loop import policy
 from ralph_lsp.loop.history import atomic_write_text
 from ralph_lsp.loop.iteration import AgentIteration, IterationOutcome, Level
+from ralph_lsp.loop.run_view import RunView as Run
 from ralph_lsp.loop.sandboxing import REFUSAL_TOOL
 from ralph_lsp.openspec.regular_files import read_regular
 from ralph_lsp.openspec.tasks import MAX_TASKS_BYTES, TasksDoc
@@ -51,23 +52,6 @@ from ralph_lsp.runs.events import ReviewEvent
 from ralph_lsp.runs.receipts import costs_json
 from ralph_lsp.runs.states import RunState
 from ralph_lsp.runs.status import now_iso
-from ralph_lsp.settings import Settings
-
-if TYPE_CHECKING:
-    from ralph_lsp.loop.run import Run
-
-
-@dataclass
-class ReviewState:
-    """A run's review: its rounds (the record's ``reviews``) and the success waiting for one."""
-
-    rounds: list[dict[str, Any]] = field(default_factory=list)
-    pending: policy.End | None = None
-
-    def wanted(self, settings: Settings, end: policy.End, total: int) -> bool:
-        """Whether ``end`` waits for a review round: a success of a change with tasks, when
-        ``ralph.review.agent`` names a reviewer."""
-        return end.state is RunState.SUCCEEDED and total > 0 and settings.review_agent is not None
 
 
 class _Hooks:

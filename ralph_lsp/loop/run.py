@@ -16,9 +16,8 @@ import contextlib
 import logging
 import os
 import time
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING
 
 from ralph_lsp.loop import agent_spawn, budget, on_success, policy, sandboxing, spawn_facts, verify
 from ralph_lsp.loop import run_git as rungit
@@ -29,7 +28,8 @@ from ralph_lsp.loop.iteration import IterationOutcome
 from ralph_lsp.loop.policy import DEFAULT_BACKOFF_SECONDS, MAX_BACKOFF_SECONDS
 from ralph_lsp.loop.prompt import build_prompt, scope_story
 from ralph_lsp.loop.reporting import Guidance, RunReporting
-from ralph_lsp.loop.review_round import ReviewState, review_round
+from ralph_lsp.loop.review_round import review_round
+from ralph_lsp.loop.run_view import ReviewState
 from ralph_lsp.loop.verification import Verification
 from ralph_lsp.openspec.tasks import TasksDoc
 from ralph_lsp.openspec.workspace import Change
@@ -38,14 +38,12 @@ from ralph_lsp.runs.events import EndEvent, IterationEvent
 from ralph_lsp.runs.ledger import Ledger
 from ralph_lsp.runs.records import IterationRecord, RateLimitedRecord, TransitionRecord
 from ralph_lsp.runs.states import RunState
-from ralph_lsp.runs.status import RunEnd, RunStatus, clock, iso, now_iso
+from ralph_lsp.runs.status import EngineEvent, RunEnd, RunStatus, clock, iso, now_iso
 from ralph_lsp.settings import Settings, model_for
 
 # The longest a rate limit is waited for at once (a reset time far away is waited in turns).
 MAX_WAIT_SECONDS = 6 * 3600.0
 
-if TYPE_CHECKING:
-    from ralph_lsp.loop.engine import Engine
 
 log = logging.getLogger(__name__)
 
@@ -62,7 +60,8 @@ def _initial_backoff() -> float:
 class Run(RunReporting, TasksFollowing):
     def __init__(
         self,
-        engine: Engine,
+        send: Callable[[EngineEvent], None],
+        pace: Callable[[], Awaitable[None]],
         change: Change,
         settings: Settings,
         max_iterations: int,
@@ -71,7 +70,8 @@ class Run(RunReporting, TasksFollowing):
         run_id: str,
         start_story: str | None = None,
     ) -> None:
-        self.engine = engine
+        self.send = send  # the run's events (reporting.py)
+        self._pace = pace  # returns once the host's watchers keep up
         self.start_story = start_story  # ralph.run's `story`: worked on first
         self.change = change
         self.settings = settings
@@ -124,8 +124,7 @@ class Run(RunReporting, TasksFollowing):
         return self.status.reason
 
     async def paced(self) -> None:
-        if self.engine.pace is not None:
-            await self.engine.pace()
+        await self._pace()
 
     def live_processes(self) -> list[AgentProcess]:
         """The agent's and a verification command's process, whichever runs now."""

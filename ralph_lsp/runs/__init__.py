@@ -19,8 +19,8 @@ the engine that executes it (SPEC §9, §15).
 
 Invariant: runs/ starts no process, runs no git and speaks to no agent; it imports neither the
 engine (``ralph_lsp.loop``) nor ``proc``, ``git``, ``agents`` or ``sandbox``, nor pygls or
-lsprotocol (an import-linter contract; one type of ``agents/base.py``, ``RefusalRecord``, is
-named for type checking alone); it is the reader and writer of the records under
+lsprotocol, not even for type checking (an import-linter contract that counts type-only
+imports); it is the reader and writer of the records under
 ``.ralph/``. Not yet moved here: ``loop/history.py`` (the record's folder and its retention) and
 ``loop/claims.py`` (one run per change, built on it), since a running record's owner is told
 alive by inspecting its process (``ralph_lsp.proc``), and ``loop/budget.py`` (it reads the

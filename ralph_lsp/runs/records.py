@@ -7,12 +7,18 @@ on disk may come from an older version or be damaged.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, TypedDict
+from typing import Any, TypedDict
 
 from ralph_lsp.runs.receipts import ReceiptRecord
 
-if TYPE_CHECKING:  # types of the records only: a reader of live files imports no agent preset
-    from ralph_lsp.agents.base import RefusalRecord
+
+class RefusalRecord(TypedDict):
+    """A refused tool call in an iteration's history (``refusals``): the agent's own
+    permissions' (``agents.base.Refusal``) or the sandbox's."""
+
+    tool: str
+    input: str
+    rule: str
 
 
 class VerificationRecord(TypedDict):

@@ -68,7 +68,7 @@ class Refusal:
 
     def to_json(self) -> dict[str, str]:
         """For the run's history, in the shape of an agent's refused tool call
-        (``agents.base.RefusalRecord``): tool ``Network``, input ``host:port``, and as the rule
+        (``runs.records.RefusalRecord``): tool ``Network``, input ``host:port``, and as the rule
         the allowlist entry that would allow it."""
         return {"tool": "Network", "input": f"{self.host}:{self.port}", "rule": self.entry}
 

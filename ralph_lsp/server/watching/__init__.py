@@ -14,6 +14,7 @@ itself loses it after the first such save.
 - ``polling.py``    the folders inotify refused a watch (the per-user limit), listed every second
   and offered to inotify again
 - ``fallback.py``   the tree watched with watchfiles
+- ``watched.py``   what the poller and the fallback may use of a tree watch (its protocol)
 - ``inotify.py``    a small inotify(7) binding over ctypes
 - ``root.py``       one root's watch: its ``openspec/`` tree with the two interests
 """

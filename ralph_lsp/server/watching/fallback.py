@@ -12,12 +12,9 @@ from __future__ import annotations
 import asyncio
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from ralph_lsp.server.watching.interests import Interest
-
-if TYPE_CHECKING:
-    from ralph_lsp.server.watching.tree import TreeWatcher
+from ralph_lsp.server.watching.watched import Watched
 
 SETTLE_SECONDS = 0.3
 RETRY_SECONDS = 1.0
@@ -39,7 +36,7 @@ def _snapshot(interest: Interest) -> dict[Path, Stat]:
     return {path: _stat(path) for path in interest.everything()}
 
 
-async def watch(tree: TreeWatcher) -> None:
+async def watch(tree: Watched) -> None:
     """Watch ``tree.top`` with watchfiles until the tree is stopped."""
     before = [(interest, _snapshot(interest)) for interest in tree.interests]
     settle = asyncio.ensure_future(_settle(tree, before))
@@ -49,7 +46,7 @@ async def watch(tree: TreeWatcher) -> None:
         settle.cancel()
 
 
-async def _settle(tree: TreeWatcher, before: list[tuple[Interest, dict[Path, Stat]]]) -> None:
+async def _settle(tree: Watched, before: list[tuple[Interest, dict[Path, Stat]]]) -> None:
     await tree.sleep(SETTLE_SECONDS)
     if tree.stopped.is_set():
         return
@@ -70,7 +67,7 @@ def _paths(interest: Interest, changes: set[tuple[object, str]], deleted: object
     return out
 
 
-async def _watchfiles(tree: TreeWatcher) -> None:
+async def _watchfiles(tree: Watched) -> None:
     import watchfiles  # only where inotify is not available
 
     folder = tree.top
@@ -115,7 +112,7 @@ async def _watchfiles(tree: TreeWatcher) -> None:
                     interest.deliver(interest.everything())
 
 
-async def _guard(tree: TreeWatcher, restart: asyncio.Event) -> None:
+async def _guard(tree: Watched, restart: asyncio.Event) -> None:
     """Ends the watchfiles watch on a stop, or when the top folder is gone or replaced.
 
     A watch on a removed folder goes silent rather than ending. A folder made again may get the

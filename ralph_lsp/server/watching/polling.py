@@ -13,12 +13,9 @@ from __future__ import annotations
 import asyncio
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from ralph_lsp.server.watching import inotify
-
-if TYPE_CHECKING:
-    from ralph_lsp.server.watching.tree import TreeWatcher
+from ralph_lsp.server.watching.watched import Watched
 
 # Folders inotify refused a watch for are listed this often.
 POLL_SECONDS = 1.0
@@ -54,7 +51,7 @@ def listing(folder: Path) -> Listing | None:
 class Poller:
     """The polled folders of one tree, with their last listing."""
 
-    def __init__(self, tree: TreeWatcher) -> None:
+    def __init__(self, tree: Watched) -> None:
         self.tree = tree
         self.folders: dict[Path, Listing] = {}
         self._task: asyncio.Task[None] | None = None

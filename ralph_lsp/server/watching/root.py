@@ -6,7 +6,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ralph_lsp.server.watching.interests import openspec_skip, spec_interest, tasks_interest
-from ralph_lsp.server.watching.tree import RunTask, TreeWatcher
+from ralph_lsp.server.watching.tree import TreeWatcher
+from ralph_lsp.server.watching.watched import RunTask
 
 
 def watch_root(

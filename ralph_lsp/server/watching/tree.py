@@ -21,12 +21,12 @@ import errno
 import logging
 import os
 from collections import deque
-from collections.abc import Callable, Coroutine, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
 
 from ralph_lsp.server.watching import fallback, inotify, polling
 from ralph_lsp.server.watching.interests import ANY, Interest
+from ralph_lsp.server.watching.watched import RunTask
 
 log = logging.getLogger(__name__)
 
@@ -44,8 +44,6 @@ MASK = (
 _GONE = inotify.IN_DELETE_SELF | inotify.IN_MOVE_SELF | inotify.IN_UNMOUNT
 _MADE = inotify.IN_CREATE | inotify.IN_MOVED_TO
 _REMOVED = inotify.IN_DELETE | inotify.IN_MOVED_FROM
-
-RunTask = Callable[[Coroutine[Any, Any, None], str], "asyncio.Task[None]"]
 
 
 def _no_skip(parent: str, name: str) -> bool:
