@@ -70,13 +70,9 @@ class Run(RunReporting, TasksFollowing):
         run_id: str,
         start_story: str | None = None,
     ) -> None:
-        self.send = send  # the run's events (reporting.py)
-        self._pace = pace  # returns once the host's watchers keep up
+        self.send, self._pace = send, pace  # its events (reporting.py); the host's pace
         self.start_story = start_story  # ralph.run's `story`: worked on first
-        self.change = change
-        self.settings = settings
-        self.scope = scope
-        self.id = run_id
+        self.change, self.settings, self.scope, self.id = change, settings, scope, run_id
         self.claim: ChangeClaim | None = None
         started = now_iso()
         self.status = RunStatus(

@@ -56,7 +56,8 @@ class _Cache:
 
     def code(self, source: str, filename: str, flags: int) -> CodeType:
         key = (flags, filename, source)
-        code = self.known.get(key)
+        # two classes may make the same script (the same fields): compiled once a start too
+        code = self.used.get(key) or self.known.get(key)
         if code is None:
             code = _REAL_COMPILE(source, filename, "exec", flags, True)
             self.compiled += 1

@@ -3,21 +3,25 @@
 ``serve()`` speaks LSP on stdio until the client says ``exit`` or closes the pipe; whichever way
 it ends, no agent process of a run outlives it.
 
-- ``server``        the server object (:class:`RalphLanguageServer`): it owns the engine and
-  builds the parts below, each of which sees it only as a ``host.Host``
-- ``host``          that typed interface (:class:`~ralph_lsp.server.host.Host`), so that no part
-  imports the module that builds them
+- ``server``        the server object (:class:`RalphLanguageServer`): pygls's server, which
+  builds the session and each capability with the parts it uses (the order is its docstring's)
+- ``session``       the one owner of the state (:class:`~ralph_lsp.server.session.Session`):
+  roots, documents, configuration and trust, the latest statuses, the runs, the log, the
+  background tasks; ``root_set`` which roots there are and the root a command names
+- ``events``        the closed set of events the capabilities meet through (tasks changed, spec
+  files changed, changes moved, run status, run ended), and their source
 - ``features``      LSP methods and commands wired to it, once (each handler a line or two)
 - ``commands``, ``git_commands``  the ``ralph.*`` commands; ``args`` checks their argument
 - ``queues``        queues (SPEC §9): ``ralph.run`` with ``changes``, ``ralph.stopQueue``,
   ``ralph.queues``, ``ralph/queueStatus``, and ``ralph.onRunEnd`` when a run or a queue ends
 - ``merge_commands``  ``ralph.reviewRun``, ``ralph.mergeRun`` and ``ralph.mergeAll`` (SPEC §12)
   over ``merging``
-- ``roots``         the OpenSpec roots of the workspace folders and the root a command names
+- ``roots``         the OpenSpec roots watched, their changes on disk told as events
 - ``editing``       the client's documents and the agent's edits on disk
 - ``publishing``    diagnostics and code lenses, published; ``render`` computes them (pure);
   ``sweep`` its pass over every change, and validation's over every item, in slices of the loop
-- ``diagnostics``   what each file was last sent: the one cache of publishing's and validation's
+- ``diagnostics``   the one store of every file's diagnostics, by (source, file), with one
+  cache of what each file was last sent
 - ``documents``     tasks.md now: the open buffer, else the disk (cached by stat / version)
 - ``feed``, ``run_progress``  the engine's events as progress, ``ralph/runStatus`` and log lines
 - ``worktree_view`` lenses of a change whose run works in a worktree

@@ -21,7 +21,8 @@ from ralph_lsp.openspec.tasks_fast import parse_tasks
 from ralph_lsp.openspec.workspace import ARCHIVE, CHANGES, Change, resolve_change
 from ralph_lsp.server import args, render
 from ralph_lsp.server.errors import InvalidArguments, RequestFailed
-from ralph_lsp.server.host import Host
+from ralph_lsp.server.events import ChangesMoved
+from ralph_lsp.server.session import Session
 
 Obj = dict[str, Any]
 
@@ -36,9 +37,9 @@ UNTRUSTED_ARCHIVE = (
 )
 
 
-def _target(ls: Host, command: str, obj: Obj) -> Change:
+def _target(session: Session, command: str, obj: Obj) -> Change:
     name = args.required_string(command, obj, "change")
-    root = ls.resolve_root(command, args.optional_string(command, obj, "root"))
+    root = session.resolve_root(command, args.optional_string(command, obj, "root"))
     resolve_change(root, name)
     return Change(root, name)
 
@@ -55,8 +56,8 @@ def _spec_json(plan: ArchivePlan) -> list[Obj]:
     ]
 
 
-async def preview(ls: Host, obj: Obj) -> Obj:
-    change = _target(ls, "ralph.archivePreview", obj)
+async def preview(session: Session, obj: Obj) -> Obj:
+    change = _target(session, "ralph.archivePreview", obj)
     missing = await asyncio.to_thread(change.incomplete_tasks)
     try:
         plan = await asyncio.to_thread(plan_archive, change.root, change.name, today(), yes=True)
@@ -65,16 +66,16 @@ async def preview(ls: Host, obj: Obj) -> Obj:
     return {"archive": plan.result_json(), "specs": _spec_json(plan), "incompleteTasks": missing}
 
 
-async def archive(ls: Host, obj: Obj) -> Obj:
+async def archive(session: Session, obj: Obj) -> Obj:
     cmd = "ralph.archiveChange"
-    change = _target(ls, cmd, obj)
+    change = _target(session, cmd, obj)
     yes = obj.get("yes", False)
     if not isinstance(yes, bool):
         raise InvalidArguments(f'{cmd}: "yes" must be true or false, got {args.kind(yes)}')
-    await ls.pull_settings(change.root)
-    if not ls.config.trusted:
+    await session.pull_settings(change.root)
+    if not session.config.trusted:
         raise RequestFailed(UNTRUSTED_ARCHIVE)
-    if render.is_running(ls.status_of(change.root, change.name)):
+    if render.is_running(session.status_of(change.root, change.name)):
         raise RequestFailed(f"{change.name} is running; stop it before archiving it")
     missing = await asyncio.to_thread(change.incomplete_tasks)
     try:
@@ -85,8 +86,8 @@ async def archive(ls: Host, obj: Obj) -> Obj:
         return {"archive": None, "status": [blocked.diagnostic()]}
     except OSError as exc:
         raise RequestFailed(f"archiving {change.name} failed: {exc}; no file was changed") from None
-    ls.publisher.publish_all()
-    ls.publisher.refresh_lenses()
+    session.events.emit(ChangesMoved(change.root))  # its tasks.md went with it
+    session.refresh_lenses()
     return {"archive": plan.result_json()}
 
 

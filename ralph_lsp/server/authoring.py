@@ -13,8 +13,9 @@ from lsprotocol import types
 from ralph_lsp.openspec.authoring import assist, fixes, outline, specs
 from ralph_lsp.openspec.validation.spec_rules import read_text
 from ralph_lsp.server.render import column
-from ralph_lsp.server.roots import path_of
+from ralph_lsp.server.root_set import path_of
 from ralph_lsp.server.server import RalphLanguageServer
+from ralph_lsp.server.session import Session
 
 _KINDS = {
     "section": types.CompletionItemKind.Module,
@@ -26,10 +27,10 @@ _KINDS = {
 class Doc:
     """One spec file as the editor shows it, with conversions to the client's positions."""
 
-    def __init__(self, ls: RalphLanguageServer, path: Path, text: str) -> None:
-        self.ls, self.path, self.text = ls, path, text
+    def __init__(self, session: Session, path: Path, text: str) -> None:
+        self.session, self.path, self.text = session, path, text
         self.lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
-        self.encoding = ls.workspace.position_encoding
+        self.encoding = session.workspace.position_encoding
 
     def pos(self, line: int, index: int, lines: list[str] | None = None) -> types.Position:
         lines = lines or self.lines
@@ -56,11 +57,11 @@ class Doc:
         return len(text)
 
 
-def reader(ls: RalphLanguageServer) -> Callable[[Path], str]:
+def reader(session: Session) -> Callable[[Path], str]:
     def read(path: Path) -> str:
-        if ls.docs.is_open(path):
+        if session.docs.is_open(path):
             try:
-                return str(ls.workspace.get_text_document(ls.docs.uri_for(path)).source)
+                return str(session.workspace.get_text_document(session.docs.uri_for(path)).source)
             except Exception:  # closed meanwhile: the disk has it
                 pass
         return read_text(path)
@@ -68,18 +69,18 @@ def reader(ls: RalphLanguageServer) -> Callable[[Path], str]:
     return read
 
 
-def open_spec(ls: RalphLanguageServer, uri: str) -> Doc | None:
+def open_spec(session: Session, uri: str) -> Doc | None:
     path = path_of(uri)
     if path is None or not specs.is_spec_file(path):
         return None
     try:
-        return Doc(ls, path, reader(ls)(path))
+        return Doc(session, path, reader(session)(path))
     except (OSError, UnicodeError):
         return None
 
 
-def document_symbols(ls: RalphLanguageServer, uri: str) -> list[types.DocumentSymbol] | None:
-    doc = open_spec(ls, uri)
+def document_symbols(session: Session, uri: str) -> list[types.DocumentSymbol] | None:
+    doc = open_spec(session, uri)
     if doc is None:
         return None
     out = []
@@ -106,14 +107,14 @@ def document_symbols(ls: RalphLanguageServer, uri: str) -> list[types.DocumentSy
     return out
 
 
-def workspace_symbols(ls: RalphLanguageServer, query: str) -> list[types.SymbolInformation]:
-    found = specs.workspace_requirements(ls.roots.roots, query, reader(ls))
+def workspace_symbols(session: Session, query: str) -> list[types.SymbolInformation]:
+    found = specs.workspace_requirements(session.roots.roots, query, reader(session))
     return [
         types.SymbolInformation(
             name=f.name,
             kind=types.SymbolKind.Class,
             location=types.Location(
-                ls.docs.uri_for(f.file),
+                session.docs.uri_for(f.file),
                 types.Range(types.Position(f.line, 0), types.Position(f.line, 0)),
             ),
             container_name=f.capability,
@@ -122,16 +123,14 @@ def workspace_symbols(ls: RalphLanguageServer, query: str) -> list[types.SymbolI
     ]
 
 
-def completion(
-    ls: RalphLanguageServer, params: types.CompletionParams
-) -> types.CompletionList | None:
-    doc = open_spec(ls, params.text_document.uri)
+def completion(session: Session, params: types.CompletionParams) -> types.CompletionList | None:
+    doc = open_spec(session, params.text_document.uri)
     if doc is None:
         return None
     line = min(params.position.line, len(doc.lines) - 1)
     prefix = doc.lines[line][: doc.index(params.position)]
     items = []
-    for k, c in enumerate(assist.complete(doc.path, doc.text, line, prefix, reader(ls))):
+    for k, c in enumerate(assist.complete(doc.path, doc.text, line, prefix, reader(session))):
         edit = types.TextEdit(types.Range(doc.pos(line, 0), doc.pos(line, len(prefix))), c.new_text)
         items.append(
             types.CompletionItem(
@@ -152,25 +151,25 @@ def completion(
     return types.CompletionList(is_incomplete=False, items=items)
 
 
-def _definition(ls: RalphLanguageServer, uri: str, position: types.Position) -> Any:
-    doc = open_spec(ls, uri)
+def _definition(session: Session, uri: str, position: types.Position) -> Any:
+    doc = open_spec(session, uri)
     if doc is None:
         return None, None
-    found = assist.definition(doc.path, doc.text, position.line, reader(ls))
+    found = assist.definition(doc.path, doc.text, position.line, reader(session))
     return doc, found
 
 
-def definition(ls: RalphLanguageServer, params: types.DefinitionParams) -> types.Location | None:
-    _, found = _definition(ls, params.text_document.uri, params.position)
+def definition(session: Session, params: types.DefinitionParams) -> types.Location | None:
+    _, found = _definition(session, params.text_document.uri, params.position)
     if found is None:
         return None
     _, main, block = found
     at = types.Position(block.line - 1, 0)
-    return types.Location(ls.docs.uri_for(main), types.Range(at, at))
+    return types.Location(session.docs.uri_for(main), types.Range(at, at))
 
 
-def hover(ls: RalphLanguageServer, params: types.HoverParams) -> types.Hover | None:
-    doc, found = _definition(ls, params.text_document.uri, params.position)
+def hover(session: Session, params: types.HoverParams) -> types.Hover | None:
+    doc, found = _definition(session, params.text_document.uri, params.position)
     if found is None:
         return None
     ref, main, block = found
@@ -180,10 +179,8 @@ def hover(ls: RalphLanguageServer, params: types.HoverParams) -> types.Hover | N
     return types.Hover(types.MarkupContent(types.MarkupKind.Markdown, text), rng)
 
 
-def code_actions(
-    ls: RalphLanguageServer, params: types.CodeActionParams
-) -> list[types.CodeAction] | None:
-    doc = open_spec(ls, params.text_document.uri)
+def code_actions(session: Session, params: types.CodeActionParams) -> list[types.CodeAction] | None:
+    doc = open_spec(session, params.text_document.uri)
     if doc is None:
         return None
     first, last = params.range.start.line, params.range.end.line
@@ -191,7 +188,7 @@ def code_actions(
         first, last = min(first, d.range.start.line), max(last, d.range.end.line)
     norm = outline.outline(doc.text).lines  # the reader's lines (no BOM), for columns
     out = []
-    for fix in fixes.fixes(doc.path, doc.text, first, last, reader(ls)):
+    for fix in fixes.fixes(doc.path, doc.text, first, last, reader(session)):
         if params.context.only and not any(fix.kind.startswith(k) for k in params.context.only):
             continue
         edits = [
@@ -219,27 +216,29 @@ def code_actions(
 
 
 def register(server: RalphLanguageServer) -> None:
+    session = server.session
+
     @server.feature(types.TEXT_DOCUMENT_DOCUMENT_SYMBOL)
     def document_symbol(params: types.DocumentSymbolParams) -> Any:
-        return document_symbols(server, params.text_document.uri)
+        return document_symbols(session, params.text_document.uri)
 
     @server.feature(types.WORKSPACE_SYMBOL)
     def workspace_symbol(params: types.WorkspaceSymbolParams) -> Any:
-        return workspace_symbols(server, params.query)
+        return workspace_symbols(session, params.query)
 
     @server.feature(
         types.TEXT_DOCUMENT_COMPLETION, types.CompletionOptions(trigger_characters=["#", " "])
     )
     def complete(params: types.CompletionParams) -> Any:
-        return completion(server, params)
+        return completion(session, params)
 
     @server.feature(types.TEXT_DOCUMENT_DEFINITION)
     def go_to_definition(params: types.DefinitionParams) -> Any:
-        return definition(server, params)
+        return definition(session, params)
 
     @server.feature(types.TEXT_DOCUMENT_HOVER)
     def show_hover(params: types.HoverParams) -> Any:
-        return hover(server, params)
+        return hover(session, params)
 
     kinds = [types.CodeActionKind.QuickFix, types.CodeActionKind.RefactorRewrite]
 
@@ -247,4 +246,4 @@ def register(server: RalphLanguageServer) -> None:
         types.TEXT_DOCUMENT_CODE_ACTION, types.CodeActionOptions(code_action_kinds=kinds)
     )
     def code_action(params: types.CodeActionParams) -> Any:
-        return code_actions(server, params)
+        return code_actions(session, params)

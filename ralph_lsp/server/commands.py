@@ -22,13 +22,14 @@ from ralph_lsp.openspec.workspace import (
 from ralph_lsp.runs.record_schema import damaged_note
 from ralph_lsp.runs.request import RunRequest
 from ralph_lsp.runs.status import EngineError
-from ralph_lsp.server import archive, args, git_commands, merge_commands, planning, queues
+from ralph_lsp.server import archive, args, git_commands, merge_commands, planning
 from ralph_lsp.server.errors import InvalidArguments, RequestFailed
-from ralph_lsp.server.host import Host
+from ralph_lsp.server.queues import Queues, changes_of
+from ralph_lsp.server.session import Session
 from ralph_lsp.settings import SCOPES
 
 Obj = dict[str, Any]
-Handler = Callable[[Host, Obj], Awaitable[Obj]]
+Handler = Callable[[Session, Obj], Awaitable[Obj]]
 
 UNTRUSTED = (
     "this workspace is not trusted, and running a change starts a coding agent that edits its"
@@ -36,32 +37,32 @@ UNTRUSTED = (
 )
 
 
-async def changes(ls: Host, obj: Obj) -> Obj:
+async def changes(session: Session, obj: Obj) -> Obj:
     root_arg = args.optional_string("ralph.changes", obj, "root")
-    roots = [ls.resolve_root("ralph.changes", root_arg)] if root_arg else ls.roots.roots
+    roots = [session.resolve_root("ralph.changes", root_arg)] if root_arg else session.roots.roots
     out = []
     for root in roots:
         for name in list_changes(root):
             change = Change(root, name)
-            status = ls.status_of(root, name)
-            doc = ls.docs.get(change.tasks_path).doc
+            status = session.status_of(root, name)
+            doc = session.docs.get(change.tasks_path).doc
             out.append(change_json(change, doc, status.to_json() if status else None))
     return {"changes": out}
 
 
-async def run(ls: Host, obj: Obj) -> Obj:
+async def run(session: Session, obj: Obj, queues: Queues) -> Obj:
     cmd = "ralph.run"
-    names = queues.changes_of(obj)
+    names = changes_of(obj)
     if names is not None:  # a queue (SPEC §9)
-        root = ls.resolve_root(cmd, args.optional_string(cmd, obj, "root"))
+        root = session.resolve_root(cmd, args.optional_string(cmd, obj, "root"))
         for each in names:
             resolve_change(root, each)
-        settings = await ls.pull_settings(root)
-        if not ls.config.trusted:
+        settings = await session.pull_settings(root)
+        if not session.config.trusted:
             raise RequestFailed(UNTRUSTED)
-        return await ls.queues.start(root, names, obj, settings)
+        return await queues.start(root, names, obj, settings)
     name = args.required_string(cmd, obj, "change")
-    root = ls.resolve_root(cmd, args.optional_string(cmd, obj, "root"))
+    root = session.resolve_root(cmd, args.optional_string(cmd, obj, "root"))
     max_iterations = args.positive_int(cmd, obj, "maxIterations")
     scope = args.choice(cmd, obj, "iterationScope", SCOPES)
     guidance = obj.get("guidance")
@@ -76,11 +77,11 @@ async def run(ls: Host, obj: Obj) -> Obj:
         got = args.kind(follow_up)
         raise InvalidArguments(f'{cmd}: "followUp" must be true or false, got {got}')
     resolve_change(root, name)
-    settings = await ls.pull_settings(root)  # may carry a change of trust too
-    if not ls.config.trusted:
+    settings = await session.pull_settings(root)  # may carry a change of trust too
+    if not session.config.trusted:
         raise RequestFailed(UNTRUSTED)
-    ls.queues.end_commands[(root, name)] = settings.on_run_end
-    status = await ls.engine.start(
+    queues.end_commands[(root, name)] = settings.on_run_end
+    status = await session.engine.start(
         root,
         name,
         settings,
@@ -95,39 +96,39 @@ async def run(ls: Host, obj: Obj) -> Obj:
     return {"runId": status.run_id, "change": status.change, "state": status.state}
 
 
-async def stop(ls: Host, obj: Obj) -> Obj:
+async def stop(session: Session, obj: Obj) -> Obj:
     cmd = "ralph.stop"
     name = args.required_string(cmd, obj, "change")
-    root = ls.resolve_root(cmd, args.optional_string(cmd, obj, "root"))
+    root = session.resolve_root(cmd, args.optional_string(cmd, obj, "root"))
     try:
-        status = await ls.engine.stop(root, name)
+        status = await session.engine.stop(root, name)
     except EngineError:
         resolve_change(root, name)  # an unknown name says so, with the known ones
         raise
     return status.to_json()
 
 
-async def guide(ls: Host, obj: Obj) -> Obj:
+async def guide(session: Session, obj: Obj) -> Obj:
     cmd = "ralph.guide"
     name = args.required_string(cmd, obj, "change")
     text = args.required_text(cmd, obj, "text", "send the guidance to give the agent")
-    root = ls.resolve_root(cmd, args.optional_string(cmd, obj, "root"))
+    root = session.resolve_root(cmd, args.optional_string(cmd, obj, "root"))
     try:
-        await ls.engine.guide(root, name, text)
+        await session.engine.guide(root, name, text)
     except EngineError:
         resolve_change(root, name)
         raise
     return {"queued": True}
 
 
-async def status(ls: Host, obj: Obj) -> Obj:
+async def status(session: Session, obj: Obj) -> Obj:
     cmd = "ralph.status"
     name = args.optional_string(cmd, obj, "change")
     root_arg = args.optional_string(cmd, obj, "root")
-    root = ls.resolve_root(cmd, root_arg) if root_arg else None
-    runs = ls.engine.statuses(root, name)
+    root = session.resolve_root(cmd, root_arg) if root_arg else None
+    runs = session.engine.statuses(root, name)
     if name is not None and not runs:
-        roots = [root] if root is not None else ls.roots.roots
+        roots = [root] if root is not None else session.roots.roots
         known = sorted({c for r in roots for c in list_changes(r)})
         if name not in known:
             raise UnknownChangeError(name, known)
@@ -137,10 +138,10 @@ async def status(ls: Host, obj: Obj) -> Obj:
 _SAID_DAMAGED: set[tuple[Path, str]] = set()
 
 
-async def history(ls: Host, obj: Obj) -> Obj:
+async def history(session: Session, obj: Obj) -> Obj:
     cmd = "ralph.history"
     name = args.required_string(cmd, obj, "change")
-    root = ls.resolve_root(cmd, args.optional_string(cmd, obj, "root"))
+    root = session.resolve_root(cmd, args.optional_string(cmd, obj, "root"))
 
     damaged: list[str] = []
 
@@ -152,30 +153,32 @@ async def history(ls: Host, obj: Obj) -> Obj:
     _SAID_DAMAGED.update((root, d) for d in fresh)
     note = damaged_note(fresh)
     if note:  # once per damaged record and server, however often the page asks
-        ls.warn(f"ralph.history: {note}")
+        session.warn(f"ralph.history: {note}")
     if not records:
         resolve_change(root, name)  # nothing recorded: say so if the name is unknown
     return {"runs": records}
 
 
-COMMANDS: dict[str, Handler] = {
-    "ralph.changes": changes,
-    "ralph.run": run,
-    "ralph.stop": stop,
-    "ralph.guide": guide,
-    "ralph.status": status,
-    "ralph.history": history,
-    "ralph.diff": git_commands.diff,
-    "ralph.restore": git_commands.restore,
-    "ralph.fileAt": git_commands.file_at,
-    "ralph.stopQueue": lambda ls, obj: ls.queues.stop(obj),
-    "ralph.queues": lambda ls, obj: ls.queues.listing(obj),
-    "ralph.archivePreview": archive.preview,
-    "ralph.archiveChange": archive.archive,
-    "ralph.reviewRun": merge_commands.review_run,
-    "ralph.mergeRun": merge_commands.merge_run,
-    "ralph.mergeAll": merge_commands.merge_all,
-    "ralph.planChange": planning.plan_change,
-    "ralph.revisePlan": planning.revise_plan,
-    "ralph.discardChange": planning.discard_change,
-}
+def commands(queues: Queues) -> dict[str, Handler]:
+    """Every ``ralph.*`` command and its handler; the queue commands are the queues'."""
+    return {
+        "ralph.changes": changes,
+        "ralph.run": lambda session, obj: run(session, obj, queues),
+        "ralph.stop": stop,
+        "ralph.guide": guide,
+        "ralph.status": status,
+        "ralph.history": history,
+        "ralph.diff": git_commands.diff,
+        "ralph.restore": git_commands.restore,
+        "ralph.fileAt": git_commands.file_at,
+        "ralph.stopQueue": lambda session, obj: queues.stop(obj),
+        "ralph.queues": lambda session, obj: queues.listing(obj),
+        "ralph.archivePreview": archive.preview,
+        "ralph.archiveChange": archive.archive,
+        "ralph.reviewRun": merge_commands.review_run,
+        "ralph.mergeRun": merge_commands.merge_run,
+        "ralph.mergeAll": merge_commands.merge_all,
+        "ralph.planChange": planning.plan_change,
+        "ralph.revisePlan": planning.revise_plan,
+        "ralph.discardChange": planning.discard_change,
+    }

@@ -26,7 +26,6 @@ import concurrent.futures
 import logging
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
@@ -37,15 +36,16 @@ from ralph_lsp.conformance.links import Mention, mentions
 from ralph_lsp.conformance.scan import Scanner
 from ralph_lsp.conformance.table import FAILING, NOT_RUN, UNLINKED, VERIFIED, Row, Table
 from ralph_lsp.runs.status import RunStatus
+from ralph_lsp.server.diagnostics import DiagnosticsStore
+from ralph_lsp.server.events import RunStatusChanged
 from ralph_lsp.server.render import NOOP
+from ralph_lsp.server.session import Session
 from ralph_lsp.server.watching.interests import Interest
 from ralph_lsp.server.watching.tree import TreeWatcher
 
-if TYPE_CHECKING:
-    from ralph_lsp.server.host import Host
-
 log = logging.getLogger(__name__)
 SOURCE = "ralph-lsp"
+SOURCE_NAME = "conformance"  # the diagnostics store's name of these
 UNLINKED_CODE = "conformance.unlinked"
 Key = tuple[Path, str]  # (root, change)
 _MARKS = {VERIFIED: "✓ verified", FAILING: "✗ failing", NOT_RUN: "○ not run"}
@@ -91,8 +91,11 @@ def unlinked_diagnostic(row: Row) -> types.Diagnostic:
 class ConformanceView:
     """Each wanted change's conformance table, its lenses and its diagnostics."""
 
-    def __init__(self, ls: Host) -> None:
-        self.ls = ls
+    def __init__(self, session: Session, store: DiagnosticsStore) -> None:
+        self.session = session
+        self._store = store  # a delta spec's unlinked scenarios, beside validation's findings
+        store.register(SOURCE_NAME, covers=lambda path: delta_spec_of(path) is not None)
+        session.events.on(RunStatusChanged, lambda event: self.run_status(event.status))
         # every Scanner is touched in this one thread only, one job at a time
         self._worker = concurrent.futures.ThreadPoolExecutor(1, "conformance")
         self._scanners: dict[Path, Scanner] = {}
@@ -108,7 +111,6 @@ class ConformanceView:
         self._dirty: dict[Path, set[str]] = {}  # root → test files changed on disk
         self._pending: set[Key] = set()
         self._drain: asyncio.Task[None] | None = None
-        self._shown: dict[Path, list[types.Diagnostic]] = {}  # delta spec → its diagnostics
 
     # -- what the editor asks --------------------------------------------------------------
 
@@ -129,26 +131,22 @@ class ConformanceView:
             if r.spec == rel
         ]
 
-    def diagnostics(self, spec: Path) -> list[types.Diagnostic]:
-        """The conformance diagnostics of one delta spec (joined to validation's, one list)."""
-        return self._shown.get(spec, [])
-
     # -- events ----------------------------------------------------------------------------
 
     def want(self, key: Key) -> None:
         """Compute (again) the table of ``key`` and keep it up to date from now on."""
-        if self.ls.stopping:
+        if self.session.stopping:
             return
         self._wanted.add(key)
         self._pending.add(key)
         self._watch(key[0])
         if self._drain is None or self._drain.done():
-            self._drain = self.ls.run_task(self._compute_pending(), "conformance")
+            self._drain = self.session.run_task(self._compute_pending(), "conformance")
 
     def specs_touched(self, paths: set[Path] | list[Path]) -> None:
         for path in paths:
             key = delta_spec_of(path)
-            if key is not None and (key in self._wanted or self.ls.docs.is_open(path)):
+            if key is not None and (key in self._wanted or self.session.docs.is_open(path)):
                 self.want(key)
 
     def tests_changed(self, root: Path, paths: set[Path]) -> None:
@@ -169,7 +167,7 @@ class ConformanceView:
         if root is None:
             return
         try:
-            text = self.ls.workspace.get_text_document(uri).source
+            text = self.session.workspace.get_text_document(uri).source
         except Exception:  # closed meanwhile
             return
         self._texts.setdefault(root, {})[rel] = text
@@ -220,7 +218,7 @@ class ConformanceView:
     # -- computing -------------------------------------------------------------------------
 
     def _test_globs(self) -> tuple[str, ...]:
-        return self.ls.config.settings().conformance_test_globs or DEFAULT_TEST_GLOBS
+        return self.session.config.settings().conformance_test_globs or DEFAULT_TEST_GLOBS
 
     def _test_file(self, path: Path) -> tuple[Path | None, str]:
         for root in self._scanners:
@@ -251,7 +249,7 @@ class ConformanceView:
         self._watches[root] = TreeWatcher(
             root,
             [Interest(test_file, lambda paths: self.tests_changed(root, paths))],
-            self.ls.run_task,
+            self.session.run_task,
             skip=skip,
             arm_now=False,
         )
@@ -302,7 +300,7 @@ class ConformanceView:
 
     async def _compute_pending(self) -> None:
         loop = asyncio.get_running_loop()
-        while self._pending and not self.ls.stopping:
+        while self._pending and not self.session.stopping:
             key = min(self._pending)
             self._pending.discard(key)
             root = key[0]
@@ -318,7 +316,7 @@ class ConformanceView:
                 log.exception("the conformance table of %s failed", key[1])
                 continue
             if said:
-                self.ls.logs.add(f"conformance: {said}", types.MessageType.Log)
+                self.session.logs.add(f"conformance: {said}", types.MessageType.Log)
             self._show(key, table)
 
     def _show(self, key: Key, table: Table) -> None:
@@ -332,8 +330,6 @@ class ConformanceView:
             if row.state == UNLINKED:
                 specs[key[0] / row.spec].append(unlinked_diagnostic(row))
         for spec, found in specs.items():
-            if self._shown.get(spec, []) != found:
-                self._shown[spec] = found
-                self.ls.validation.republish(spec)
+            self._store.put(SOURCE_NAME, spec, found, if_changed=True)
         if before != table:
-            self.ls.publisher.refresh_lenses()
+            self.session.refresh_lenses()

@@ -13,7 +13,7 @@ from ralph_lsp.openspec.workspace import UnknownChangeError
 from ralph_lsp.runs.status import EngineError
 from ralph_lsp.server import authoring
 from ralph_lsp.server.args import one_object
-from ralph_lsp.server.commands import COMMANDS, Handler
+from ralph_lsp.server.commands import Handler, commands
 from ralph_lsp.server.errors import CommandError, RequestFailed
 from ralph_lsp.server.render import NOOP
 from ralph_lsp.server.server import RalphLanguageServer
@@ -27,7 +27,7 @@ def _register_command(server: RalphLanguageServer, name: str, handler: Handler) 
     async def command(ls: RalphLanguageServer, *arguments: Any) -> dict[str, Any]:
         obj = one_object(name, arguments)
         try:
-            return await handler(ls, obj)
+            return await handler(server.session, obj)
         except CommandError:
             raise
         except (UnknownChangeError, EngineError) as exc:
@@ -61,7 +61,7 @@ def _register_document_event(
 
 
 def register(server: RalphLanguageServer) -> None:
-    for name, handler in COMMANDS.items():
+    for name, handler in commands(server.queues).items():
         _register_command(server, name, handler)
 
     # The command of display-only lenses (story and task status): running it, in any client,
@@ -92,8 +92,7 @@ def register(server: RalphLanguageServer) -> None:
 
     @server.feature(types.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)
     def did_change_folders(params: types.DidChangeWorkspaceFoldersParams) -> None:
-        server.roots.update()
-        server.run_task(server.attach_all(server.roots.roots), "attach to live runs and queues")
+        server.on_folders_changed()
 
     # The text-document notifications: each hands the document's URI to the editing tracker.
     for method, on_document in (

@@ -1,37 +1,32 @@
 """The engine's events, told to the client: each run's statuses (work-done progress and
-``ralph/runStatus``, through one RunReporter per run) and its log lines."""
+``ralph/runStatus``, through one RunReporter per run) and its log lines; and to the server: the
+session's latest statuses, and :class:`~ralph_lsp.server.events.RunEnded` and
+:class:`~ralph_lsp.server.events.RunStatusChanged` for the capabilities that follow runs."""
 
 from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from lsprotocol import types
 
-from ralph_lsp.openspec.workspace import Change
 from ralph_lsp.runs.status import EngineEvent, LogEvent, RunStatus, StatusEvent
+from ralph_lsp.server.events import RunEnded, RunStatusChanged
 from ralph_lsp.server.logs import LEVELS
-from ralph_lsp.server.roots import Key
 from ralph_lsp.server.run_progress import RUN_STATUS, ProgressValue, RunReporter
-
-if TYPE_CHECKING:
-    from ralph_lsp.server.host import Host
+from ralph_lsp.server.session import Session
 
 
 class RunFeed:
     """Engine events in, notifications out; also the ProgressClient RunReporter speaks to."""
 
-    def __init__(self, ls: Host) -> None:
-        self.ls = ls
-        self._status: dict[Key, RunStatus] = {}
+    def __init__(self, session: Session) -> None:
+        self.session = session
         self._reporters: dict[str, RunReporter] = {}
 
-    def status_of(self, root: Path, change: str) -> RunStatus | None:
-        return self._status.get((root, change))
-
     def active_runs(self) -> int:
-        return sum(1 for s in self._status.values() if not s.final)
+        return sum(1 for s in self.session.statuses.values() if not s.final)
 
     async def all_reported(self) -> None:
         """Until every run's reporter has sent its final status."""
@@ -55,11 +50,11 @@ class RunFeed:
         if self.active_runs() > 1:
             prefix = f"[{event.change}] "
             text = prefix + text.replace("\n", "\n" + prefix)  # on every line of a batch
-        self.ls.logs.add(text, LEVELS.get(event.level, types.MessageType.Info))
+        self.session.logs.add(text, LEVELS.get(event.level, types.MessageType.Info))
 
     def _on_status(self, status: RunStatus) -> None:
-        ls = self.ls
-        self._status[(status.root, status.change)] = status
+        session = self.session
+        session.statuses[(status.root, status.change)] = status
         reporter = self._reporters.get(status.run_id)
         if reporter is None:
             root, change = status.root, status.change
@@ -67,13 +62,11 @@ class RunFeed:
                 self, status.run_id, change, stop=lambda: self._stop_from_progress(root, change)
             )
             self._reporters[status.run_id] = reporter
-            ls.run_task(self._report(reporter), f"report {status.run_id}")
+            session.run_task(self._report(reporter), f"report {status.run_id}")
         reporter.push(status)
         if status.final:
-            ls.queues.run_ended(status)
-        ls.publisher.publish(Change(status.root, status.change).tasks_path)
-        ls.publisher.refresh_lenses()
-        ls.conformance.run_status(status)  # a verification that ended changes the scenarios
+            session.events.emit(RunEnded(status))  # its onRunEnd (queues.py)
+        session.events.emit(RunStatusChanged(status))  # its lenses, diagnostics and scenarios
 
     async def _report(self, reporter: RunReporter) -> None:
         try:
@@ -83,23 +76,23 @@ class RunFeed:
 
     def _stop_from_progress(self, root: Path, change: str) -> None:
         """The user cancelled the run's progress in the editor: stop the run."""
-        engine = self.ls.engine
+        engine = self.session.engine
 
         async def stop() -> None:
             if any(not s.final for s in engine.statuses(root, change)):
                 await engine.stop(root, change)
 
-        self.ls.run_task(stop(), f"stop {change} (progress cancelled)")
+        self.session.run_task(stop(), f"stop {change} (progress cancelled)")
 
     # -- ProgressClient, for RunReporter -------------------------------------------------------
     def supports_progress(self) -> bool:
-        return self.ls.capability("window", "work_done_progress")
+        return self.session.capability("window", "work_done_progress")
 
     async def create_progress(self, token: str) -> None:
-        await self.ls.work_done_progress.create_async(token)
+        await self.session.client.work_done_progress.create_async(token)
 
     def send_progress(self, token: str, value: ProgressValue) -> None:
-        progress = self.ls.work_done_progress
+        progress = self.session.client.work_done_progress
         if isinstance(value, types.WorkDoneProgressBegin):
             progress.begin(token, value)
         elif isinstance(value, types.WorkDoneProgressReport):
@@ -109,9 +102,9 @@ class RunFeed:
             progress.tokens.pop(token, None)  # pygls never forgets a token by itself
 
     def send_run_status(self, status: RunStatus) -> None:
-        self.ls.protocol.notify(RUN_STATUS, status.to_json())
+        self.session.notify(RUN_STATUS, status.to_json())
 
     def on_progress_cancel(self, token: str, callback: Any) -> None:
-        future = self.ls.work_done_progress.tokens.get(token)
+        future = self.session.client.work_done_progress.tokens.get(token)
         if future is not None:
             future.add_done_callback(lambda f: callback() if f.cancelled() else None)

@@ -30,32 +30,32 @@ from typing import Any
 from ralph_lsp.openspec.workspace import resolve_change
 from ralph_lsp.server import args
 from ralph_lsp.server.errors import RequestFailed
-from ralph_lsp.server.host import Host
+from ralph_lsp.server.session import Session
 
 Obj = dict[str, Any]
 
 
-async def _refuse_untrusted(ls: Host, root: Path, what: str) -> None:
+async def _refuse_untrusted(session: Session, root: Path, what: str) -> None:
     """git runs in the workspace's repository, whose config may name programs: gitcli turns
     them all off, and an untrusted workspace does not get git run at all (belt and braces)."""
-    await ls.pull_settings(root)  # may carry a change of trust
-    if not ls.config.trusted:
+    await session.pull_settings(root)  # may carry a change of trust
+    if not session.config.trusted:
         raise RequestFailed(f"this workspace is not trusted; {what} runs git in its repository")
 
 
-def _iteration_of(ls: Host, cmd: str, obj: Obj) -> tuple[str, Path, str | None, int | None]:
+def _iteration_of(session: Session, cmd: str, obj: Obj) -> tuple[str, Path, str | None, int | None]:
     """The change, its root, the run and the iteration a diff or a restore names."""
     name = args.required_string(cmd, obj, "change")
-    root = ls.resolve_root(cmd, args.optional_string(cmd, obj, "root"))
+    root = session.resolve_root(cmd, args.optional_string(cmd, obj, "root"))
     run_id = args.optional_string(cmd, obj, "runId")
     n = args.positive_int(cmd, obj, "iteration")
     return name, root, run_id, n
 
 
-async def diff(ls: Host, obj: Obj) -> Obj:
+async def diff(session: Session, obj: Obj) -> Obj:
     cmd = "ralph.diff"
-    name, root, run_id, n = _iteration_of(ls, cmd, obj)
-    await _refuse_untrusted(ls, root, "showing a diff")
+    name, root, run_id, n = _iteration_of(session, cmd, obj)
+    await _refuse_untrusted(session, root, "showing a diff")
     from ralph_lsp.git.refs import CheckpointError
     from ralph_lsp.loop.review import diff_json, iteration_diff
 
@@ -67,17 +67,17 @@ async def diff(ls: Host, obj: Obj) -> Obj:
     return diff_json(root, d)
 
 
-async def restore(ls: Host, obj: Obj) -> Obj:
+async def restore(session: Session, obj: Obj) -> Obj:
     cmd = "ralph.restore"
-    name, root, run_id, n = _iteration_of(ls, cmd, obj)
+    name, root, run_id, n = _iteration_of(session, cmd, obj)
     checkpoint = args.optional_string(cmd, obj, "checkpoint")
     if n is None and checkpoint is None:
         raise RequestFailed(f'{cmd} needs "iteration" (or "checkpoint", e.g. an undo)')
     resolve_change(root, name)
-    if any(not s.final for s in ls.engine.statuses(root, name)):
+    if any(not s.final for s in session.engine.statuses(root, name)):
         raise RequestFailed(f"change {name!r} is running; stop it before restoring its files")
-    await ls.pull_settings(root)
-    if not ls.config.trusted:
+    await session.pull_settings(root)
+    if not session.config.trusted:
         raise RequestFailed("this workspace is not trusted; restoring rewrites its files")
     from ralph_lsp.git.refs import CheckpointError
     from ralph_lsp.loop.review import restore_iteration
@@ -89,12 +89,12 @@ async def restore(ls: Host, obj: Obj) -> Obj:
     return {"runId": run, **result.to_json()}
 
 
-async def file_at(ls: Host, obj: Obj) -> Obj:
+async def file_at(session: Session, obj: Obj) -> Obj:
     cmd = "ralph.fileAt"
-    root = ls.resolve_root(cmd, args.optional_string(cmd, obj, "root"))
+    root = session.resolve_root(cmd, args.optional_string(cmd, obj, "root"))
     checkpoint = args.required_string(cmd, obj, "checkpoint")
     path = args.required_string(cmd, obj, "path")
-    await _refuse_untrusted(ls, root, "showing a file of a checkpoint")
+    await _refuse_untrusted(session, root, "showing a file of a checkpoint")
     from ralph_lsp.git.refs import CheckpointError
     from ralph_lsp.loop.review import text_at
 

@@ -9,37 +9,38 @@ import logging
 import os
 import sys
 import threading
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from ralph_lsp.server.host import Host
+from ralph_lsp.server.feed import RunFeed
+from ralph_lsp.server.roots import RootWatch
+from ralph_lsp.server.session import CLIENT_TIMEOUT, Session
 
 log = logging.getLogger(__name__)
 
-CLIENT_TIMEOUT = 5.0  # seconds to wait for the client's answer to a request of ours
 EXIT_GRACE = 3.0  # seconds for the runs to end after their agents were killed at exit
 EXIT_DEADLINE = 8.0  # seconds after exit when the process ends, whatever still runs
 
 
 class Lifetime:
-    def __init__(self, ls: Host) -> None:
-        self.ls = ls
+    def __init__(self, session: Session, watch: RootWatch, feed: RunFeed) -> None:
+        self.session = session
+        self.watch = watch
+        self.feed = feed
         self.shutdown_requested = False
         self._exited: threading.Event | None = None  # set once on_exit has ended every run
 
     async def on_shutdown(self) -> None:
         """Stop every run (each agent tree gone) and tell the client how they ended."""
-        ls = self.ls
-        ls.stopping = True
+        session = self.session
+        session.stopping = True
         self.shutdown_requested = True
-        ls.roots.stop_watching()
-        await ls.engine.shutdown()  # runs in runners of their own go on: only detached
-        ls.feed.forget(ls.engine.unfinished())
+        self.watch.stop_watching()
+        await session.engine.shutdown()  # runs in runners of their own go on: only detached
+        self.feed.forget(session.engine.unfinished())
         try:
-            await asyncio.wait_for(ls.feed.all_reported(), CLIENT_TIMEOUT)
+            await asyncio.wait_for(self.feed.all_reported(), CLIENT_TIMEOUT)
         except asyncio.TimeoutError:
             log.warning("the final run statuses could not all be sent before shutdown")
-        ls.logs.flush()
+        session.logs.flush()
 
     async def on_exit(self) -> None:
         """``exit`` (with or without ``shutdown``) or the pipe closed: no agent may outlive us.
@@ -50,19 +51,19 @@ class Lifetime:
         """
         if self._exited is not None:
             return  # already ending (exit, then the pipe closed)
-        ls = self.ls
+        session = self.session
         self._exited = threading.Event()
-        ls.stopping = True
-        ls.engine.shutdown_now()
-        ls.roots.stop_watching()
+        session.stopping = True
+        session.engine.shutdown_now()
+        self.watch.stop_watching()
         self._arm_exit_deadline()
         try:
-            await asyncio.wait_for(ls.engine.shutdown(), EXIT_GRACE)
+            await asyncio.wait_for(session.engine.shutdown(), EXIT_GRACE)
         except Exception as exc:  # TimeoutError, or a run that failed to end cleanly
             log.warning("runs did not end cleanly at exit: %r", exc)
         finally:
-            ls.logs.flush()
-            ls.logs.close()
+            session.logs.flush()
+            session.logs.close()
             self._exited.set()
 
     def _arm_exit_deadline(self) -> None:
@@ -80,8 +81,8 @@ class Lifetime:
     def on_stdin_eof(self) -> None:
         """The client closed the pipe (called from pygls's reader thread): end every run on the
         event loop's thread, and return (so that pygls sees EOF) once that is done."""
-        engine = self.ls.engine
-        loop = self.ls.loop
+        engine = self.session.engine
+        loop = self.session.loop
         if loop is None or loop.is_closed():
             engine.shutdown_now()
             return

@@ -20,29 +20,29 @@ from lsprotocol import types
 from ralph_lsp.openspec.workspace import resolve_change
 from ralph_lsp.server import args
 from ralph_lsp.server.errors import RequestFailed
-from ralph_lsp.server.host import Host
+from ralph_lsp.server.session import Session
 
 Obj = dict[str, Any]
 STRATEGIES = ("merge", "squash", "rebase")
 
 
-async def _trusted(ls: Host, cmd: str, obj: Obj) -> Any:
-    root = ls.resolve_root(cmd, args.optional_string(cmd, obj, "root"))
-    settings = await ls.pull_settings(root)
-    if not ls.config.trusted:
+async def _trusted(session: Session, cmd: str, obj: Obj) -> Any:
+    root = session.resolve_root(cmd, args.optional_string(cmd, obj, "root"))
+    settings = await session.pull_settings(root)
+    if not session.config.trusted:
         raise RequestFailed(f"this workspace is not trusted; {cmd} runs git and its checks")
     return root, settings
 
 
-def _notify(ls: Host, text: str, ok: bool) -> None:
+def _notify(session: Session, text: str, ok: bool) -> None:
     level = types.MessageType.Info if ok else types.MessageType.Warning
-    ls.protocol.notify(types.WINDOW_SHOW_MESSAGE, types.ShowMessageParams(level, text))
+    session.notify(types.WINDOW_SHOW_MESSAGE, types.ShowMessageParams(level, text))
 
 
-async def review_run(ls: Host, obj: Obj) -> Obj:
+async def review_run(session: Session, obj: Obj) -> Obj:
     cmd = "ralph.reviewRun"
     name = args.required_string(cmd, obj, "change")
-    root, _ = await _trusted(ls, cmd, obj)
+    root, _ = await _trusted(session, cmd, obj)
     from ralph_lsp.git.merge import MergeError
     from ralph_lsp.merging.review_bundle import review_bundle
 
@@ -54,10 +54,10 @@ async def review_run(ls: Host, obj: Obj) -> Obj:
         raise RequestFailed(str(exc)) from None
 
 
-async def merge_run(ls: Host, obj: Obj) -> Obj:
+async def merge_run(session: Session, obj: Obj) -> Obj:
     cmd = "ralph.mergeRun"
     name = args.required_string(cmd, obj, "change")
-    root, settings = await _trusted(ls, cmd, obj)
+    root, settings = await _trusted(session, cmd, obj)
     from ralph_lsp.git.merge import MergeError
     from ralph_lsp.merging.merge import MergeRequest
     from ralph_lsp.merging.merge import merge_run as run_merge
@@ -71,19 +71,21 @@ async def merge_run(ls: Host, obj: Obj) -> Obj:
         strategy,  # type: ignore[arg-type]
     )
     try:
-        outcome = await run_merge(req, settings, ls.logs.add)
+        outcome = await run_merge(req, settings, session.logs.add)
     except MergeError as exc:
         resolve_change(root, name)
         raise RequestFailed(str(exc)) from None
     _notify(
-        ls, f"Ralph: {outcome.change}: {outcome.state}: {outcome.reason}", outcome.state == "merged"
+        session,
+        f"Ralph: {outcome.change}: {outcome.state}: {outcome.reason}",
+        outcome.state == "merged",
     )
     return outcome.to_json()
 
 
-async def merge_all(ls: Host, obj: Obj) -> Obj:
+async def merge_all(session: Session, obj: Obj) -> Obj:
     cmd = "ralph.mergeAll"
-    root, settings = await _trusted(ls, cmd, obj)
+    root, settings = await _trusted(session, cmd, obj)
     from ralph_lsp.git.merge import MergeError
     from ralph_lsp.merging.train import merge_train
 
@@ -92,11 +94,11 @@ async def merge_all(ls: Host, obj: Obj) -> Obj:
         train = await merge_train(
             root,
             settings,
-            ls.logs.add,
+            session.logs.add,
             into=args.optional_string(cmd, obj, "into"),
             strategy=strategy,  # type: ignore[arg-type]
         )
     except MergeError as exc:
         raise RequestFailed(str(exc)) from None
-    _notify(ls, f"Ralph: {train.summary()}", train.count("merged") == len(train.outcomes))
+    _notify(session, f"Ralph: {train.summary()}", train.count("merged") == len(train.outcomes))
     return train.to_json()

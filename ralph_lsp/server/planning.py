@@ -29,7 +29,7 @@ from ralph_lsp.runs.states import PLAN_KIND as KIND
 from ralph_lsp.runs.states import RunState
 from ralph_lsp.server import args, render
 from ralph_lsp.server.errors import InvalidArguments, RequestFailed
-from ralph_lsp.server.host import Host
+from ralph_lsp.server.session import Session
 from ralph_lsp.settings import Settings
 
 Obj = dict[str, Any]
@@ -47,70 +47,70 @@ UNTRUSTED_PLAN = (
 )
 
 
-async def _planning_settings(ls: Host, root: Path) -> Settings:
+async def _planning_settings(session: Session, root: Path) -> Settings:
     """The root's settings, refused while the workspace is untrusted or its runs go to Ray."""
-    settings = await ls.pull_settings(root)
-    if not ls.config.trusted:
+    settings = await session.pull_settings(root)
+    if not session.config.trusted:
         raise RequestFailed(UNTRUSTED_PLAN)
     if runs_on_ray(settings):  # a Ray job would implement, never plan
         raise RequestFailed(RAY_PLAN)
     return settings
 
 
-async def plan_change(ls: Host, obj: Obj) -> Obj:
+async def plan_change(session: Session, obj: Obj) -> Obj:
     cmd = "ralph.planChange"
     name = args.required_string(cmd, obj, "change")
     description = args.required_text(cmd, obj, "description", "say what the change is to do")
-    root = ls.resolve_root(cmd, args.optional_string(cmd, obj, "root"))
-    settings = await _planning_settings(ls, root)
+    root = session.resolve_root(cmd, args.optional_string(cmd, obj, "root"))
+    settings = await _planning_settings(session, root)
     from ralph_lsp.loop.plan_run import create_change  # the engine's side: loaded when planning
 
     folder = await asyncio.to_thread(create_change, root, name)  # EngineError: refused
     try:
-        status = await ls.engine.start(root, name, settings, RunRequest(plan=description))
+        status = await session.engine.start(root, name, settings, RunRequest(plan=description))
     except Exception:
         shutil.rmtree(folder, ignore_errors=True)  # only what create_change wrote is there
         raise
-    ls.publisher.refresh_lenses()
+    session.refresh_lenses()
     return {"runId": status.run_id, "change": status.change, "state": status.state}
 
 
-async def revise_plan(ls: Host, obj: Obj) -> Obj:
+async def revise_plan(session: Session, obj: Obj) -> Obj:
     cmd = "ralph.revisePlan"
-    change = _target(ls, cmd, obj)
+    change = _target(session, cmd, obj)
     text = args.required_text(cmd, obj, "text", "send the comment to plan with")
-    settings = await _planning_settings(ls, change.root)
+    settings = await _planning_settings(session, change.root)
     record = await asyncio.to_thread(latest_plan, change)
     described = (record or {}).get("description")
     request = RunRequest(
         plan=described if isinstance(described, str) and described.strip() else text,
         guidance=[text],
     )
-    status = await ls.engine.start(change.root, change.name, settings, request)
+    status = await session.engine.start(change.root, change.name, settings, request)
     return {"runId": status.run_id, "change": status.change, "state": status.state}
 
 
-async def discard_change(ls: Host, obj: Obj) -> Obj:
+async def discard_change(session: Session, obj: Obj) -> Obj:
     cmd = "ralph.discardChange"
-    change = _target(ls, cmd, obj)
+    change = _target(session, cmd, obj)
     if obj.get("yes") is not True:
         raise InvalidArguments(f'{cmd}: discarding moves the change to the trash: pass "yes": true')
-    await ls.pull_settings(change.root)
-    if not ls.config.trusted:
+    await session.pull_settings(change.root)
+    if not session.config.trusted:
         raise RequestFailed("this workspace is not trusted; trust it to discard a change")
-    if render.is_running(ls.status_of(change.root, change.name)):
+    if render.is_running(session.status_of(change.root, change.name)):
         raise RequestFailed(f"{change.name} is running; stop it before discarding it")
     try:
         where = await asyncio.to_thread(to_trash, change.folder)
     except OSError as exc:
         raise RequestFailed(f"cannot discard {change.name}: {exc}; nothing was moved") from None
-    ls.publisher.refresh_lenses()
+    session.refresh_lenses()
     return {"discarded": change.name, "trash": where.as_uri()}
 
 
-def _target(ls: Host, cmd: str, obj: Obj) -> Change:
+def _target(session: Session, cmd: str, obj: Obj) -> Change:
     name = args.required_string(cmd, obj, "change")
-    root = ls.resolve_root(cmd, args.optional_string(cmd, obj, "root"))
+    root = session.resolve_root(cmd, args.optional_string(cmd, obj, "root"))
     resolve_change(root, name)
     return Change(root, name)
 
@@ -144,9 +144,9 @@ def to_trash(folder: Path) -> Path:
     return target
 
 
-def planned_lenses(ls: Host, change: Change) -> list[types.CodeLens]:
+def planned_lenses(session: Session, change: Change) -> list[types.CodeLens]:
     """Approve and run, Revise…, Discard on line 0 of a planned change's proposal.md."""
-    status = ls.status_of(change.root, change.name)
+    status = session.status_of(change.root, change.name)
     if status is not None and status.kind == KIND:
         planned, questions = status.state is RunState.PLANNED, list(status.questions)
     elif status is not None and render.is_running(status):

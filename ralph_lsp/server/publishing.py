@@ -9,10 +9,8 @@ in the editor (10,000 of them would cost over 200 MB)."""
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
@@ -20,27 +18,38 @@ from ralph_lsp.loop.claims import running_elsewhere
 from ralph_lsp.loop.history import read_record
 from ralph_lsp.openspec.workspace import Change, list_changes, root_of_file, tasks_uri
 from ralph_lsp.server import archive, planning, render, worktree_view
-from ralph_lsp.server.diagnostics import Sent
+from ralph_lsp.server.conformance_view import ConformanceView
+from ralph_lsp.server.diagnostics import Computed, DiagnosticsStore
 from ralph_lsp.server.documents import DocState
-from ralph_lsp.server.lifetime import CLIENT_TIMEOUT
-from ralph_lsp.server.roots import path_of, root_key
+from ralph_lsp.server.events import ChangesMoved, RunStatusChanged
+from ralph_lsp.server.root_set import path_of, root_key
+from ralph_lsp.server.session import Session
 from ralph_lsp.server.sweep import Sweep
 
-if TYPE_CHECKING:
-    from ralph_lsp.server.host import Host
+SOURCE = "tasks"  # the store's name of tasks.md's own diagnostics (render.py's)
 
 log = logging.getLogger(__name__)
 
 
 class Publisher:
-    def __init__(self, ls: Host, sent: Sent) -> None:
-        self.ls = ls
-        self._sent = sent
-        self._refreshing = False
-        self._refresh_again = False
+    def __init__(
+        self, session: Session, store: DiagnosticsStore, conformance: ConformanceView
+    ) -> None:
+        self.session = session
+        self.docs = session.docs
+        self.conformance = conformance
+        self._store = store
+        store.register(SOURCE, covers=_is_tasks, provide=self._computed)
         self.sweep: Sweep[tuple[Change, Path]] = Sweep(
-            ls.run_task, lambda: ls.stopping, "publish all diagnostics"
+            session.run_task, lambda: session.stopping, "publish all diagnostics"
         )
+        session.events.on(RunStatusChanged, self._run_status)
+        session.events.on(ChangesMoved, lambda event: self.publish_all())
+
+    def _run_status(self, event: RunStatusChanged) -> None:
+        status = event.status
+        self.publish(Change(status.root, status.change).tasks_path)
+        self.session.refresh_lenses()
 
     def doc_of(self, uri: str) -> tuple[DocState, Path, str] | None:
         """The document behind ``uri`` with its change's root and name, if it is a change's."""
@@ -48,11 +57,11 @@ class Publisher:
         if path is None or root_of_file(path) is None:
             return None
         root, change = root_key(path)
-        return self.ls.docs.get(path), root, change
+        return self.docs.get(path), root, change
 
     def code_lenses(self, uri: str) -> list[types.CodeLens]:
         path = path_of(uri)
-        scenarios = self.ls.conformance.lenses_of(path) if path is not None else None
+        scenarios = self.conformance.lenses_of(path) if path is not None else None
         if scenarios is not None:  # a delta spec: a lens above each scenario
             return scenarios
         found = self.doc_of(uri)
@@ -61,30 +70,43 @@ class Publisher:
             proposal = archive.proposal_of(path) if path is not None else None
             if proposal is None:
                 return []
-            return archive.proposal_lenses(proposal) + planning.planned_lenses(self.ls, proposal)
+            return archive.proposal_lenses(proposal) + planning.planned_lenses(
+                self.session, proposal
+            )
         state, root, change = found
-        status = self.ls.feed.status_of(root, change)
-        state = worktree_view.followed(self.ls.docs, state, status)
+        status = self.session.status_of(root, change)
+        state = worktree_view.followed(self.docs, state, status)
         elsewhere = None if render.is_running(status) else _elsewhere(root, change)
         return render.code_lenses(state, root, change, status, elsewhere)
 
     def publish(self, path: Path) -> None:
         """Send the diagnostics of one tasks.md when they differ from what the client has."""
-        if self.ls.stopping:
+        if self.session.stopping:
             return
         root = root_of_file(path)
         if root is not None:
             self._publish(Change(root, path.parent.name), path)
 
     def _publish(self, change: Change, path: Path) -> None:
-        ls = self.ls
-        root, name = change.root, change.name
-        status = ls.feed.status_of(root, name)
-        state = worktree_view.followed(ls.docs, ls.docs.get(path), status)
-        diagnostics = render.diagnostics(state, status, ls.workspace.position_encoding)
-        diagnostics += ls.validation.tasks_diagnostics(path)  # openspec's task-file warnings
-        uri = ls.docs.uri_for(path) if ls.docs.is_open(path) else tasks_uri(change)
-        self._sent.publish(path, uri, diagnostics, state.version)
+        """tasks.md's own diagnostics, sent with the other sources' (openspec's warnings)."""
+        own = self._render(change, path)
+        self._store.put(SOURCE, path, own.diagnostics, version=own.version, uri=own.uri)
+
+    def _render(self, change: Change, path: Path) -> Computed:
+        docs = self.docs
+        status = self.session.status_of(change.root, change.name)
+        state = worktree_view.followed(docs, docs.get(path), status)
+        diagnostics = render.diagnostics(state, status, self.session.position_encoding)
+        uri = docs.uri_for(path) if docs.is_open(path) else tasks_uri(change)
+        return Computed(diagnostics, state.version, uri)
+
+    def _computed(self, path: Path) -> Computed:
+        """(For the store) tasks.md's own diagnostics now, as another source's change of the
+        file is sent."""
+        root = root_of_file(path)
+        if root is None:  # a tasks.md of no change: none of its own
+            return Computed([], None, self.docs.uri_for(path))
+        return self._render(Change(root, path.parent.name), path)
 
     def publish_all(self) -> None:
         """Publish every change's tasks.md (and every open one), in the background: a sweep
@@ -94,13 +116,14 @@ class Publisher:
     def _everything(self) -> list[tuple[Change, Path]]:
         items: list[tuple[Change, Path]] = []
         seen: set[Path] = set()
-        for root in self.ls.roots.roots:
+        roots = self.session.roots
+        for root in roots.roots:
             for name in list_changes(root):
                 change = Change(root, name)
                 path = change.tasks_path
                 seen.add(path)
                 items.append((change, path))
-        for path in sorted(set(self.ls.roots.open_change_paths()) - seen):
+        for path in sorted(set(roots.open_change_paths()) - seen):
             of = root_of_file(path)
             if of is not None:
                 items.append((Change(of, path.parent.name), path))
@@ -109,34 +132,13 @@ class Publisher:
     def _sweep_step(self, item: tuple[Change, Path]) -> None:
         change, path = item
         self._publish(change, path)
-        if not self.ls.docs.is_open(path):
-            self.ls.docs.invalidate(path)  # parsed again when it changes or is asked for
+        if not self.docs.is_open(path):
+            self.docs.invalidate(path)  # parsed again when it changes or is asked for
 
-    def refresh_lenses(self) -> None:
-        """Ask the client to re-request code lenses; at most one request in flight."""
-        ls = self.ls
-        if ls.stopping or not ls.capability("workspace", "code_lens", "refresh_support"):
-            return
-        if self._refreshing:
-            self._refresh_again = True
-            return
-        self._refreshing = True
-        ls.run_task(self._refresh(), "codeLens refresh")
 
-    async def _refresh(self) -> None:
-        try:
-            while True:
-                self._refresh_again = False
-                try:
-                    await asyncio.wait_for(
-                        self.ls.workspace_code_lens_refresh_async(None), CLIENT_TIMEOUT
-                    )
-                except Exception as exc:
-                    log.debug("codeLens refresh failed: %s", exc)
-                if not self._refresh_again or self.ls.stopping:
-                    return
-        finally:
-            self._refreshing = False
+def _is_tasks(path: Path) -> bool:
+    """A tasks.md (the files this module publishes, when they are a change's)."""
+    return path.name == "tasks.md"
 
 
 def _elsewhere(root: Path, change: str) -> render.Elsewhere | None:

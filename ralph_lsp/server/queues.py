@@ -22,12 +22,13 @@ from ralph_lsp.runner.queue_live import find_live_queues, queue_live_path, take_
 from ralph_lsp.runs.status import EngineError, RunStatus
 from ralph_lsp.server import args
 from ralph_lsp.server.errors import InvalidArguments, RequestFailed
+from ralph_lsp.server.events import RunEnded
 from ralph_lsp.server.logs import LEVELS
+from ralph_lsp.server.session import Session
 from ralph_lsp.settings import Settings
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # imported when a queue starts: the server's start path imports no engine
     from ralph_lsp.loop.queue import Queue, QueueEvent, QueueOptions
-    from ralph_lsp.server.host import Host
 
 QUEUE_STATUS = "ralph/queueStatus"
 Obj = dict[str, Any]
@@ -36,8 +37,9 @@ Obj = dict[str, Any]
 class Queues:
     """The server's live queues, and the end commands of its runs."""
 
-    def __init__(self, ls: Host) -> None:
-        self.ls = ls
+    def __init__(self, session: Session) -> None:
+        self.session = session
+        session.events.on(RunEnded, lambda event: self.run_ended(event.status))
         self.live: dict[str, Queue] = {}
         # (root, change) → the onRunEnd argv of its current run (settings as it started).
         self.end_commands: dict[tuple[Path, str], tuple[str, ...] | None] = {}
@@ -58,12 +60,12 @@ class Queues:
         options = QueueOptions.of(settings, parallel=parallel, stop_on_failure=stop_on_failure)
         if settings.runs_outlive_editor:
             return await self._start_runner(root, names, settings, options)
-        queue = Queue(self.ls.engine, root, names, settings, options, self._on_event)
+        queue = Queue(self.session.engine, root, names, settings, options, self._on_event)
         for name in names:
             self.end_commands[(root, name)] = settings.on_run_end
         status = await queue.start()  # EngineError (refused before anything starts) answers
         self.live[queue.id] = queue
-        self.ls.run_task(self._follow(queue), f"queue {queue.id}")
+        self.session.run_task(self._follow(queue), f"queue {queue.id}")
         return status
 
     async def _start_runner(
@@ -80,7 +82,7 @@ class Queues:
             spawned = await spawn_queue(root, names, settings, opts)
         except RunnerError as exc:
             raise EngineError(str(exc)) from None
-        self.ls.run_task(spawned.process.wait(), f"reap queue {spawned.queue_id}")
+        self.session.run_task(spawned.process.wait(), f"reap queue {spawned.queue_id}")
         live = read_live(queue_live_path(root, spawned.queue_id))
         if live is not None:
             with contextlib.suppress(RunnerError, OSError):
@@ -97,10 +99,10 @@ class Queues:
             self._tell_ended(root)
 
     async def _attach(self, live: Any) -> None:
-        attached = QueueAttachment(live, self.ls.engine.feed, self._on_status)
+        attached = QueueAttachment(live, self.session.engine.feed, self._on_status)
         await attached.open(editor=True)
         self.attached[live.run_id] = attached
-        self.ls.run_task(self._follow_runner(live.run_id, live.root, attached), "follow queue")
+        self.session.run_task(self._follow_runner(live.run_id, live.root, attached), "follow queue")
         with contextlib.suppress(asyncio.TimeoutError):
             await asyncio.wait_for(attached.first_queue.wait(), 10.0)
 
@@ -118,7 +120,7 @@ class Queues:
             self._on_status(status)
 
     def _on_status(self, status: Obj) -> None:
-        self.ls.protocol.notify(QUEUE_STATUS, status)
+        self.session.notify(QUEUE_STATUS, status)
 
     async def _follow(self, queue: Queue) -> None:
         status = await queue.wait()
@@ -129,7 +131,7 @@ class Queues:
         await self._on_end(queue.settings.on_run_end, queue_end_event(status), queue.root)
 
     def _on_event(self, event: QueueEvent) -> None:
-        self.ls.protocol.notify(QUEUE_STATUS, event.status)
+        self.session.notify(QUEUE_STATUS, event.status)
 
     def run_ended(self, status: RunStatus) -> None:
         """A run's final status (once): its onRunEnd, when set for it."""
@@ -138,7 +140,7 @@ class Queues:
         self._ended.add(status.run_id)
         argv = self.end_commands.pop((status.root, status.change), None)
         if argv:
-            task = self.ls.run_task(
+            task = self.session.run_task(
                 self._on_end(argv, run_end_event(status), status.root), f"onRunEnd {status.run_id}"
             )
             self._run_ends.add(task)
@@ -146,7 +148,7 @@ class Queues:
 
     async def _on_end(self, argv: Any, event: Obj, root: Path) -> None:
         def say(text: str, level: str) -> None:
-            self.ls.logs.add(text, LEVELS.get(level, types.MessageType.Info))
+            self.session.logs.add(text, LEVELS.get(level, types.MessageType.Info))
 
         await notify(argv, event, root, say)
 
@@ -154,7 +156,7 @@ class Queues:
         cmd = "ralph.stopQueue"
         wanted = args.optional_string(cmd, obj, "queue")
         root_arg = args.optional_string(cmd, obj, "root")
-        root = self.ls.resolve_root(cmd, root_arg) if root_arg else None
+        root = self.session.resolve_root(cmd, root_arg) if root_arg else None
         found = [
             q
             for q in self.live.values()
@@ -187,7 +189,7 @@ class Queues:
     async def listing(self, obj: Obj) -> Obj:
         cmd = "ralph.queues"
         root_arg = args.optional_string(cmd, obj, "root")
-        roots = [self.ls.resolve_root(cmd, root_arg)] if root_arg else self.ls.roots.roots
+        roots = [self.session.resolve_root(cmd, root_arg)] if root_arg else self.session.roots.roots
         live = [q.to_json() for q in self.live.values() if q.root in roots]
         live += [
             a.queue_status

@@ -1,147 +1,61 @@
-"""The OpenSpec roots of the workspace: finding them, watching them, and checking the root a
-command names (SPEC §4 v2: only roots inside the workspace folders)."""
+"""The OpenSpec roots watched (:class:`RootWatch`): found again when the workspace folders change,
+each root's ``openspec/`` tree watched once (``watching/root.py``), its changes told as
+:class:`~ralph_lsp.server.events.TasksChanged` and
+:class:`~ralph_lsp.server.events.SpecsChanged`. Which roots there are, and the root a command
+names, is the session's (``root_set.py``)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-from pygls.uris import to_fs_path
-
-from ralph_lsp.openspec.workspace import CHANGES, find_roots, root_of_file
-from ralph_lsp.server.args import path_of_uri
-from ralph_lsp.server.errors import InvalidArguments
+from ralph_lsp.server.events import SpecsChanged, TasksChanged
+from ralph_lsp.server.publishing import Publisher
+from ralph_lsp.server.root_set import root_key
+from ralph_lsp.server.session import Session
+from ralph_lsp.server.validation import Validation
 from ralph_lsp.server.watching.root import watch_root
 from ralph_lsp.server.watching.tree import TreeWatcher
 
-if TYPE_CHECKING:
-    from ralph_lsp.server.host import Host
 
-Key = tuple[Path, str]  # (OpenSpec root, change name)
-
-
-def path_of(uri: str) -> Path | None:
-    """The resolved local path of a ``file:`` URI; None for any other scheme."""
-    if not uri.startswith("file:"):
-        return None
-    fs = to_fs_path(uri)
-    if not fs:
-        return None
-    try:
-        return Path(fs).resolve()
-    except (OSError, RuntimeError):
-        return Path(fs)
-
-
-def root_key(path: Path) -> Key:
-    """(root, change) of a change's tasks.md."""
-    root = root_of_file(path)
-    assert root is not None
-    return root, path.parent.name
-
-
-class Roots:
-    def __init__(self, ls: Host) -> None:
-        self.ls = ls
-        self.roots: list[Path] = []
+class RootWatch:
+    def __init__(self, session: Session, publisher: Publisher, validation: Validation) -> None:
+        self.session = session
+        self.publisher = publisher
+        self.validation = validation
         self._watchers: dict[Path, TreeWatcher] = {}
-
-    def find(self) -> list[Path]:
-        """The OpenSpec roots of the workspace folders (known from ``initialize`` on)."""
-        ws = self.ls.workspace
-        folders = [to_fs_path(f.uri) for f in ws.folders.values()]
-        if not folders and ws.root_path:
-            folders = [ws.root_path]
-        return find_roots([Path(f) for f in folders if f])
 
     def update(self) -> None:
         """The workspace folders changed (or were first known): find the roots, watch them."""
-        self.roots = self.find()
-        self.watch(self.roots + [root_key(p)[0] for p in self.open_change_paths()])
-        self.ls.publisher.publish_all()
-        self.ls.validation.refresh_all()
-
-    def open_change_paths(self) -> list[Path]:
-        return [p for p in self.ls.docs.open_paths() if root_of_file(p) is not None]
+        roots = self.session.roots
+        roots.roots = roots.find()
+        self.watch(roots.roots + [root_key(p)[0] for p in roots.open_change_paths()])
+        self.publisher.publish_all()
+        self.validation.refresh_all()
 
     def watch(self, roots: Sequence[Path]) -> None:
         wanted = set(roots)
-        self.ls.validation.watch(wanted)
+        self.validation.watch(wanted)
         for root in list(self._watchers):
             if root not in wanted:
                 self._watchers.pop(root).stop()
         for root in wanted:
             if root not in self._watchers:
                 self._watchers[root] = watch_root(
-                    root, self.ls.editing.on_disk_change, self._specs_changed, self.ls.run_task
+                    root, self._tasks_changed, self._specs_changed, self.session.run_task
                 )
 
+    def _tasks_changed(self, paths: set[Path]) -> None:
+        self.session.events.emit(TasksChanged(frozenset(paths)))
+
     def _specs_changed(self, paths: set[Path]) -> None:
-        self.ls.validation.touched(paths)
+        self.session.events.emit(SpecsChanged(frozenset(paths)))
 
     def watch_also(self, root: Path) -> None:
         if root not in self._watchers:
             self.watch([*self._watchers, root])
 
     def stop_watching(self) -> None:
-        self.ls.validation.stop()
+        self.validation.stop()
         for watcher in self._watchers.values():
             watcher.stop()
-
-    def resolve(self, command: str, root: str | None) -> Path:
-        """The root a command is about: the one given, or the only one open."""
-        if root is None:
-            if len(self.roots) == 1:
-                return self.roots[0]
-            if not self.roots:
-                raise InvalidArguments(
-                    f"{command}: no OpenSpec root is open (no workspace folder holds"
-                    f' openspec/changes/); pass "root", the URI of the folder that does'
-                )
-            raise InvalidArguments(
-                f"{command}: several OpenSpec roots are open ({self._listing()});"
-                ' pass "root" to pick one'
-            )
-        path = path_of_uri(command, root)
-        try:
-            path = path.resolve()
-        except (OSError, RuntimeError):
-            pass
-        if not (path / CHANGES).is_dir():
-            raise InvalidArguments(
-                f"{command}: {root} is not an OpenSpec root (it has no openspec/changes/ folder);"
-                f" open roots: {self._listing() or 'none'}"
-            )
-        if not self._allowed(path):
-            listing = self._listing() or "none"
-            raise InvalidArguments(
-                f"{command}: {root} is not in this editor's workspace folders; only the OpenSpec"
-                f" roots of the open workspace can be used (open roots: {listing})"
-            )
-        return path
-
-    def _listing(self) -> str:
-        return ", ".join(r.as_uri() for r in self.roots)
-
-    def _allowed(self, path: Path) -> bool:
-        """A command may name one of the workspace's roots, or a root inside a workspace folder
-        (with no folders at all, as for a lone file, the root of an open tasks.md)."""
-        if path in self.roots:
-            return True
-        ws = self.ls.workspace
-        folders = [Path(to_fs_path(f.uri) or "") for f in ws.folders.values()]
-        folders = [f for f in folders if str(f) not in ("", ".")]
-        if not folders and ws.root_path:
-            folders = [Path(ws.root_path)]
-        if folders:
-            return any(_inside(path, folder) for folder in folders)
-        return path in {root_key(p)[0] for p in self.open_change_paths()}
-
-
-def _inside(path: Path, folder: Path) -> bool:
-    try:
-        folder = folder.resolve()
-    except (OSError, RuntimeError):
-        pass
-    return path == folder or folder in path.parents

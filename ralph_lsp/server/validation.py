@@ -4,9 +4,9 @@ Delta specs, main specs, proposal.md, `.openspec.yaml` and `openspec/config.yaml
 findings of `openspec validate` (source `openspec`, code: the rule id), live on every edit of an
 open document (its text, not the disk's) and on every change on disk (the root's watch of its
 `openspec/` folder, `server/watching/root.py`). A main spec's change re-validates the deltas
-that target it. The task-file warnings join the diagnostics of tasks.md that `publishing.py` sends
-(one URI, one list); a delta spec's conformance diagnostics (`conformance_view.py`) join its
-findings here the same way.
+that target it. The findings go to the diagnostics store (`diagnostics.py`), which sends a
+tasks.md's with its own (`publishing.py`) and a delta spec's with its conformance diagnostics
+(`conformance_view.py`): one URI, one list.
 
 An edit's validation runs in one worker thread, off the event loop: the validations read nothing
 of the server (the open documents, the strict setting and the position encoding are taken on
@@ -24,7 +24,7 @@ import functools
 import logging
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from lsprotocol import types
 
@@ -35,13 +35,13 @@ from ralph_lsp.openspec.validation.items import list_change_ids, list_spec_ids
 from ralph_lsp.openspec.validation.proposal import proposal_issues
 from ralph_lsp.openspec.validation.spec_rules import read_text, spec_issues
 from ralph_lsp.openspec.validation.targets import Targets, config_issues, targets_of
-from ralph_lsp.server.conformance_view import delta_spec_of
-from ralph_lsp.server.diagnostics import Sent
+from ralph_lsp.server.conformance_view import ConformanceView
+from ralph_lsp.server.diagnostics import DiagnosticsStore
+from ralph_lsp.server.events import SpecsChanged
+from ralph_lsp.server.publishing import Publisher
 from ralph_lsp.server.render import column
+from ralph_lsp.server.session import Session
 from ralph_lsp.server.sweep import Sweep
-
-if TYPE_CHECKING:
-    from ralph_lsp.server.host import Host
 
 log = logging.getLogger(__name__)
 SOURCE = "openspec"
@@ -147,18 +147,25 @@ def _more(after: types.Range, left: int) -> types.Diagnostic:
 class Validation:
     """Validates what an edit or a change on disk touches and publishes it, per file."""
 
-    def __init__(self, ls: Host, sent: Sent) -> None:
-        self.ls = ls
-        self._sent = sent  # what each file was last sent (shared with publishing)
+    def __init__(
+        self,
+        session: Session,
+        store: DiagnosticsStore,
+        publisher: Publisher,
+        conformance: ConformanceView,
+    ) -> None:
+        self.session = session
+        self.docs = session.docs
+        self.publisher = publisher
+        self.conformance = conformance
+        self._store = store  # its findings join tasks.md's own and a delta spec's conformance
+        store.register(SOURCE, covers=_anything)
         self._owned: dict[Path, set[Path]] = {}  # item (change folder or file) → files published
-        self._tasks: dict[Path, list[types.Diagnostic]] = {}  # tasks.md → its openspec findings
-        # a delta spec's own findings, to send again with its conformance diagnostics (one
-        # URI, one list: conformance_view.py)
-        self._deltas: dict[Path, list[types.Diagnostic]] = {}
         self._watched: set[Path] = set()
         self.sweep: Sweep[tuple[Path, Work]] = Sweep(
-            ls.run_task, lambda: ls.stopping, "openspec sweep"
+            session.run_task, lambda: session.stopping, "openspec sweep"
         )
+        session.events.on(SpecsChanged, lambda event: self.touched(event.paths))
         # Validation runs in one worker thread, off the event loop: a large or crafted file
         # cannot hold requests while it is read. `_issued` counts each item's validations
         # asked for, so that only the newest one's findings are applied.
@@ -168,14 +175,15 @@ class Validation:
     # -- inputs ------------------------------------------------------------------------------
 
     def strict(self) -> bool:
-        return bool(self.ls.config.settings().validation_strict)
+        return bool(self.session.config.settings().validation_strict)
 
     def overrides(self) -> dict[Path, str]:
         """The text of every open document: an edit counts before it is saved."""
         out: dict[Path, str] = {}
-        for path in self.ls.docs.open_paths():
+        workspace = self.session.workspace
+        for path in self.docs.open_paths():
             try:
-                text = self.ls.workspace.get_text_document(self.ls.docs.uri_for(path)).source
+                text = workspace.get_text_document(self.docs.uri_for(path)).source
             except Exception:  # a document the client closed meanwhile
                 continue
             if len(text) <= MAX_TEXT:  # a larger buffer is not analysed (the disk's text is)
@@ -193,17 +201,17 @@ class Validation:
             targets.add(targets_of(path))
         self.run(targets)
         if saved:
-            self.ls.conformance.specs_touched(paths)  # a delta spec's scenarios may have changed
+            self.conformance.specs_touched(paths)  # a delta spec's scenarios may have changed
 
     def refresh_all(self) -> None:
         """Validate every item of every root, in the background, once tasks.md's diagnostics
         and lenses are out: a sweep going on is replaced. An item an edit validated meanwhile
         is left to the edit's newer result."""
-        roots = set(self.ls.roots.roots)
+        roots = set(self.session.roots.roots)
         self.sweep.start(
             lambda: self._expand(Targets(roots=roots)),
             self._sweep_step,
-            after=self.ls.publisher.sweep,
+            after=self.publisher.sweep,
         )
 
     def _sweep_step(self, item_work: tuple[Path, Work]) -> None:
@@ -220,12 +228,12 @@ class Validation:
         event loop when they come, unless a newer validation of the item was asked for
         meanwhile (an edit supersedes the one before it). The worker is one thread, so the
         items are validated, and their findings applied, in the order they were asked for."""
-        if self.ls.stopping:
+        if self.session.stopping:
             return
         for item, work in self._expand(targets):
             issued = self._issued[item] = self._issued.get(item, 0) + 1
             future = self._worker.submit(self._work_if_current, item, issued, work)
-            self.ls.run_task(self._apply_when_done(item, issued, future), f"validate {item}")
+            self.session.run_task(self._apply_when_done(item, issued, future), f"validate {item}")
 
     def _work_if_current(self, item: Path, issued: int, work: Work) -> Found | None:
         """(In the worker) the item's findings, or None when a newer validation is queued."""
@@ -235,7 +243,7 @@ class Validation:
         self, item: Path, issued: int, future: concurrent.futures.Future[Found | None]
     ) -> None:
         found = await asyncio.wrap_future(future)
-        if found is not None and self._issued.get(item) == issued and not self.ls.stopping:
+        if found is not None and self._issued.get(item) == issued and not self.session.stopping:
             self._apply(item, found)
 
     def _expand(self, targets: Targets) -> list[tuple[Path, Work]]:
@@ -249,7 +257,7 @@ class Validation:
             targets.specs |= {specs / s / "spec.md" for s in list_spec_ids(root)}
             targets.configs.add(root / "openspec" / "config.yaml")
         overrides, strict = self.overrides(), self.strict()
-        encoding = self.ls.workspace.position_encoding
+        encoding = self.session.position_encoding
         items: list[tuple[Path, Work]] = []
         for change in sorted(targets.changes):
             work = functools.partial(_change, change, overrides, strict, encoding)
@@ -274,26 +282,9 @@ class Validation:
             self._send(file, found.get(file, []))
 
     def _send(self, file: Path, diagnostics: list[types.Diagnostic]) -> None:
-        if file.name == "tasks.md":  # shares the URI with the run's own diagnostics
-            if self._tasks.get(file, []) != diagnostics:
-                self._tasks[file] = diagnostics
-                self.ls.publisher.publish(file)
-            return
-        if delta_spec_of(file) is not None:
-            if diagnostics:
-                self._deltas[file] = diagnostics
-            else:
-                self._deltas.pop(file, None)
-            diagnostics = diagnostics + self.ls.conformance.diagnostics(file)
-        self._sent.publish(file, self.ls.docs.uri_for(file), diagnostics)
-
-    def republish(self, spec: Path) -> None:
-        """Send a delta spec's diagnostics again: its conformance diagnostics changed."""
-        self._send(spec, self._deltas.get(spec, []))
-
-    def tasks_diagnostics(self, tasks_md: Path) -> list[types.Diagnostic]:
-        """The openspec findings of one tasks.md, for `publishing.py` to send with its own."""
-        return self._tasks.get(tasks_md, [])
+        # tasks.md's own are sent with them (publishing.py), and it sends them again itself
+        # whenever its document changes: unchanged findings spare rendering it again.
+        self._store.put(SOURCE, file, diagnostics, if_changed=file.name == "tasks.md")
 
     # -- watching the disk -------------------------------------------------------------------
 
@@ -303,7 +294,7 @@ class Validation:
         wanted = set(roots)
         for root in wanted - self._watched:
             # What changed before the watch was in place is found by validating the project.
-            self.ls.run_task(self._settle(root), f"validate {root} once watched")
+            self.session.run_task(self._settle(root), f"validate {root} once watched")
         self._watched = wanted
 
     async def _settle(self, root: Path) -> None:
@@ -311,6 +302,10 @@ class Validation:
         self.refresh_all()
 
     def stop(self) -> None:
-        self.ls.conformance.stop()
+        self.conformance.stop()
         self._watched.clear()
         self._worker.shutdown(wait=False, cancel_futures=True)
+
+
+def _anything(file: Path) -> bool:
+    return True

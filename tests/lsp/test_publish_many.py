@@ -13,8 +13,9 @@ import pytest
 from lsprotocol import types
 
 from ralph_lsp.server import sweep
-from ralph_lsp.server.diagnostics import Sent
+from ralph_lsp.server.diagnostics import DiagnosticsStore, Sent
 from ralph_lsp.server.documents import DocumentStore
+from ralph_lsp.server.events import EventSource
 from ralph_lsp.server.publishing import Publisher
 from tests.lsp.conftest import StartSession, wait_until
 
@@ -46,28 +47,33 @@ async def test_requests_are_answered_while_every_change_is_published(
 
 
 class Stub:
-    """The parts of the server a Publisher uses."""
+    """The parts of the session a Publisher uses, and a store that sends to a list."""
 
     def __init__(self, root: Path) -> None:
         self.stopping = False
         self.docs = DocumentStore(lambda uri: None)
-        self.feed = SimpleNamespace(status_of=lambda root, change: None)
-        self.workspace = SimpleNamespace(position_encoding=types.PositionEncodingKind.Utf16)
+        self.position_encoding = types.PositionEncodingKind.Utf16
         self.roots = SimpleNamespace(roots=[root], open_change_paths=lambda: [])
-        self.validation = SimpleNamespace(tasks_diagnostics=lambda path: [])  # none here
+        self.events = EventSource()
         self.sent: list[types.PublishDiagnosticsParams] = []
         self.tasks: list[asyncio.Task[Any]] = []
+        self.store = DiagnosticsStore(Sent(self.sent.append), self.docs.uri_for, ["tasks"])
 
-    def text_document_publish_diagnostics(self, params: types.PublishDiagnosticsParams) -> None:
-        self.sent.append(params)
+    def status_of(self, root: Path, change: str) -> None:
+        return None
 
     def run_task(self, coro: Any, name: str) -> asyncio.Task[Any]:
         task = asyncio.get_running_loop().create_task(coro, name=name)
         self.tasks.append(task)
         return task
 
-    def capability(self, *names: str) -> bool:
-        return False
+    def refresh_lenses(self) -> None:
+        pass
+
+
+def publisher_of(ls: Stub) -> Publisher:
+    conformance = SimpleNamespace(lenses_of=lambda path: None)
+    return Publisher(ls, ls.store, conformance)  # type: ignore[arg-type]
 
 
 async def test_the_sweep_yields_and_keeps_no_documents(
@@ -76,7 +82,7 @@ async def test_the_sweep_yields_and_keeps_no_documents(
     monkeypatch.setattr(sweep, "SLICE_SECONDS", 0.0)
     paths = make_changes(tmp_path, 200)
     ls = Stub(tmp_path)
-    publisher = Publisher(ls, Sent(ls.text_document_publish_diagnostics))  # type: ignore[arg-type]
+    publisher = publisher_of(ls)
     publisher.publish_all()
     seen_meanwhile: list[int] = []
 
@@ -101,7 +107,7 @@ async def test_a_new_sweep_replaces_one_going_on(
     monkeypatch.setattr(sweep, "SLICE_SECONDS", 0.0)
     make_changes(tmp_path, 50)
     ls = Stub(tmp_path)
-    publisher = Publisher(ls, Sent(ls.text_document_publish_diagnostics))  # type: ignore[arg-type]
+    publisher = publisher_of(ls)
     publisher.publish_all()
     await asyncio.sleep(0)
     publisher.publish_all()

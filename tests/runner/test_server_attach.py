@@ -111,6 +111,8 @@ async def test_detach_from_the_cli_attach_from_the_server_guide_from_another_cli
         what="iteration 2",
     )
     prompt = workspace / ".ralph" / "runs" / run_id / "prompt-2.md"
+    # the status says iteration 2 as it begins, a moment before its prompt file is written
+    await wait_until(prompt.exists, timeout=10, what="iteration 2's prompt file")
     assert "Name things plainly" in prompt.read_text()
     assert "Name things plainly" not in (prompt.parent / "prompt-1.md").read_text()
     stopped = await session.command("ralph.stop", {"change": CHANGE})
