@@ -45,7 +45,7 @@ def _ms(record: dict[str, object]) -> float:
 
 async def _round_ms(root: Path, sandbox: str) -> float:
     from ralph_lsp.loop.engine import Engine
-    from ralph_lsp.loop.history import load_records
+    from ralph_lsp.runs.history import load_records
     from ralph_lsp.runs.request import RunRequest
     from ralph_lsp.settings import Settings
 

@@ -87,26 +87,31 @@ def shared_path(*parts: str) -> Path:
     return path
 
 
+def _sigint_state() -> tuple[object, bool]:
+    """This process's SIGINT: its handler, and whether it is blocked."""
+    return signal.getsignal(signal.SIGINT), signal.SIGINT in signal.pthread_sigmask(
+        signal.SIG_BLOCK, []
+    )
+
+
+#: SIGINT as the test process got it. A run started in the background without job control
+#: (``make test &`` from a script) has it ignored from the start, in every test and child; the
+#: Ctrl-C tests give their own children a terminal's SIGINT (``tests.tags.terminal_signals``).
+_SIGINT_AT_START = _sigint_state()
+
+
 @pytest.fixture(autouse=True)
 def _sigint_said(request: pytest.FixtureRequest) -> Iterator[None]:
-    """A warning with the test's id when this process's SIGINT is not Python's default, or is
-    blocked, at a test's start or end. Full runs found it ignored at the start of some tests
-    (set between tests, by what is not yet known); the Ctrl-C tests give their children a
-    terminal's SIGINT themselves (``tests.tags.terminal_signals``). Reported, not changed: a
-    test's children must see what they saw before, until the cause is found."""
-
-    def say(when: str) -> None:
-        handler = signal.getsignal(signal.SIGINT)
-        blocked = signal.pthread_sigmask(signal.SIG_BLOCK, [])
-        if handler is not signal.default_int_handler or signal.SIGINT in blocked:
-            warnings.warn(
-                f"{request.node.nodeid}: SIGINT {handler!r}, blocked {sorted(blocked)} {when}",
-                stacklevel=1,
-            )
-
-    say("at the start")
+    """A warning with the test's id when a test leaves SIGINT otherwise than the process got it
+    (a handler or a block that would leak into the tests after it)."""
     yield
-    say("at the end")
+    now = _sigint_state()
+    if now != _SIGINT_AT_START:
+        warnings.warn(
+            f"{request.node.nodeid}: SIGINT {now[0]!r} (blocked: {now[1]}) at the end, where the"
+            f" process got {_SIGINT_AT_START[0]!r} (blocked: {_SIGINT_AT_START[1]})",
+            stacklevel=1,
+        )
 
 
 @pytest.fixture(autouse=True)

@@ -30,8 +30,8 @@ async def on_end(settings: Settings, event: Mapping[str, Any], root: Path) -> No
 
 def spent(root: Path, run_id: str) -> str:
     """`` · $total · $x per task · $y on n iterations without progress`` of a recorded run."""
-    from ralph_lsp.loop.history import read_record
     from ralph_lsp.runs.costs import record_summary
+    from ralph_lsp.runs.history import read_record
 
     text = record_summary(read_record(root, run_id) or {}).text()
     return f" · {text}" if text else ""

@@ -21,10 +21,10 @@ from ralph_lsp.cli import run as run_cmd
 from ralph_lsp.cli import run_control
 from ralph_lsp.cli.common import EXIT_CODES, CliError, root_of
 from ralph_lsp.cli.flags import settings_from_args
-from ralph_lsp.loop.history import load_records
 from ralph_lsp.openspec.planning import change_name_error
 from ralph_lsp.openspec.workspace import Change
 from ralph_lsp.placement import runs_on_ray
+from ralph_lsp.runs.history import load_records
 from ralph_lsp.runs.request import RunRequest
 from ralph_lsp.runs.states import RunState
 from ralph_lsp.runs.status import EngineError, RunStatus

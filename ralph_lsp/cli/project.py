@@ -82,7 +82,7 @@ def cmd_prompt(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def cmd_history(args: argparse.Namespace, out: TextIO) -> int:
-    from ralph_lsp.loop.history import load_records, with_file_uris
+    from ralph_lsp.runs.history import load_records, with_file_uris
     from ralph_lsp.runs.record_schema import damaged_note
 
     root = root_of(args.root)

@@ -16,7 +16,6 @@ from typing import Any, TextIO
 from ralph_lsp.cli.common import root_of
 from ralph_lsp.cli.ending import is_end_line
 from ralph_lsp.loop.engine import EngineEvent, LogEvent, StatusEvent
-from ralph_lsp.loop.history import load_records
 from ralph_lsp.openspec.workspace import Change
 from ralph_lsp.placement import runs_on_ray
 from ralph_lsp.runner import events
@@ -24,6 +23,7 @@ from ralph_lsp.runner.client import Attachment, RunnerError, request, spawn
 from ralph_lsp.runner.host import EngineFactory, RunHost
 from ralph_lsp.runner.live import LiveRun, find_live
 from ralph_lsp.runs.costs import record_summary
+from ralph_lsp.runs.history import load_records
 from ralph_lsp.runs.receipts import costs_json, costs_text
 from ralph_lsp.runs.request import RunRequest
 from ralph_lsp.settings import Settings

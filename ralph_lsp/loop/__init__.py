@@ -16,17 +16,14 @@
   ``verifying`` phase; ``conformance_step`` the conformance gate beside it (SPEC §13): the JUnit
   reports collected, the table made;
 - ``prompt``     the prompt, from the change and the settings only, its fixed part first;
-- ``history``    the operator's record under ``.ralph/`` (:class:`RunHistory`) and its retention,
-  in the types of ``runs/records.py``, written through ``runs/safe_dir.py`` and
-  ``runs/durable.py``; it stays here while it tells a record's owner alive through ``proc``;
 - ``sandboxing`` the run's sandbox (SPEC §10) as the loop uses it: opened with the work tree, the
   egress proxy beside it, every spawn wrapped, what it refused kept for the history;
 - ``run_git``    checkpoints and the worktree of one run (:class:`RunGit`), through ``git``;
 - ``review``     an iteration's diff, a file at a checkpoint and restore, for the operator;
 - ``review_round`` the reviewer's round where a run would succeed (SPEC §13), its hook in ``run``;
-- ``claims``     one run per change on the machine (:class:`ChangeClaim`, an advisory lock held
-  while the run's process lives); ``budget`` what a run may spend (its costs: ``runs/costs.py``)
-  and ``spawn_facts`` one spawn's facts and receipt (read back by ``runs/receipts.py``);
+- ``budget``     what a run may spend (its costs: ``runs/costs.py``) and ``spawn_facts`` one
+  spawn's facts and receipt (read back by ``runs/receipts.py``); the run's record, its history
+  and its claim on the change are ``ralph_lsp.runs``'s;
 - ``queue``      several changes through one engine; ``on_end`` ``ralph.onRunEnd``;
   ``on_success`` ``ralph.archiveOnSuccess``, a succeeded run's change archived;
 - ``plan_run``   a planning run (SPEC §14: ``PlanRun``, ending ``planned``), its prompt in

@@ -14,10 +14,10 @@ import tempfile
 from pathlib import Path
 
 from ralph_lsp.agents import build_invocation, verify_rules
-from ralph_lsp.loop.history import atomic_write_text, no_space
 from ralph_lsp.loop.iteration import AgentIteration, IterationOutcome
 from ralph_lsp.loop.run_view import RunView as Run
 from ralph_lsp.proc.process import AgentStartError, SpawnSpec
+from ralph_lsp.runs.history import atomic_write_text, no_space
 
 
 async def iterate(run: Run, n: int, prompt: str) -> IterationOutcome:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from ralph_lsp.loop.history import HISTORY_DIR
+from ralph_lsp.runs.history import HISTORY_DIR
 
 Snapshot = dict[str, tuple[int, int, int]]
 _GIT_NOISE = ("index", "objects", "logs", "FETCH_HEAD", "ORIG_HEAD", "index.lock")

@@ -29,14 +29,14 @@ from ralph_lsp.conformance.junit import Case, find_reports, read_reports
 from ralph_lsp.conformance.scan import Scanner, walk_files
 from ralph_lsp.conformance.table import Table
 from ralph_lsp.loop import sandboxing
-from ralph_lsp.loop.history import (
+from ralph_lsp.openspec.workspace import Change
+from ralph_lsp.runs.history import (
     RunHistory,
     atomic_write_json,
     history_root,
     load_records,
     read_small_file,
 )
-from ralph_lsp.openspec.workspace import Change
 from ralph_lsp.runs.status import Level, now_iso
 from ralph_lsp.settings import Settings
 

@@ -18,14 +18,14 @@ from pathlib import Path
 
 from ralph_lsp.loop import budget, sandboxing
 from ralph_lsp.loop import run_git as rungit
-from ralph_lsp.loop.claims import ChangeBusy, ChangeClaim
-from ralph_lsp.loop.history import new_run_id, prune_runs
 from ralph_lsp.loop.plan_run import PlanRun
 from ralph_lsp.loop.reporting import Guidance
 from ralph_lsp.loop.run import Run
 from ralph_lsp.openspec.tasks import read_tasks_text
 from ralph_lsp.openspec.tasks_fast import parse_tasks
 from ralph_lsp.openspec.workspace import Change, resolve_change
+from ralph_lsp.runs.claims import ChangeBusy, ChangeClaim
+from ralph_lsp.runs.history import new_run_id, prune_runs
 from ralph_lsp.runs.request import AS_SETTINGS, RunRequest
 from ralph_lsp.runs.status import (
     EngineError,

@@ -29,14 +29,14 @@ from typing import Any
 from ralph_lsp.loop import run_git as rungit
 from ralph_lsp.loop import sandboxing
 from ralph_lsp.loop.engine import EngineError, RunStatus
-from ralph_lsp.loop.history import (
+from ralph_lsp.openspec.workspace import UnknownChangeError, resolve_change
+from ralph_lsp.placement import runs_on_ray
+from ralph_lsp.runs.history import (
     atomic_write_json,
     history_root,
     make_history_root,
     read_small_file,
 )
-from ralph_lsp.openspec.workspace import UnknownChangeError, resolve_change
-from ralph_lsp.placement import runs_on_ray
 from ralph_lsp.runs.receipts import combined_costs, costs_text
 from ralph_lsp.runs.request import RunRequest
 from ralph_lsp.runs.service import RunService

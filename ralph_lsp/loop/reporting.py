@@ -17,7 +17,6 @@ from typing import Any
 
 from ralph_lsp.agents.user_config import user_config
 from ralph_lsp.loop import budget, policy, spawn_facts, verify
-from ralph_lsp.loop.history import RunHistory, process_started_at
 from ralph_lsp.loop.iteration import IterationOutcome
 from ralph_lsp.loop.run_git import RunGit
 from ralph_lsp.loop.run_view import ReviewState
@@ -27,6 +26,7 @@ from ralph_lsp.openspec.tasks import Story, TasksDoc
 from ralph_lsp.openspec.workspace import Change
 from ralph_lsp.runs.costs import CostTally
 from ralph_lsp.runs.events import CheckpointEvent, GuidanceEvent, IterationEvent
+from ralph_lsp.runs.history import RunHistory, process_started_at
 from ralph_lsp.runs.ledger import Ledger
 from ralph_lsp.runs.receipts import costs_json
 from ralph_lsp.runs.records import (

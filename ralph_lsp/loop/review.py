@@ -14,8 +14,8 @@ from ralph_lsp.git import GitError, Repo, find_repo, refs
 from ralph_lsp.git import checkpoints as cp
 from ralph_lsp.git.refs import Checkpoint, CheckpointError
 from ralph_lsp.git.restore import RestoreResult, restore
-from ralph_lsp.loop.claims import active_runs
-from ralph_lsp.loop.history import load_records
+from ralph_lsp.runs.claims import active_runs
+from ralph_lsp.runs.history import load_records
 from ralph_lsp.runs.states import RunState
 
 URI_SCHEME = "ralph-checkpoint"

@@ -36,7 +36,6 @@ from ralph_lsp.agents.reviewer_invocation import Reviewer, review_invocation, re
 from ralph_lsp.git import GitError
 from ralph_lsp.git import review_guard as guard
 from ralph_lsp.loop import policy
-from ralph_lsp.loop.history import atomic_write_text
 from ralph_lsp.loop.iteration import AgentIteration, IterationOutcome, Level
 from ralph_lsp.loop.run_view import RunView as Run
 from ralph_lsp.loop.sandboxing import REFUSAL_TOOL
@@ -49,6 +48,7 @@ from ralph_lsp.reviewer.prompt import MAX_DIFF_CHARS, Check, ReviewContext, buil
 from ralph_lsp.reviewer.rounds import RoundRecord, after_round, verdict_of
 from ralph_lsp.runs import safe_dir
 from ralph_lsp.runs.events import ReviewEvent
+from ralph_lsp.runs.history import atomic_write_text
 from ralph_lsp.runs.receipts import costs_json
 from ralph_lsp.runs.states import RunState
 from ralph_lsp.runs.status import now_iso

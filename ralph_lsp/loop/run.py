@@ -21,9 +21,7 @@ from dataclasses import replace
 
 from ralph_lsp.loop import agent_spawn, budget, on_success, policy, sandboxing, spawn_facts, verify
 from ralph_lsp.loop import run_git as rungit
-from ralph_lsp.loop.claims import ChangeClaim
 from ralph_lsp.loop.following import TasksFollowing
-from ralph_lsp.loop.history import RunHistory
 from ralph_lsp.loop.iteration import IterationOutcome
 from ralph_lsp.loop.policy import DEFAULT_BACKOFF_SECONDS, MAX_BACKOFF_SECONDS
 from ralph_lsp.loop.prompt import build_prompt, scope_story
@@ -34,7 +32,9 @@ from ralph_lsp.loop.verification import Verification
 from ralph_lsp.openspec.tasks import TasksDoc
 from ralph_lsp.openspec.workspace import Change
 from ralph_lsp.proc.process import AgentProcess
+from ralph_lsp.runs.claims import ChangeClaim
 from ralph_lsp.runs.events import EndEvent, IterationEvent
+from ralph_lsp.runs.history import RunHistory
 from ralph_lsp.runs.ledger import Ledger
 from ralph_lsp.runs.records import IterationRecord, RateLimitedRecord, TransitionRecord
 from ralph_lsp.runs.states import RunState

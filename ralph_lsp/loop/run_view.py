@@ -14,13 +14,13 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from ralph_lsp.loop import budget, policy, sandboxing
-from ralph_lsp.loop.history import RunHistory
 from ralph_lsp.loop.run_git import RunGit
 from ralph_lsp.loop.verification import Verification
 from ralph_lsp.openspec.tasks import TasksDoc
 from ralph_lsp.openspec.workspace import Change
 from ralph_lsp.proc.process import AgentProcess
 from ralph_lsp.runs.costs import CostTally
+from ralph_lsp.runs.history import RunHistory
 from ralph_lsp.runs.states import RunState
 from ralph_lsp.runs.status import EngineEvent, Level, RunStatus
 from ralph_lsp.settings import Settings

@@ -14,12 +14,12 @@ from typing import Any, Protocol
 from ralph_lsp.agents.base import Refusal
 from ralph_lsp.loop import policy, sandboxing, verify
 from ralph_lsp.loop.conformance_step import ConformanceGate
-from ralph_lsp.loop.history import RunHistory
 from ralph_lsp.loop.iteration import bounded
 from ralph_lsp.openspec.tasks import TasksDoc
 from ralph_lsp.openspec.workspace import Change
 from ralph_lsp.proc.process import AgentProcess
 from ralph_lsp.runs.events import VerificationEvent
+from ralph_lsp.runs.history import RunHistory
 from ralph_lsp.runs.states import RunState
 from ralph_lsp.runs.status import Level, RunEnd
 from ralph_lsp.settings import Settings

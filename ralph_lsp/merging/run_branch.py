@@ -15,8 +15,8 @@ from typing import Any
 from ralph_lsp.git import GitError, Repo, find_repo
 from ralph_lsp.git.merge import MergeError
 from ralph_lsp.git.remote import run_branch
-from ralph_lsp.loop.history import atomic_write_json, history_root, load_records, read_record
 from ralph_lsp.loop.queue import load_queues
+from ralph_lsp.runs.history import atomic_write_json, history_root, load_records, read_record
 from ralph_lsp.runs.status import now_iso
 
 MERGED, NEEDS_REVIEW = "merged", "needs-review"

@@ -23,17 +23,17 @@ from typing import Any
 
 from ralph_lsp.git import GitError
 from ralph_lsp.git import remote as gr
-from ralph_lsp.loop.claims import ChangeBusy, ChangeClaim
 from ralph_lsp.loop.engine import EngineError, EngineEvent, LogEvent, RunStatus, StatusEvent
-from ralph_lsp.loop.history import new_run_id
 from ralph_lsp.openspec.workspace import resolve_change
 from ralph_lsp.remote.remote_run import RemoteRun, check_env, entrypoint, plan_push
 from ralph_lsp.remote.secrets import redact
 from ralph_lsp.runner import events
+from ralph_lsp.runs.claims import ChangeBusy, ChangeClaim
 from ralph_lsp.runs.events import (
     CheckpointEvent,
     EndEvent,
 )
+from ralph_lsp.runs.history import new_run_id
 from ralph_lsp.runs.request import AS_SETTINGS, RunRequest
 from ralph_lsp.runs.states import RunState
 from ralph_lsp.runs.status import deliver, keep_task, now_iso

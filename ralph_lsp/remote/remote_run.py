@@ -21,10 +21,9 @@ from ralph_lsp.git import Repo, find_repo
 from ralph_lsp.git import remote as gr
 from ralph_lsp.git.checkpoints import set_ref
 from ralph_lsp.git.refs import ref_name
-from ralph_lsp.loop.claims import ChangeClaim
 from ralph_lsp.loop.engine import EngineError, EngineEvent, LogEvent, RunStatus, StatusEvent
-from ralph_lsp.loop.history import RunHistory, atomic_write_text, history_root
 from ralph_lsp.remote import secrets
+from ralph_lsp.runs.claims import ChangeClaim
 from ralph_lsp.runs.events import (
     CheckpointEvent,
     EndEvent,
@@ -32,6 +31,7 @@ from ralph_lsp.runs.events import (
     IterationEvent,
     TasksEvent,
 )
+from ralph_lsp.runs.history import RunHistory, atomic_write_text, history_root
 from ralph_lsp.runs.request import RunRequest
 from ralph_lsp.runs.states import RunState
 from ralph_lsp.runs.status import now_iso

@@ -26,7 +26,6 @@ from ralph_lsp.runner.site_path import missing_folders
 sys.path.extend(missing_folders())  # before the product's imports, which need PyYAML, defusedxml
 
 from ralph_lsp.loop.engine import EngineError
-from ralph_lsp.loop.history import history_root
 from ralph_lsp.loop.queue import QueueOptions
 from ralph_lsp.openspec.workspace import UnknownChangeError
 from ralph_lsp.placement import runs_on_ray
@@ -34,6 +33,7 @@ from ralph_lsp.runner.host import EngineFactory, RunHost
 from ralph_lsp.runner.live import LiveRun
 from ralph_lsp.runner.queue_host import QueueHost
 from ralph_lsp.runs import safe_dir
+from ralph_lsp.runs.history import history_root
 from ralph_lsp.runs.request import RunRequest
 from ralph_lsp.settings import Settings, settings_from_dict
 

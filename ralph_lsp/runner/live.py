@@ -24,14 +24,14 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from ralph_lsp.loop.history import (
+from ralph_lsp.runs import durable, ids, safe_dir
+from ralph_lsp.runs.history import (
     atomic_write_json,
     history_root,
     process_started_at,
     read_record,
     read_small_file,
 )
-from ralph_lsp.runs import durable, ids, safe_dir
 from ralph_lsp.runs.states import RunState
 
 LIVE_DIR = "live"

@@ -31,7 +31,6 @@ from pathlib import Path
 from typing import Any
 
 from ralph_lsp.loop.engine import EngineEvent, StatusEvent
-from ralph_lsp.loop.history import atomic_write_json
 from ralph_lsp.loop.on_end import notify, queue_end_event, run_end_event
 from ralph_lsp.loop.queue import Queue, QueueEvent, QueueOptions
 from ralph_lsp.runner import events
@@ -41,6 +40,7 @@ from ralph_lsp.runner.live import HEARTBEAT_SECONDS, LiveRun
 from ralph_lsp.runner.queue_live import ENDED, queue_live_path, queues_live_dir
 from ralph_lsp.runner.runs import Runs
 from ralph_lsp.runs import safe_dir
+from ralph_lsp.runs.history import atomic_write_json
 from ralph_lsp.settings import Settings
 
 log = logging.getLogger(__name__)

@@ -14,9 +14,9 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from ralph_lsp.loop.history import atomic_write_json, history_root, read_small_file
 from ralph_lsp.runner.live import LiveRun, live_dir, now_iso, process_alive, read_live
 from ralph_lsp.runs import ids, safe_dir
+from ralph_lsp.runs.history import atomic_write_json, history_root, read_small_file
 
 QUEUES_LIVE = "queues"
 ENDED = ".ended.json"

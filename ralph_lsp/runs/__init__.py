@@ -14,15 +14,17 @@ the engine that executes it (SPEC §9, §15).
 - ``ids.py``      the ids and change names read back from ``.ralph/``, checked before they become
   a path; ``safe_dir.py`` every file operation under ``.ralph/`` done without following a
   link; ``durable.py`` a record's ``fsync`` and rename, off the event loop, by one writer thread;
+- ``history.py``  the operator's record under ``.ralph/`` (``RunHistory``): a run's folder,
+  its ``record.json`` and logs, and the retention of old runs; ``claims.py`` one run per change
+  on the machine (``ChangeClaim``, an advisory lock held while the run's process lives);
 - ``costs.py``    what a spawn and a run spent (tokens, dollars); ``receipts.py`` each
   iteration's receipt and the run's costs.
 
 Invariant: runs/ starts no process, runs no git and speaks to no agent; it imports neither the
 engine (``ralph_lsp.loop``) nor ``proc``, ``git``, ``agents`` or ``sandbox``, nor pygls or
 lsprotocol, not even for type checking (an import-linter contract that counts type-only
-imports); it is the reader and writer of the records under
-``.ralph/``. Not yet moved here: ``loop/history.py`` (the record's folder and its retention) and
-``loop/claims.py`` (one run per change, built on it), since a running record's owner is told
-alive by inspecting its process (``ralph_lsp.proc``), and ``loop/budget.py`` (it reads the
-agents' list prices and the loop's policy).
+imports), but for one read: ``history.py`` tells a record's owner alive by its start time in
+``/proc`` (``proc/inspection.py``, which starts nothing); it is the reader and writer of the
+records under ``.ralph/``. Not here: ``loop/budget.py`` (it reads the agents' list prices and
+the loop's policy).
 """

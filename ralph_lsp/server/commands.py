@@ -11,7 +11,6 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-from ralph_lsp.loop.history import load_records, with_file_uris
 from ralph_lsp.openspec.workspace import (
     Change,
     UnknownChangeError,
@@ -19,6 +18,7 @@ from ralph_lsp.openspec.workspace import (
     list_changes,
     resolve_change,
 )
+from ralph_lsp.runs.history import load_records, with_file_uris
 from ralph_lsp.runs.record_schema import damaged_note
 from ralph_lsp.runs.request import RunRequest
 from ralph_lsp.runs.status import EngineError

@@ -21,9 +21,9 @@ from urllib.parse import quote
 
 from lsprotocol import types
 
-from ralph_lsp.loop.history import load_records
 from ralph_lsp.openspec.workspace import Change, resolve_change
 from ralph_lsp.placement import runs_on_ray
+from ralph_lsp.runs.history import load_records
 from ralph_lsp.runs.request import RunRequest
 from ralph_lsp.runs.states import PLAN_KIND as KIND
 from ralph_lsp.runs.states import RunState

@@ -14,9 +14,9 @@ from pathlib import Path
 
 from lsprotocol import types
 
-from ralph_lsp.loop.claims import running_elsewhere
-from ralph_lsp.loop.history import read_record
 from ralph_lsp.openspec.workspace import Change, list_changes, root_of_file, tasks_uri
+from ralph_lsp.runs.claims import running_elsewhere
+from ralph_lsp.runs.history import read_record
 from ralph_lsp.server import archive, planning, render, worktree_view
 from ralph_lsp.server.conformance_view import ConformanceView
 from ralph_lsp.server.diagnostics import Computed, DiagnosticsStore

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from ralph_lsp.loop.engine import Engine, LogEvent
-from ralph_lsp.loop.history import load_records
+from ralph_lsp.runs.history import load_records
 from ralph_lsp.settings import Settings
 from tests.conformance.conftest import CHANGE
 from tests.engine.conftest import fake, spawns

@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 
 from ralph_lsp.loop.engine import Engine, EngineEvent, StatusEvent
-from ralph_lsp.loop.history import read_small_file
 from ralph_lsp.runs import durable
+from ralph_lsp.runs.history import read_small_file
 from ralph_lsp.runs.request import RunRequest
 from ralph_lsp.settings import Settings
 from tests.engine.conftest import CHANGE, fake

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from ralph_lsp.loop.engine import Engine, EngineError, EngineEvent, LogEvent, StatusEvent
-from ralph_lsp.loop.history import load_records
 from ralph_lsp.openspec.workspace import UnknownChangeError
+from ralph_lsp.runs.history import load_records
 from ralph_lsp.runs.request import RunRequest
 from ralph_lsp.settings import Settings
 from tests.conftest import shared_path
@@ -396,7 +396,7 @@ async def test_history_record_is_valid_json_with_spec_fields(project: Path) -> N
 def test_a_record_left_running_by_a_dead_process_reads_as_interrupted(
     tmp_path: Path, inspection: str
 ) -> None:
-    from ralph_lsp.loop.history import RunHistory
+    from ralph_lsp.runs.history import RunHistory
 
     hist = RunHistory(tmp_path, "r-dead", lambda m: None)
     hist.save(

@@ -16,7 +16,7 @@ from ralph_lsp.agents.base import AgentEvent, LogLine, LogLines, Stream, feed_li
 from ralph_lsp.agents.claude import ClaudeParser
 from ralph_lsp.agents.plain import PlainParser
 from ralph_lsp.loop.engine import Engine, EngineEvent, LogEvent
-from ralph_lsp.loop.history import history_root
+from ralph_lsp.runs.history import history_root
 from ralph_lsp.settings import Settings
 from tests.engine.conftest import CHANGE
 

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from ralph_lsp.loop.engine import Engine, EngineError
-from ralph_lsp.loop.history import load_records
+from ralph_lsp.runs.history import load_records
 from ralph_lsp.runs.request import RunRequest
 from ralph_lsp.settings import Settings
 from tests.engine.conftest import CHANGE, fake, spawns

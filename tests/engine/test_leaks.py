@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from ralph_lsp.loop.engine import Engine
-from ralph_lsp.loop.history import load_records
 from ralph_lsp.runs.events import IterationEvent
+from ralph_lsp.runs.history import load_records
 from ralph_lsp.runs.request import RunRequest
 from ralph_lsp.settings import Settings
 from tests.engine.conftest import CHANGE

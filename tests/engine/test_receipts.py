@@ -14,7 +14,7 @@ import pytest
 
 from ralph_lsp.loop.budget import LIST_PRICES
 from ralph_lsp.loop.engine import Engine
-from ralph_lsp.loop.history import load_records
+from ralph_lsp.runs.history import load_records
 from ralph_lsp.runs.receipts import receipt_line, receipts_text
 from ralph_lsp.runs.request import RunRequest
 from ralph_lsp.settings import Settings

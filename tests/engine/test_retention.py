@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from ralph_lsp.loop.engine import Engine
-from ralph_lsp.loop.history import RunHistory, load_records
+from ralph_lsp.runs.history import RunHistory, load_records
 from ralph_lsp.settings import Settings
 from tests.engine.conftest import CHANGE, fake
 
@@ -61,7 +61,7 @@ async def test_raw_output_is_capped_per_run_oldest_first(
 
 
 def test_run_ids_of_processes_started_in_the_same_second_differ() -> None:
-    code = "from ralph_lsp.loop.history import new_run_id; print(new_run_id())"
+    code = "from ralph_lsp.runs.history import new_run_id; print(new_run_id())"
     procs = [
         subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
         for _ in range(8)

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from ralph_lsp.loop.engine import Engine
-from ralph_lsp.loop.history import load_records
 from ralph_lsp.runs.events import ReviewEvent
+from ralph_lsp.runs.history import load_records
 from ralph_lsp.settings import Settings
 from tests.engine.conftest import CHANGE, FAKES, fake, spawns
 from tests.engine.test_engine import run_to_end, tasks_text

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from ralph_lsp.loop.engine import Engine, LogEvent
-from ralph_lsp.loop.history import load_records
+from ralph_lsp.runs.history import load_records
 from ralph_lsp.settings import Settings
 from tests.conftest import alive
 from tests.engine.conftest import CHANGE, fake, spawns

@@ -43,8 +43,8 @@ import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
-from ralph_lsp.loop.history import load_records
 from ralph_lsp.runner.live import claim_held, find_live, live_path
+from ralph_lsp.runs.history import load_records
 from tests.faults.conftest import make_change, snapshot
 from tests.faults.helpers import (
     TAG,

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ralph_lsp.loop.history import load_records
+from ralph_lsp.runs.history import load_records
 from tests.conftest import alive
 from tests.tags import programs, tagged
 

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from ralph_lsp.loop.history import load_records
+from ralph_lsp.runs.history import load_records
 from tests.faults.conftest import TASKS
 from tests.faults.helpers import FaultEnv, check_tasks
 from tests.tags import scratch

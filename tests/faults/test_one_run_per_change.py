@@ -90,7 +90,7 @@ def test_a_claim_alone_leaves_the_work_tree_clean(tmp_path: Path) -> None:
     """A change's claim is written before any record (a Ray run claims its change before it
     pushes): ``.ralph/`` gets its ``.gitignore`` first, so git sees nothing new, and a Ray
     run does not refuse the tree its own claim dirtied."""
-    from ralph_lsp.loop.claims import ChangeClaim
+    from ralph_lsp.runs.claims import ChangeClaim
 
     subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
     claim = ChangeClaim.take(tmp_path, "alpha", "r-1")

@@ -149,7 +149,7 @@ def test_a_linked_live_queues_folder_is_never_written_through(fx: FaultEnv, outs
 
 FAKE_RUNNER = r"""
 import fcntl, json, os, socket, sys
-from ralph_lsp.loop.history import process_started_at
+from ralph_lsp.runs.history import process_started_at
 root, where, named_pid, log = sys.argv[1:5]
 if where == "control":
     from ralph_lsp.runner.control import control_dir

@@ -151,7 +151,7 @@ def test_checkpoints_written_by_v2_are_still_read(project: Path) -> None:
 HOLD = """
 import sys, time
 from pathlib import Path
-from ralph_lsp.loop.claims import ChangeClaim
+from ralph_lsp.runs.claims import ChangeClaim
 claim = ChangeClaim.take(Path(sys.argv[1]), sys.argv[2], "r-other-run")
 print("holding", flush=True)
 time.sleep(60)

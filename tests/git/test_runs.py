@@ -208,7 +208,7 @@ def test_a_branch_checked_out_elsewhere_is_refused(project: Path, tmp_path: Path
 
 
 def test_restore_is_refused_while_the_change_runs(project: Path) -> None:
-    from ralph_lsp.loop.history import _process_identity
+    from ralph_lsp.runs.history import _process_identity
 
     cli(project, "run", CHANGE, "--agent", "demo")
     folder = next((project / ".ralph" / "runs").iterdir())

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from pygls.exceptions import JsonRpcException
 
-from ralph_lsp.loop.history import load_records
+from ralph_lsp.runs.history import load_records
 from tests.lsp.conftest import CHANGE, Session, StartSession, wait_until
 
 DEMO = {"agent": "demo", "env": {"RALPH_DEMO_DELAY": "0"}, "verifyWhen": "off"}

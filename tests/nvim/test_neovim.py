@@ -60,7 +60,8 @@ def test_a_demo_run_in_headless_neovim(tmp_path: Path) -> None:
     seen = json.loads(out.read_text())
     assert seen["errors"] == [], seen
     # said in full when it fails: the lens titles seen in order and the run's last lines
-    assert seen["attached"] and seen["finished"], (seen.get("lenses"), seen.get("output", [])[-15:])
+    said = {"lenses": seen.get("lenses"), "output": seen.get("output", [])[-15:]}
+    assert seen["attached"] and seen["finished"], json.dumps(said, indent=1)
     assert seen["lenses"][0] == "▶ Run change · 0/8 tasks"
     assert seen["lenses"][-1] == "▶ Run change · 8/8 tasks"
     assert any("/8 tasks" in t and "Stop" in t for t in seen["lenses"]), seen["lenses"]

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 import ralph_lsp.cli
-from ralph_lsp.loop.history import RunHistory, _process_identity, load_records
 from ralph_lsp.proc import inspection as proc_inspection
+from ralph_lsp.runs.history import RunHistory, _process_identity, load_records
 
 
 def test_both_inspections_see_the_same_process() -> None:

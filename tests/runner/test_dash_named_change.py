@@ -30,7 +30,7 @@ def _dash_change(root: Path) -> Path:
 
 
 def _ended(root: Path) -> dict[str, Any] | None:
-    from ralph_lsp.loop.history import load_records
+    from ralph_lsp.runs.history import load_records
 
     records = load_records(root, DASH)
     return records[0] if records and records[0].get("state") in FINAL else None

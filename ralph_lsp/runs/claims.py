@@ -12,9 +12,9 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
-from ralph_lsp.loop.history import MAX_RECORD_BYTES, history_root, make_history_root
 from ralph_lsp.openspec.tasks import NotARegularFile, open_regular
 from ralph_lsp.runs import safe_dir
+from ralph_lsp.runs.history import MAX_RECORD_BYTES, history_root, make_history_root
 from ralph_lsp.runs.ids import change_name, child
 
 LOCKS_DIR = "locks"
