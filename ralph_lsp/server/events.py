@@ -26,13 +26,21 @@ log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
-class TasksChanged:
+class _Files:
     paths: frozenset[Path]
 
 
 @dataclass(frozen=True)
-class SpecsChanged:
-    paths: frozenset[Path]
+class _Run:
+    status: RunStatus
+
+
+class TasksChanged(_Files):
+    """tasks.md files changed on disk."""
+
+
+class SpecsChanged(_Files):
+    """OpenSpec files changed on disk."""
 
 
 @dataclass(frozen=True)
@@ -40,14 +48,12 @@ class ChangesMoved:
     root: Path
 
 
-@dataclass(frozen=True)
-class RunStatusChanged:
-    status: RunStatus
+class RunStatusChanged(_Run):
+    """A run's status."""
 
 
-@dataclass(frozen=True)
-class RunEnded:
-    status: RunStatus
+class RunEnded(_Run):
+    """A run's final status, once."""
 
 
 Event = TasksChanged | SpecsChanged | ChangesMoved | RunStatusChanged | RunEnded
