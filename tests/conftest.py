@@ -94,22 +94,20 @@ def _sigint_state() -> tuple[object, bool]:
     )
 
 
-#: SIGINT as the test process got it. A run started in the background without job control
-#: (``make test &`` from a script) has it ignored from the start, in every test and child; the
-#: Ctrl-C tests give their own children a terminal's SIGINT (``tests.tags.terminal_signals``).
-_SIGINT_AT_START = _sigint_state()
-
-
 @pytest.fixture(autouse=True)
 def _sigint_said(request: pytest.FixtureRequest) -> Iterator[None]:
-    """A warning with the test's id when a test leaves SIGINT otherwise than the process got it
-    (a handler or a block that would leak into the tests after it)."""
+    """A warning with the test's id when a test leaves SIGINT otherwise than it found it (a
+    handler or a block that would leak into the tests after it). A run started in the
+    background without job control (``make test &`` from a script) has SIGINT ignored from
+    the start, in every test and child: the Ctrl-C tests give their own children a terminal's
+    SIGINT (``tests.tags.terminal_signals``)."""
+    found = _sigint_state()
     yield
-    now = _sigint_state()
-    if now != _SIGINT_AT_START:
+    left = _sigint_state()
+    if left != found:
         warnings.warn(
-            f"{request.node.nodeid}: SIGINT {now[0]!r} (blocked: {now[1]}) at the end, where the"
-            f" process got {_SIGINT_AT_START[0]!r} (blocked: {_SIGINT_AT_START[1]})",
+            f"{request.node.nodeid}: SIGINT {left[0]!r} (blocked: {left[1]}) at the end, where"
+            f" it found {found[0]!r} (blocked: {found[1]})",
             stacklevel=1,
         )
 

@@ -17,7 +17,11 @@ def stop_on_signals(
 ) -> Iterator[None]:
     """While inside: the first ``SIGINT``/``SIGTERM`` says ``"<SIGNAME>: stopping the <what>
     (again to kill at once)"`` and calls ``stop``; every later one calls ``kill``. The handlers
-    are on the running event loop, and removed on the way out."""
+    are on the running event loop, and on the way out the ones before them are back.
+
+    A signal this process was started ignoring stays ignored: a command started in the
+    background without job control (``ralph-lsp run … &`` from a script) has ``SIGINT``
+    ignored, so that a Ctrl-C meant for the terminal's foreground job does not stop it."""
     loop = asyncio.get_running_loop()
     signals = 0
 
@@ -30,10 +34,15 @@ def stop_on_signals(
         else:
             kill()
 
-    for sig in SIGNALS:
+    before = {sig: signal.getsignal(sig) for sig in SIGNALS}
+    handled = [sig for sig in SIGNALS if before[sig] is not signal.SIG_IGN]
+    for sig in handled:
         loop.add_signal_handler(sig, on_signal, sig.name)
     try:
         yield
     finally:
-        for sig in SIGNALS:
-            loop.remove_signal_handler(sig)
+        for sig in handled:
+            loop.remove_signal_handler(sig)  # which sets SIGINT's default, not the one before
+            previous = before[sig]
+            if previous is not None:
+                signal.signal(sig, previous)

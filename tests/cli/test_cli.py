@@ -15,7 +15,7 @@ import pytest
 
 from tests.conftest import EXAMPLE
 from tests.engine.conftest import CHANGE, FAKES, assert_gone
-from tests.tags import fake_agent_processes, scratch
+from tests.tags import fake_agent_processes, scratch, terminal_signals
 
 CLI = [sys.executable, "-m", "ralph_lsp"]
 
@@ -175,6 +175,7 @@ def test_sigint_stops_the_run_and_its_tree(project: Path) -> None:
         env=env,
         stdout=subprocess.PIPE,
         text=True,
+        preexec_fn=terminal_signals,  # Ctrl-C as a terminal's foreground job gets it
     )
     deadline = time.monotonic() + 20
     while time.monotonic() < deadline and not (

@@ -21,6 +21,7 @@ from tests.runner.conftest import (
     record,
     wait_for,
 )
+from tests.tags import terminal_signals
 
 
 def flags(raw: dict[str, object]) -> list[str]:
@@ -112,6 +113,7 @@ def test_ctrl_c_detaches_attach_and_the_run_goes_on(project: Path) -> None:
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        preexec_fn=terminal_signals,  # Ctrl-C as a terminal's foreground job gets it
     )
     time.sleep(1.5)
     proc.send_signal(signal.SIGINT)
