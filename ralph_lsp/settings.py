@@ -224,11 +224,16 @@ SETTING_NAMES = tuple(_FIELDS)
 
 
 def settings_to_dict(settings: Settings) -> dict[str, Any]:
-    """The ``ralph`` settings object of ``settings`` (``settings_from_dict`` reads it back)."""
+    """The ``ralph`` settings object of ``settings`` (``settings_from_dict`` reads it back: how a
+    runner, a queue's runner and a Ray job get their settings)."""
+    import shlex
+
     out: dict[str, Any] = {}
-    for key, (name, _) in _FIELDS.items():
+    for key, (name, parse) in _FIELDS.items():
         value = getattr(settings, name)
         out[key] = list(value) if isinstance(value, tuple) else value
+        if parse is values.command_line and value is not None:
+            out[key] = shlex.join(value)  # as a person writes it: a line, split when read
         if isinstance(value, Mapping):
             out[key] = dict(value)
     return out

@@ -18,14 +18,22 @@ def is_end_line(text: str, ended: list[str]) -> bool:
 
 
 async def on_end(settings: Settings, event: Mapping[str, Any], root: Path) -> None:
-    """Run ``--on-end CMD`` (``ralph.onRunEnd``) with ``event``; what it says goes to stderr,
-    after the final line, so standard output's last line stays ``<state>: <reason>``."""
+    """Run ``--on-end CMD`` (``ralph.onRunEnd``) with a queue's ``event``; what it says goes to
+    stderr, after the final line, so standard output's last line stays ``<state>: <reason>``."""
     from ralph_lsp.loop.on_end import notify
 
-    def say(text: str, level: str) -> None:
-        print(f"ralph-lsp: {text}", file=sys.stderr)
+    await notify(settings.on_run_end, event, root, lambda text, level: _say(text))
 
-    await notify(settings.on_run_end, event, root, say)
+
+def _say(text: str) -> None:
+    print(f"ralph-lsp: {text}", file=sys.stderr)
+
+
+def ends_to_stderr(engine: Any) -> None:
+    """What the runs' ``--on-end`` commands say (their engine starts each as its run ends,
+    ``loop/on_end.py``; the command awaits ``engine.ends_told()`` before it exits) goes to
+    stderr, as :func:`on_end`'s, not among the run's lines."""
+    engine.end_commands.say = lambda status, text, level: _say(text)
 
 
 def spent(root: Path, run_id: str) -> str:

@@ -168,6 +168,7 @@ async def _plan_many(
     parallel: int,
     out: TextIO,
 ) -> int:
+    from ralph_lsp.cli.ending import ends_to_stderr
     from ralph_lsp.cli.signals import stop_on_signals
 
     gate = asyncio.Semaphore(max(1, parallel))
@@ -179,6 +180,7 @@ async def _plan_many(
             host = run_control.foreground_host(
                 change, settings, request, _Prefixed(out, name), None
             )
+            ends_to_stderr(host.engine)
             hosts.append(host)
             try:
                 await host.start()
@@ -201,7 +203,9 @@ async def _plan_many(
 
     with stop_on_signals("planning", say, stop, kill):
         ended = await asyncio.gather(*(one(*item) for item in items))
-    return _summary(out, [n for n, _, _ in items], ended)
+    code = _summary(out, [n for n, _, _ in items], ended)
+    await asyncio.gather(*(host.engine.ends_told() for host in hosts))  # each one's --on-end
+    return code
 
 
 def _summary(out: TextIO, names: list[str], ended: list[RunStatus | None]) -> int:

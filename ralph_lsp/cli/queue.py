@@ -66,10 +66,10 @@ async def _queue(
 ) -> int:
     import asyncio
 
-    from ralph_lsp.cli.ending import is_end_line, on_end
+    from ralph_lsp.cli.ending import ends_to_stderr, is_end_line, on_end
     from ralph_lsp.cli.signals import stop_on_signals
     from ralph_lsp.loop.engine import Engine, EngineError, EngineEvent, LogEvent, StatusEvent
-    from ralph_lsp.loop.on_end import queue_end_event, run_end_event
+    from ralph_lsp.loop.on_end import queue_end_event
     from ralph_lsp.loop.queue import Queue, QueueEvent, QueueOptions
 
     stopping: list[asyncio.Task[Any]] = []
@@ -84,7 +84,6 @@ async def _queue(
         settings, parallel=args.parallel, stop_on_failure=args.stop_on_failure or None
     )
     ended: dict[str, list[str]] = {}
-    run_ends: list[asyncio.Task[None]] = []
 
     def on_event(event: EngineEvent) -> None:
         named = options.parallel > 1
@@ -95,8 +94,6 @@ async def _queue(
             st = event.status
             if st.final:
                 ended.setdefault(st.change, []).append(str(st.state))
-                event_json = run_end_event(st)
-                run_ends.append(loop.create_task(on_end(settings, event_json, root)))
             at = f"{st.change} {st.queue['position']}/{st.queue['total']} · " if st.queue else ""
             renderer.status(st, prefix=at)
 
@@ -115,6 +112,7 @@ async def _queue(
         engine = RayRuns(on_event)
     else:
         engine = Engine(on_event)
+    ends_to_stderr(engine)
     queue = Queue(engine, root, names, settings, options, on_queue)
     loop = asyncio.get_running_loop()
     with stop_on_signals("queue", renderer.line, stop, engine.shutdown_now):
@@ -127,9 +125,8 @@ async def _queue(
         finally:
             engine.shutdown_now()
     renderer.done(summary(status))
-    if run_ends:
-        await asyncio.gather(*run_ends, return_exceptions=True)
-    await on_end(settings, queue_end_event(status), root)
+    await engine.ends_told()  # each run's --on-end (its engine's, started as it ended), then
+    await on_end(settings, queue_end_event(status), root)  # the queue's
     code = exit_code(status)
     if getattr(args, "merge", False):
         from ralph_lsp.cli.train import run_train_after

@@ -10,7 +10,7 @@ from typing import Any, TextIO
 
 from ralph_lsp.cli import git_commands, run_control
 from ralph_lsp.cli.common import EXIT_CODES, CliError, change_of, root_of
-from ralph_lsp.cli.ending import on_end, spent
+from ralph_lsp.cli.ending import ends_to_stderr, spent
 from ralph_lsp.cli.flags import settings_from_args
 from ralph_lsp.cli.terminal import Renderer
 from ralph_lsp.openspec.workspace import (
@@ -80,7 +80,6 @@ async def _run(
 
     from ralph_lsp.cli.signals import stop_on_signals
     from ralph_lsp.loop.engine import EngineError
-    from ralph_lsp.loop.on_end import run_end_event
 
     stopping: list[asyncio.Task[None]] = []
 
@@ -92,6 +91,7 @@ async def _run(
     # Hosted like a detached runner's run, so `ralph-lsp stop/guide/attach` reach it too.
     host = run_control.foreground_host(change, settings, request, renderer, sink)
     engine = host.engine
+    ends_to_stderr(engine)
     loop = asyncio.get_running_loop()
 
     def stop() -> None:
@@ -111,7 +111,7 @@ async def _run(
             engine.shutdown_now()
     if sink is None:
         renderer.done(f"{status.state}: {status.reason}" + spent(change.root, status.run_id))
-    await on_end(settings, run_end_event(status), change.root)
+    await engine.ends_told()  # its --on-end, started as it ended
     return EXIT_CODES.get(status.state, 1)
 
 

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from ralph_lsp.loop import budget, sandboxing
 from ralph_lsp.loop import run_git as rungit
+from ralph_lsp.loop.on_end import EndCommands
 from ralph_lsp.loop.plan_run import PlanRun
 from ralph_lsp.loop.reporting import Guidance
 from ralph_lsp.loop.run import Run
@@ -30,6 +31,7 @@ from ralph_lsp.runs.request import AS_SETTINGS, RunRequest
 from ralph_lsp.runs.status import (
     EngineError,
     EngineEvent,
+    Level,
     LogEvent,
     RunStatus,
     StatusEvent,
@@ -60,9 +62,18 @@ class Engine:
         self.pace: Callable[[], Awaitable[None]] | None = None
         self._active: dict[tuple[Path, str], Run] = {}
         self._finished: dict[tuple[Path, str], RunStatus] = {}
+        # ralph.onRunEnd of each run it executes, started as the run ends (loop/on_end.py)
+        self.end_commands = EndCommands(self._end_said)
 
     def _emit(self, event: EngineEvent) -> None:
         deliver(self._on_event, event, log, "engine event handler failed")
+
+    def _end_said(self, status: RunStatus, text: str, level: Level) -> None:
+        self._emit(LogEvent(status.root, status.change, text, level))
+
+    async def ends_told(self) -> None:
+        """Once the ``onRunEnd`` commands of the runs ended so far have ended."""
+        await self.end_commands.settled()
 
     async def start(
         self,
@@ -126,6 +137,8 @@ class Engine:
                 run.claim.release()
             self._active.pop(key, None)
             self._finished[key] = run.status.copy()
+            if run.status.final:  # its final status is out: then its onRunEnd
+                self.end_commands.run_ended(run.settings.on_run_end, run.status.copy())
 
     async def _paced(self) -> None:
         """Returns once the host's watchers keep up (``pace``, read when a run asks)."""

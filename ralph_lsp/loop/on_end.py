@@ -1,5 +1,11 @@
 """``ralph.onRunEnd`` / ``--on-end CMD`` (SPEC §9): word when nobody watches.
 
+A run's command is started by the engine that executed the run, once, as the run ends
+(:class:`EndCommands`: ``loop/engine.py``'s ``Engine``, and ``remote/ray_runs.py``'s for a run
+on Ray), whatever hosts the engine: the editor's server, a detached runner, the terminal. The
+host awaits them (``ends_told``) before it exits and before a queue's own command. A queue's
+command is started by the host of the queue, after its runs'.
+
 When a run or a queue ends, the command is started (its argv already split like a shell line,
 never run through a shell) in the OpenSpec root's folder with the end event as JSON on stdin.
 It runs under a watchdog like an agent, for at most :data:`TIMEOUT` seconds; then its whole tree
@@ -18,6 +24,9 @@ from typing import Any
 
 from ralph_lsp.proc.process import AgentProcess, AgentStartError, SpawnSpec
 from ralph_lsp.runs.status import Level, RunStatus
+
+#: Where an end command's word goes: (the run's final status, the text, its level).
+Say = Callable[[RunStatus, str, Level], None]
 
 TIMEOUT = 30.0
 EVENT_VERSION = 1
@@ -92,3 +101,31 @@ async def notify(
     else:
         log(f"onRunEnd: {line} ran", "info")
     return code
+
+
+class EndCommands:
+    """The ``onRunEnd`` commands of the runs one engine executes: each started as its run ends
+    (once per run), all awaited by :meth:`settled`. ``say`` may be replaced by the host (the
+    terminal sends the word to stderr, after the final line)."""
+
+    def __init__(self, say: Say) -> None:
+        self.say = say
+        self._told: set[str] = set()
+        self._running: set[asyncio.Task[Any]] = set()
+
+    def run_ended(self, argv: Sequence[str] | None, status: RunStatus) -> None:
+        if not argv or status.run_id in self._told:
+            return
+        self._told.add(status.run_id)
+
+        def said(text: str, level: Level) -> None:
+            self.say(status, text, level)
+
+        task = asyncio.ensure_future(notify(argv, run_end_event(status), status.root, said))
+        self._running.add(task)
+        task.add_done_callback(self._running.discard)
+
+    async def settled(self) -> None:
+        """Once every command started has ended (each is bounded by :data:`TIMEOUT`)."""
+        while self._running:
+            await asyncio.gather(*list(self._running), return_exceptions=True)

@@ -24,6 +24,7 @@ from typing import Any
 from ralph_lsp.git import GitError
 from ralph_lsp.git import remote as gr
 from ralph_lsp.loop.engine import EngineError, EngineEvent, LogEvent, RunStatus, StatusEvent
+from ralph_lsp.loop.on_end import EndCommands
 from ralph_lsp.openspec.workspace import resolve_change
 from ralph_lsp.remote.remote_run import RemoteRun, check_env, entrypoint, plan_push
 from ralph_lsp.remote.secrets import redact
@@ -36,7 +37,7 @@ from ralph_lsp.runs.events import (
 from ralph_lsp.runs.history import new_run_id
 from ralph_lsp.runs.request import AS_SETTINGS, RunRequest
 from ralph_lsp.runs.states import RunState
-from ralph_lsp.runs.status import deliver, keep_task, now_iso
+from ralph_lsp.runs.status import Level, deliver, keep_task, now_iso
 from ralph_lsp.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -105,9 +106,19 @@ class RayRuns:
         # Awaited between the job's events: a host holds the following back while one of its
         # subscribers is slow (the job's log waits on the cluster meanwhile; nothing is lost).
         self.pace: Callable[[], Awaitable[None]] | None = None
+        # ralph.onRunEnd runs here, on the operator's machine (never sent to the job)
+        self.end_commands = EndCommands(self._end_said)
+        self._end_argv: dict[str, tuple[str, ...] | None] = {}  # run id → its onRunEnd
 
     def _emit(self, event: EngineEvent) -> None:
         deliver(self._on_event, event, log, "run event handler failed")
+
+    def _end_said(self, status: RunStatus, text: str, level: Level) -> None:
+        self._emit(LogEvent(status.root, status.change, text, level))
+
+    async def ends_told(self) -> None:
+        """Once the ``onRunEnd`` commands of the runs ended so far have ended."""
+        await self.end_commands.settled()
 
     def _client(self, address: str | None) -> Any:
         if address not in self._clients:
@@ -147,6 +158,7 @@ class RayRuns:
         self._emit(LogEvent(*key, f"☁ Ray job {run.job_id} · {where}"))
         self._emit(StatusEvent(run.status.copy()))
         run.history.save(run.record())
+        self._end_argv[run_id] = settings.on_run_end
         run.task = keep_task(self._tasks, self._follow(run, client))
         return run.status.copy()
 
@@ -186,6 +198,9 @@ class RayRuns:
         finally:
             if run.claim is not None:
                 run.claim.release()
+            if run.status.final:  # its final status is out: then its onRunEnd
+                argv = self._end_argv.pop(run.status.run_id, None)
+                self.end_commands.run_ended(argv, run.status.copy())
 
     async def _read_log(self, run: RemoteRun, client: Any) -> None:
         pending = ""

@@ -136,6 +136,7 @@ async def main(args: argparse.Namespace, remote_engine: EngineFactory | None = N
     _detach_output(status.root, status.run_id)
     try:
         await host.wait()
+        await host.engine.ends_told()  # its onRunEnd, whether an editor watched or not
     finally:
         host.engine.shutdown_now()
     return 0

@@ -30,8 +30,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ralph_lsp.loop.engine import EngineEvent, StatusEvent
-from ralph_lsp.loop.on_end import notify, queue_end_event, run_end_event
+from ralph_lsp.loop.engine import EngineEvent
+from ralph_lsp.loop.on_end import notify, queue_end_event
 from ralph_lsp.loop.queue import Queue, QueueEvent, QueueOptions
 from ralph_lsp.runner import events
 from ralph_lsp.runner.control import ControlError, listen, same_user, socket_path
@@ -75,8 +75,6 @@ class QueueHost:
         self.live: LiveRun | None = None
         self._server: asyncio.AbstractServer | None = None
         self._socket: Path | None = None
-        self._ends: list[asyncio.Task[None]] = []
-        self._ended: set[str] = set()  # runs whose end was told (onRunEnd once per run)
         self._heartbeat: asyncio.Task[None] | None = None
 
     def _watched(self) -> bool:
@@ -117,13 +115,9 @@ class QueueHost:
     async def wait(self) -> dict[str, Any]:
         try:
             status = await self.queue.wait()
-            # Each run's end reaches us as an event, which may trail the queue's own end by a
-            # moment: its onRunEnd goes first, then the queue's (at most 5 s wait).
-            ran = {item["runId"] for item in status.get("items", []) if item.get("runId")}
-            deadline = asyncio.get_running_loop().time() + 5.0
-            while not ran <= self._ended and asyncio.get_running_loop().time() < deadline:
-                await asyncio.sleep(0.05)
-            await asyncio.gather(*self._ends, return_exceptions=True)
+            # Each run's command was started by its engine as it ended: runs first, then the
+            # queue's.
+            await self.runs.ends_told()
             await self._end_command(self.settings.on_run_end, queue_end_event(status))
         finally:
             await self._close()
@@ -165,16 +159,6 @@ class QueueHost:
 
     def _on_run_event(self, event: EngineEvent) -> None:
         self._broadcast(events.dumps(event))
-        if (
-            isinstance(event, StatusEvent)
-            and event.status.final
-            and event.status.run_id not in self._ended  # told once, whoever repeats it
-        ):
-            self._ended.add(event.status.run_id)
-            end = run_end_event(event.status)
-            self._ends.append(
-                asyncio.ensure_future(self._end_command(self.settings.on_run_end, end))
-            )
 
     async def _end_command(self, argv: Sequence[str] | None, event: dict[str, Any]) -> None:
         def say(text: str, level: str) -> None:

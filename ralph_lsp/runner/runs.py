@@ -64,6 +64,7 @@ class Runs:
         self._latest: dict[Key, RunStatus] = {}
         self._done: dict[Key, asyncio.Task[Any]] = {}
         self._tasks: set[asyncio.Task[Any]] = set()
+        self._ending: set[asyncio.Task[Any]] = set()  # onRunEnd of runs ended here
         self._closing = False
 
     # -- events ------------------------------------------------------------------------------
@@ -128,6 +129,14 @@ class Runs:
             await host.wait()
         finally:
             self._hosts.pop(key, None)
+            # its onRunEnd goes on after it (its engine's); ends_told waits for it
+            keep_task(self._ending, host.engine.ends_told())
+
+    async def ends_told(self) -> None:
+        """Once the ``onRunEnd`` commands of the runs hosted here have ended (a runner's run
+        has its runner's: none here)."""
+        hosted = [h.engine.ends_told() for h in list(self._hosts.values())]
+        await asyncio.gather(*hosted, *list(self._ending), return_exceptions=True)
 
     async def _start_runner(self, key: Key, settings: Settings, request: RunRequest) -> RunStatus:
         try:

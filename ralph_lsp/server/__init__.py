@@ -9,11 +9,11 @@ it ends, no agent process of a run outlives it.
   roots, documents, configuration and trust, the latest statuses, the runs, the log, the
   background tasks; ``root_set`` which roots there are and the root a command names
 - ``events``        the closed set of events the capabilities meet through (tasks changed, spec
-  files changed, changes moved, run status, run ended), and their source
+  files changed, changes moved, run status), and their source
 - ``features``      LSP methods and commands wired to it, once (each handler a line or two)
 - ``commands``, ``git_commands``  the ``ralph.*`` commands; ``args`` checks their argument
 - ``queues``        queues (SPEC §9): ``ralph.run`` with ``changes``, ``ralph.stopQueue``,
-  ``ralph.queues``, ``ralph/queueStatus``, and ``ralph.onRunEnd`` when a run or a queue ends
+  ``ralph.queues``, ``ralph/queueStatus``, and a queue's ``ralph.onRunEnd`` when it ends
 - ``merge_commands``  ``ralph.reviewRun``, ``ralph.mergeRun`` and ``ralph.mergeAll`` (SPEC §12)
   over ``merging``
 - ``roots``         the OpenSpec roots watched, their changes on disk told as events

@@ -80,7 +80,6 @@ async def run(session: Session, obj: Obj, queues: Queues) -> Obj:
     settings = await session.pull_settings(root)  # may carry a change of trust too
     if not session.config.trusted:
         raise RequestFailed(UNTRUSTED)
-    queues.end_commands[(root, name)] = settings.on_run_end
     status = await session.engine.start(
         root,
         name,

@@ -5,8 +5,8 @@ capability tells the others without knowing them (as esbonio's features meet thr
 - :class:`TasksChanged`: tasks.md files changed on disk (the root's watch saw them);
 - :class:`SpecsChanged`: OpenSpec files changed on disk (specs, proposals, configuration);
 - :class:`ChangesMoved`: change folders came or went at once (an archive in the editor);
-- :class:`RunStatusChanged`: a run's status, as the engine or a followed runner told it;
-- :class:`RunEnded`: a run's final status, told once, before its :class:`RunStatusChanged`.
+- :class:`RunStatusChanged`: a run's status, as the engine or a followed runner told it (its
+  end: a final status).
 
 Handlers run synchronously, in the order they subscribed (``server.py`` builds the parts, and so
 decides it); a handler that raises is logged and the others still run.
@@ -30,11 +30,6 @@ class _Files:
     paths: frozenset[Path]
 
 
-@dataclass(frozen=True)
-class _Run:
-    status: RunStatus
-
-
 class TasksChanged(_Files):
     """tasks.md files changed on disk."""
 
@@ -48,16 +43,15 @@ class ChangesMoved:
     root: Path
 
 
-class RunStatusChanged(_Run):
+@dataclass(frozen=True)
+class RunStatusChanged:
     """A run's status."""
 
-
-class RunEnded(_Run):
-    """A run's final status, once."""
+    status: RunStatus
 
 
-Event = TasksChanged | SpecsChanged | ChangesMoved | RunStatusChanged | RunEnded
-E = TypeVar("E", TasksChanged, SpecsChanged, ChangesMoved, RunStatusChanged, RunEnded)
+Event = TasksChanged | SpecsChanged | ChangesMoved | RunStatusChanged
+E = TypeVar("E", TasksChanged, SpecsChanged, ChangesMoved, RunStatusChanged)
 
 
 class EventSource:

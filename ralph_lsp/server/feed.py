@@ -1,7 +1,7 @@
 """The engine's events, told to the client: each run's statuses (work-done progress and
 ``ralph/runStatus``, through one RunReporter per run) and its log lines; and to the server: the
-session's latest statuses, and :class:`~ralph_lsp.server.events.RunEnded` and
-:class:`~ralph_lsp.server.events.RunStatusChanged` for the capabilities that follow runs."""
+session's latest statuses, and :class:`~ralph_lsp.server.events.RunStatusChanged` for the
+capabilities that follow runs."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from typing import Any
 from lsprotocol import types
 
 from ralph_lsp.runs.status import EngineEvent, LogEvent, RunStatus, StatusEvent
-from ralph_lsp.server.events import RunEnded, RunStatusChanged
+from ralph_lsp.server.events import RunStatusChanged
 from ralph_lsp.server.logs import LEVELS
 from ralph_lsp.server.run_progress import RUN_STATUS, ProgressValue, RunReporter
 from ralph_lsp.server.session import Session
@@ -64,8 +64,6 @@ class RunFeed:
             self._reporters[status.run_id] = reporter
             session.run_task(self._report(reporter), f"report {status.run_id}")
         reporter.push(status)
-        if status.final:
-            session.events.emit(RunEnded(status))  # its onRunEnd (queues.py)
         session.events.emit(RunStatusChanged(status))  # its lenses, diagnostics and scenarios
 
     async def _report(self, reporter: RunReporter) -> None:

@@ -1,6 +1,7 @@
 """Queues in the server (SPEC §9): ``ralph.run`` with ``changes``, ``ralph.stopQueue``,
-``ralph.queues``, the ``ralph/queueStatus`` notification, and ``ralph.onRunEnd`` when a run or
-a queue ends. The queue itself is the domain's (``loop/queue.py``); this only translates.
+``ralph.queues``, the ``ralph/queueStatus`` notification, and a queue's ``ralph.onRunEnd`` when
+it ends (after its runs', which their engine starts: ``loop/on_end.py``). The queue itself is the
+domain's (``loop/queue.py``); this only translates.
 
 The queue (``loop/queue.py``: the engine, git) is imported when a queue is started or listed:
 the server's start path, which discovers and follows live queues, imports no engine.
@@ -15,14 +16,13 @@ from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 
-from ralph_lsp.loop.on_end import notify, queue_end_event, run_end_event
+from ralph_lsp.loop.on_end import notify, queue_end_event
 from ralph_lsp.runner.client import QueueAttachment, RunnerError, spawn_queue
 from ralph_lsp.runner.live import read_live
 from ralph_lsp.runner.queue_live import find_live_queues, queue_live_path, take_ended_queues
-from ralph_lsp.runs.status import EngineError, RunStatus
+from ralph_lsp.runs.status import EngineError
 from ralph_lsp.server import args
 from ralph_lsp.server.errors import InvalidArguments, RequestFailed
-from ralph_lsp.server.events import RunEnded
 from ralph_lsp.server.logs import LEVELS
 from ralph_lsp.server.session import Session
 from ralph_lsp.settings import Settings
@@ -35,16 +35,11 @@ Obj = dict[str, Any]
 
 
 class Queues:
-    """The server's live queues, and the end commands of its runs."""
+    """The server's live queues."""
 
     def __init__(self, session: Session) -> None:
         self.session = session
-        session.events.on(RunEnded, lambda event: self.run_ended(event.status))
         self.live: dict[str, Queue] = {}
-        # (root, change) → the onRunEnd argv of its current run (settings as it started).
-        self.end_commands: dict[tuple[Path, str], tuple[str, ...] | None] = {}
-        self._ended: set[str] = set()
-        self._run_ends: set[asyncio.Task[Any]] = set()  # onRunEnd commands still running
         # Queues in runners of their own (ralph.runsOutliveEditor): followed, not owned.
         self.attached: dict[str, QueueAttachment] = {}
 
@@ -61,8 +56,6 @@ class Queues:
         if settings.runs_outlive_editor:
             return await self._start_runner(root, names, settings, options)
         queue = Queue(self.session.engine, root, names, settings, options, self._on_event)
-        for name in names:
-            self.end_commands[(root, name)] = settings.on_run_end
         status = await queue.start()  # EngineError (refused before anything starts) answers
         self.live[queue.id] = queue
         self.session.run_task(self._follow(queue), f"queue {queue.id}")
@@ -125,26 +118,13 @@ class Queues:
     async def _follow(self, queue: Queue) -> None:
         status = await queue.wait()
         self.live.pop(queue.id, None)
-        # Each run's end was told as it ended (its final status precedes the queue's end);
-        # its command finishes before the queue's starts: runs first, then the queue.
-        await asyncio.gather(*list(self._run_ends), return_exceptions=True)
+        # Each run's command was started as it ended (its engine's); it finishes before the
+        # queue's starts: runs first, then the queue.
+        await self.session.engine.ends_told()
         await self._on_end(queue.settings.on_run_end, queue_end_event(status), queue.root)
 
     def _on_event(self, event: QueueEvent) -> None:
         self.session.notify(QUEUE_STATUS, event.status)
-
-    def run_ended(self, status: RunStatus) -> None:
-        """A run's final status (once): its onRunEnd, when set for it."""
-        if status.run_id in self._ended:
-            return
-        self._ended.add(status.run_id)
-        argv = self.end_commands.pop((status.root, status.change), None)
-        if argv:
-            task = self.session.run_task(
-                self._on_end(argv, run_end_event(status), status.root), f"onRunEnd {status.run_id}"
-            )
-            self._run_ends.add(task)
-            task.add_done_callback(self._run_ends.discard)
 
     async def _on_end(self, argv: Any, event: Obj, root: Path) -> None:
         def say(text: str, level: str) -> None:

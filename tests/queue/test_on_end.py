@@ -10,6 +10,7 @@ import sys
 import time
 from pathlib import Path
 
+from ralph_lsp.cli.common import EXIT_CODES
 from ralph_lsp.loop.on_end import notify
 from tests.cli.test_cli import ralph
 from tests.conftest import alive
@@ -120,3 +121,59 @@ def test_a_hanging_command_is_stopped_with_its_tree(tmp_path: Path) -> None:
     while any(alive(p) for p in pid_list) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert not any(alive(p) for p in pid_list)
+
+
+def _wait_for(path: Path, seconds: float) -> bool:
+    deadline = time.monotonic() + seconds
+    while not path.exists() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return path.exists()
+
+
+def test_a_detached_runs_command_runs_when_nobody_watches(toolbox: Path, tmp_path: Path) -> None:
+    """``run --detach --on-end``: the runner that hosts the run starts the command as the run
+    ends, with no terminal or editor attached (it was started by the server alone, which a
+    closed editor never saw end: then nobody ran it)."""
+    got = tmp_path / "event.json"
+    started = ralph(
+        "run",
+        CHANGES[0],
+        "--root",
+        str(toolbox),
+        "--agent",
+        "demo",
+        "--detach",
+        "--on-end",
+        save_stdin(got),
+        timeout=60,
+    )
+    assert started.returncode == 0, started.stderr
+    run_id = started.stdout.strip()
+    assert _wait_for(got, 120), "the detached run's --on-end never ran"
+    event = json.loads(got.read_text())
+    assert event["kind"] == "run" and event["status"]["runId"] == run_id
+    assert event["state"] == "succeeded"
+    time.sleep(1.0)
+    assert len(got.read_text().splitlines()) == 1  # once
+
+
+def test_a_planning_runs_command_runs_too(toolbox: Path, tmp_path: Path) -> None:
+    """``plan --on-end`` (SPEC §14 takes ``run``'s flag): the planning run's end event."""
+    got = tmp_path / "event.json"
+    out = ralph(
+        "plan",
+        "add-widget",
+        "--describe",
+        "A widget that says hello",
+        "--root",
+        str(toolbox),
+        "--agent",
+        "demo",
+        "--on-end",
+        save_stdin(got),
+        timeout=120,
+    )
+    assert out.returncode == EXIT_CODES["planned"], out.stdout + out.stderr
+    event = json.loads(got.read_text())
+    assert event["kind"] == "run" and event["state"] == "planned"
+    assert "onRunEnd:" in out.stderr and "onRunEnd:" not in out.stdout

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import shlex
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -254,3 +256,42 @@ async def test_a_workspace_folder_added_later_is_searched_for_live_runs(
     )
     await wait_until(lambda: of_run(session, run_id), timeout=5, what="the live run's status")
     assert cli("stop", CHANGE, *at).returncode == 0
+
+
+def _saver(to: Path) -> str:
+    save = "import sys, pathlib; pathlib.Path(sys.argv[1]).open('a').write(sys.stdin.read())"
+    return shlex.join([sys.executable, "-c", save, str(to)])
+
+
+async def test_onrunend_runs_once_in_the_runner_watched_or_not(
+    workspace: Path, start_session: StartSession, runtime_dir: Path, tmp_path: Path
+) -> None:
+    """ralph.onRunEnd of a run in a runner of its own: the runner starts it as the run ends,
+    once, whether the editor that started the run watches to the end or is gone before."""
+    watched, unwatched = tmp_path / "watched.jsonl", tmp_path / "unwatched.jsonl"
+    session = await start_session(workspace, settings={**RUNNER, "onRunEnd": _saver(watched)})
+    started = await session.command("ralph.run", {"change": CHANGE})
+    await wait_until(
+        lambda: any(s["state"] == "succeeded" for s in of_run(session, started["runId"])),
+        timeout=60,
+        what="the watched run's end",
+    )
+    await wait_until(watched.exists, timeout=30, what="its onRunEnd")
+    await asyncio.sleep(1.0)
+    [event] = [json.loads(line) for line in watched.read_text().splitlines()]
+    assert event["status"]["runId"] == started["runId"] and event["state"] == "succeeded"
+    await session.client.shutdown_session()
+
+    tasks = workspace / "openspec" / "changes" / CHANGE / "tasks.md"
+    tasks.write_text(tasks.read_text().replace("- [x]", "- [ ]"))  # work to do again
+    slow = {"RALPH_DEMO_DELAY": "1.0"}
+    settings = {**RUNNER, "onRunEnd": _saver(unwatched)}
+    gone = await start_session(workspace, settings=settings, env=slow)
+    again = await gone.command("ralph.run", {"change": CHANGE})
+    [runner] = find_live(workspace)
+    await gone.client.shutdown_session()  # the editor closes while the run goes on
+    assert not unwatched.exists()
+    wait_for(unwatched.exists, 90)  # the unwatched run's onRunEnd, from its runner
+    [event] = [json.loads(line) for line in unwatched.read_text().splitlines()]
+    assert event["status"]["runId"] == again["runId"] == runner.run_id
+    wait_for(lambda: not alive(runner.pid), 20)  # and then the runner is gone
