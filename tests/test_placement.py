@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from ralph_lsp.placement import runs_on_ray
+from ralph_lsp.placement import in_own_runner, runs_on_ray
 from ralph_lsp.settings import RUNNERS, Settings
 
 PACKAGE = Path(__file__).resolve().parents[1] / "ralph_lsp"
@@ -42,3 +42,21 @@ def test_runs_on_ray_for_each_runner() -> None:
     assert runs_on_ray(Settings(runner="ray"))
     assert not runs_on_ray(Settings(runner="local"))
     assert not runs_on_ray(Settings())
+
+
+# `settings.runs_outlive_editor` read (not written with `replace(runs_outlive_editor=…)`)
+OUTLIVE_READ = re.compile(r"\.runs_outlive_editor\b(?!\s*=[^=])")
+
+
+def test_runs_outlive_editor_is_read_in_placement_only() -> None:
+    """Whether the editor's runs go to a runner of their own is read in one module too."""
+    found = {
+        str(path.relative_to(PACKAGE))
+        for path in PACKAGE.rglob("*.py")
+        if OUTLIVE_READ.search(path.read_text(encoding="utf-8"))
+    }
+    assert found == {"placement.py"}
+    assert OUTLIVE_READ.search("if settings.runs_outlive_editor:")
+    assert not OUTLIVE_READ.search("settings.replace(runs_outlive_editor=False)")
+    assert in_own_runner(Settings(runs_outlive_editor=True))
+    assert not in_own_runner(Settings(runs_outlive_editor=False))

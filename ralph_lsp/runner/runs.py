@@ -1,12 +1,12 @@
 """Runs: the engine's surface (start, stop, guide, statuses, wait, shutdown) over the runs this
 process hosts and the live runs it is attached to, with every event to one callback.
 
-The server's ``ls.engine`` is a :class:`Runs`. ``start`` spawns a detached runner and attaches to
-it when ``settings.runs_outlive_editor`` (the run goes on if the server ends), else hosts the run
-here (:class:`RunHost`: it stops with the server, as in v2). ``attach_all`` follows every live run
-of the given roots (status and output tail first, then live) and gives each run that ended while
-no editor watched its one final status. ``shutdown`` stops the runs hosted here and only
-detaches from the others.
+The server's engine (``session.engine``) is a :class:`Runs`. ``start`` spawns a detached runner
+and attaches to it when ``ralph.runsOutliveEditor`` (``placement.in_own_runner``: the run goes
+on if the server ends), else hosts the run here (:class:`RunHost`: it stops with the server, as
+in v2). ``attach_all`` follows every live run of the given roots (status and output tail first,
+then live) and gives each run that ended while no editor watched its one final status.
+``shutdown`` stops the runs hosted here and only detaches from the others.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from ralph_lsp.openspec.workspace import resolve_change
-from ralph_lsp.placement import runs_on_ray
+from ralph_lsp.placement import in_own_runner, runs_on_ray
 from ralph_lsp.runner.client import Attachment, RunnerError, request, spawn
 from ralph_lsp.runner.host import EngineFactory, RunHost
 from ralph_lsp.runner.live import LiveRun, find_live, live_path, read_live, take_ended
@@ -104,7 +104,7 @@ class Runs:
         if current is not None and not current.final and key in self._hosts:
             raise already_running(change, current.run_id, current.iteration)
         find_live(resolved.root)  # a runner found gone is marked interrupted first
-        if settings.runs_outlive_editor:
+        if in_own_runner(settings):
             return await self._start_runner(key, settings, request)
         engine = None
         if runs_on_ray(settings):

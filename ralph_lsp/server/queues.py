@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol import types
 
 from ralph_lsp.loop.on_end import notify, queue_end_event
+from ralph_lsp.placement import in_own_runner
 from ralph_lsp.runner.client import QueueAttachment, RunnerError, spawn_queue
 from ralph_lsp.runner.live import read_live
 from ralph_lsp.runner.queue_live import find_live_queues, queue_live_path, take_ended_queues
@@ -53,7 +54,7 @@ class Queues:
         from ralph_lsp.loop.queue import Queue, QueueOptions
 
         options = QueueOptions.of(settings, parallel=parallel, stop_on_failure=stop_on_failure)
-        if settings.runs_outlive_editor:
+        if in_own_runner(settings):
             return await self._start_runner(root, names, settings, options)
         queue = Queue(self.session.engine, root, names, settings, options, self._on_event)
         status = await queue.start()  # EngineError (refused before anything starts) answers
