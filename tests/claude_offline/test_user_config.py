@@ -120,8 +120,14 @@ def test_a_heavy_home_sends_no_more_than_an_empty_one(
     # inherit brings all of it back (the preset adds nothing)
     inherited = spawn_preset(claude_bin, change, heavy_home, mode="inherit")
     _ok(inherited, change)
+    # Whether a `claude -p` iteration loads the user's auto memory at all is Claude Code's own
+    # choice: with one version (2.1.330), one machine and one day, the same inherited spawn
+    # sent it in some runs and not in others, forced on or not. Isolation's part is held above
+    # (the marker never reaches the request, and CLAUDE_CODE_DISABLE_AUTO_MEMORY=1 is set:
+    # tests/agents/test_user_config.py); the other markers show inherit brings the home back.
     for marker in USER_MARKERS:
-        assert marker in inherited.texts, marker
+        if marker != "USER-AUTO-MEMORY":
+            assert marker in inherited.texts, marker
     assert hook_runs(heavy_home) == 1
     assert inherited.bytes / empty.bytes > 1.3, (inherited.bytes, empty.bytes)
 

@@ -19,7 +19,7 @@ from typing import Any
 
 from ralph_lsp.runs.history import load_records
 from tests.conftest import alive
-from tests.tags import programs, tagged
+from tests.tags import programs, tagged, terminal_signals
 
 TAG = "RALPH_FAULT_TAG"
 FAULT_AGENT = Path(__file__).resolve().parents[1] / "fake_agents" / "fault_agent.py"
@@ -184,7 +184,8 @@ class FaultEnv:
         return [*CLI, "run", change, "--root", str(self.root), *extra]
 
     def start_cli(self, change: str, *extra: str, name: str = "cli") -> subprocess.Popen[bytes]:
-        """Start ``ralph-lsp run`` with stdout/stderr going to files in the log folder."""
+        """Start ``ralph-lsp run`` with stdout/stderr going to files in the log folder, its
+        SIGINT a terminal's (Ctrl-C stops it, whatever this test process inherited)."""
         out = open(self.logs / f"{name}.stdout", "wb")  # noqa: SIM115
         err = open(self.logs / f"{name}.stderr", "wb")  # noqa: SIM115
         try:
@@ -195,6 +196,7 @@ class FaultEnv:
                 stderr=err,
                 env=self.env,
                 cwd=self.root,
+                preexec_fn=terminal_signals,
             )
         finally:
             out.close()
