@@ -8,7 +8,7 @@ it ends, no agent process of a run outlives it.
 - ``session``       the one owner of the state (:class:`~ralph_lsp.server.session.Session`):
   roots, documents, configuration and trust, the latest statuses, the runs, the log, the
   background tasks; ``root_set`` which roots there are and the root a command names
-- ``events``        the closed set of events the capabilities meet through (tasks changed, spec
+- ``event_source``  the closed set of events the capabilities meet through (tasks changed, spec
   files changed, changes moved, run status), and their source
 - ``features``      LSP methods and commands wired to it, once (each handler a line or two)
 - ``commands``, ``git_commands``  the ``ralph.*`` commands; ``args`` checks their argument

@@ -21,7 +21,7 @@ from ralph_lsp.openspec.tasks_fast import parse_tasks
 from ralph_lsp.openspec.workspace import ARCHIVE, CHANGES, Change, resolve_change
 from ralph_lsp.server import args, render
 from ralph_lsp.server.errors import InvalidArguments, RequestFailed
-from ralph_lsp.server.events import ChangesMoved
+from ralph_lsp.server.event_source import ChangesMoved
 from ralph_lsp.server.session import Session
 
 Obj = dict[str, Any]

@@ -37,7 +37,7 @@ from ralph_lsp.conformance.scan import Scanner
 from ralph_lsp.conformance.table import FAILING, NOT_RUN, UNLINKED, VERIFIED, Row, Table
 from ralph_lsp.runs.status import RunStatus
 from ralph_lsp.server.diagnostics import DiagnosticsStore
-from ralph_lsp.server.events import RunStatusChanged
+from ralph_lsp.server.event_source import RunStatusChanged
 from ralph_lsp.server.render import NOOP
 from ralph_lsp.server.session import Session
 from ralph_lsp.server.watching.interests import Interest

@@ -1,5 +1,5 @@
 """The client's documents and the disk: opening, editing, saving and closing a tasks.md, and
-files the agent changes on disk (:class:`~ralph_lsp.server.events.TasksChanged`). Each event
+files the agent changes on disk (:class:`~ralph_lsp.server.event_source.TasksChanged`). Each event
 updates the document store and republishes. A test file's buffer goes to the scenario lenses
 only (``conformance_view.py``)."""
 
@@ -9,7 +9,7 @@ from pathlib import Path
 
 from ralph_lsp.openspec.workspace import root_of_file
 from ralph_lsp.server.conformance_view import ConformanceView
-from ralph_lsp.server.events import TasksChanged
+from ralph_lsp.server.event_source import TasksChanged
 from ralph_lsp.server.publishing import Publisher
 from ralph_lsp.server.root_set import path_of
 from ralph_lsp.server.roots import RootWatch

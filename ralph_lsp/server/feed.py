@@ -1,6 +1,6 @@
 """The engine's events, told to the client: each run's statuses (work-done progress and
 ``ralph/runStatus``, through one RunReporter per run) and its log lines; and to the server: the
-session's latest statuses, and :class:`~ralph_lsp.server.events.RunStatusChanged` for the
+session's latest statuses, and :class:`~ralph_lsp.server.event_source.RunStatusChanged` for the
 capabilities that follow runs."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from typing import Any
 from lsprotocol import types
 
 from ralph_lsp.runs.status import EngineEvent, LogEvent, RunStatus, StatusEvent
-from ralph_lsp.server.events import RunStatusChanged
+from ralph_lsp.server.event_source import RunStatusChanged
 from ralph_lsp.server.logs import LEVELS
 from ralph_lsp.server.run_progress import RUN_STATUS, ProgressValue, RunReporter
 from ralph_lsp.server.session import Session

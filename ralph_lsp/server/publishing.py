@@ -21,7 +21,7 @@ from ralph_lsp.server import archive, planning, render, worktree_view
 from ralph_lsp.server.conformance_view import ConformanceView
 from ralph_lsp.server.diagnostics import Computed, DiagnosticsStore
 from ralph_lsp.server.documents import DocState
-from ralph_lsp.server.events import ChangesMoved, RunStatusChanged
+from ralph_lsp.server.event_source import ChangesMoved, RunStatusChanged
 from ralph_lsp.server.root_set import path_of, root_key
 from ralph_lsp.server.session import Session
 from ralph_lsp.server.sweep import Sweep

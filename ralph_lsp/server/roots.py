@@ -1,7 +1,7 @@
 """The OpenSpec roots watched (:class:`RootWatch`): found again when the workspace folders change,
 each root's ``openspec/`` tree watched once (``watching/root.py``), its changes told as
-:class:`~ralph_lsp.server.events.TasksChanged` and
-:class:`~ralph_lsp.server.events.SpecsChanged`. Which roots there are, and the root a command
+:class:`~ralph_lsp.server.event_source.TasksChanged` and
+:class:`~ralph_lsp.server.event_source.SpecsChanged`. Which roots there are, and the root a command
 names, is the session's (``root_set.py``)."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from ralph_lsp.server.events import SpecsChanged, TasksChanged
+from ralph_lsp.server.event_source import SpecsChanged, TasksChanged
 from ralph_lsp.server.publishing import Publisher
 from ralph_lsp.server.root_set import root_key
 from ralph_lsp.server.session import Session

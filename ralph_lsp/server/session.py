@@ -26,7 +26,7 @@ from ralph_lsp.runner.runs import Runs
 from ralph_lsp.runs.status import RunStatus
 from ralph_lsp.server.config import SECTION, Config
 from ralph_lsp.server.documents import DocumentStore
-from ralph_lsp.server.events import EventSource
+from ralph_lsp.server.event_source import EventSource
 from ralph_lsp.server.logs import LogBatcher
 from ralph_lsp.server.root_set import Key, RootSet
 from ralph_lsp.settings import Settings

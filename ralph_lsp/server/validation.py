@@ -37,7 +37,7 @@ from ralph_lsp.openspec.validation.spec_rules import read_text, spec_issues
 from ralph_lsp.openspec.validation.targets import Targets, config_issues, targets_of
 from ralph_lsp.server.conformance_view import ConformanceView
 from ralph_lsp.server.diagnostics import DiagnosticsStore
-from ralph_lsp.server.events import SpecsChanged
+from ralph_lsp.server.event_source import SpecsChanged
 from ralph_lsp.server.publishing import Publisher
 from ralph_lsp.server.render import column
 from ralph_lsp.server.session import Session

@@ -15,7 +15,7 @@ from lsprotocol import types
 from ralph_lsp.server import sweep
 from ralph_lsp.server.diagnostics import DiagnosticsStore, Sent
 from ralph_lsp.server.documents import DocumentStore
-from ralph_lsp.server.events import EventSource
+from ralph_lsp.server.event_source import EventSource
 from ralph_lsp.server.publishing import Publisher
 from tests.lsp.conftest import StartSession, wait_until
 
