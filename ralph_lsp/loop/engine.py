@@ -31,7 +31,6 @@ from ralph_lsp.runs.request import AS_SETTINGS, RunRequest
 from ralph_lsp.runs.status import (
     EngineError,
     EngineEvent,
-    Level,
     LogEvent,
     RunStatus,
     StatusEvent,
@@ -63,17 +62,11 @@ class Engine:
         self._active: dict[tuple[Path, str], Run] = {}
         self._finished: dict[tuple[Path, str], RunStatus] = {}
         # ralph.onRunEnd of each run it executes, started as the run ends (loop/on_end.py)
-        self.end_commands = EndCommands(self._end_said)
+        self.end_commands = EndCommands(self._emit)
+        self.ends_told = self.end_commands.settled  # RunService's: once they have ended
 
     def _emit(self, event: EngineEvent) -> None:
         deliver(self._on_event, event, log, "engine event handler failed")
-
-    def _end_said(self, status: RunStatus, text: str, level: Level) -> None:
-        self._emit(LogEvent(status.root, status.change, text, level))
-
-    async def ends_told(self) -> None:
-        """Once the ``onRunEnd`` commands of the runs ended so far have ended."""
-        await self.end_commands.settled()
 
     async def start(
         self,

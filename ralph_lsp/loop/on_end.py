@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from ralph_lsp.proc.process import AgentProcess, AgentStartError, SpawnSpec
-from ralph_lsp.runs.status import Level, RunStatus
+from ralph_lsp.runs.status import EngineEvent, Level, LogEvent, RunStatus
 
 #: Where an end command's word goes: (the run's final status, the text, its level).
 Say = Callable[[RunStatus, str, Level], None]
@@ -105,11 +105,14 @@ async def notify(
 
 class EndCommands:
     """The ``onRunEnd`` commands of the runs one engine executes: each started as its run ends
-    (once per run), all awaited by :meth:`settled`. ``say`` may be replaced by the host (the
-    terminal sends the word to stderr, after the final line)."""
+    (once per run), all awaited by :meth:`settled` (the engine's ``ends_told``). ``say`` may be
+    replaced by the host (the terminal sends the word to stderr, after the final line)."""
 
-    def __init__(self, say: Say) -> None:
-        self.say = say
+    def __init__(self, emit: Callable[[EngineEvent], None]) -> None:
+        # the word goes to the run's log by default (``emit``: the engine's events)
+        self.say: Say = lambda status, text, level: emit(
+            LogEvent(status.root, status.change, text, level)
+        )
         self._told: set[str] = set()
         self._running: set[asyncio.Task[Any]] = set()
 

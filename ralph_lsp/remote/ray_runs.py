@@ -37,7 +37,7 @@ from ralph_lsp.runs.events import (
 from ralph_lsp.runs.history import new_run_id
 from ralph_lsp.runs.request import AS_SETTINGS, RunRequest
 from ralph_lsp.runs.states import RunState
-from ralph_lsp.runs.status import Level, deliver, keep_task, now_iso
+from ralph_lsp.runs.status import deliver, keep_task, now_iso
 from ralph_lsp.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -107,18 +107,12 @@ class RayRuns:
         # subscribers is slow (the job's log waits on the cluster meanwhile; nothing is lost).
         self.pace: Callable[[], Awaitable[None]] | None = None
         # ralph.onRunEnd runs here, on the operator's machine (never sent to the job)
-        self.end_commands = EndCommands(self._end_said)
+        self.end_commands = EndCommands(self._emit)
+        self.ends_told = self.end_commands.settled  # RunService's: once they have ended
         self._end_argv: dict[str, tuple[str, ...] | None] = {}  # run id → its onRunEnd
 
     def _emit(self, event: EngineEvent) -> None:
         deliver(self._on_event, event, log, "run event handler failed")
-
-    def _end_said(self, status: RunStatus, text: str, level: Level) -> None:
-        self._emit(LogEvent(status.root, status.change, text, level))
-
-    async def ends_told(self) -> None:
-        """Once the ``onRunEnd`` commands of the runs ended so far have ended."""
-        await self.end_commands.settled()
 
     def _client(self, address: str | None) -> Any:
         if address not in self._clients:

@@ -26,6 +26,13 @@ log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
+class RunStatusChanged:
+    """A run's status."""
+
+    status: RunStatus
+
+
+@dataclass(frozen=True)
 class _Files:
     paths: frozenset[Path]
 
@@ -41,13 +48,6 @@ class SpecsChanged(_Files):
 @dataclass(frozen=True)
 class ChangesMoved:
     root: Path
-
-
-@dataclass(frozen=True)
-class RunStatusChanged:
-    """A run's status."""
-
-    status: RunStatus
 
 
 Event = TasksChanged | SpecsChanged | ChangesMoved | RunStatusChanged
