@@ -4,11 +4,8 @@ then ``--on-end CMD`` / ``ralph.onRunEnd`` (SPEC §9), whose word goes to stderr
 from __future__ import annotations
 
 import sys
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
-
-from ralph_lsp.settings import Settings
 
 
 def is_end_line(text: str, ended: list[str]) -> bool:
@@ -17,23 +14,18 @@ def is_end_line(text: str, ended: list[str]) -> bool:
     return bool(ended) and text.startswith(f"■ {ended[-1]}: ")
 
 
-async def on_end(settings: Settings, event: Mapping[str, Any], root: Path) -> None:
-    """Run ``--on-end CMD`` (``ralph.onRunEnd``) with a queue's ``event``; what it says goes to
-    stderr, after the final line, so standard output's last line stays ``<state>: <reason>``."""
-    from ralph_lsp.loop.on_end import notify
-
-    await notify(settings.on_run_end, event, root, lambda text, level: _say(text))
-
-
 def _say(text: str) -> None:
     print(f"ralph-lsp: {text}", file=sys.stderr)
 
 
-def ends_to_stderr(engine: Any) -> None:
-    """What the runs' ``--on-end`` commands say (their engine starts each as its run ends,
-    ``loop/on_end.py``; the command awaits ``engine.ends_told()`` before it exits) goes to
-    stderr, as :func:`on_end`'s, not among the run's lines."""
+def ends_to_stderr(engine: Any, queue: Any = None) -> None:
+    """What the ``--on-end`` commands of the runs (their engine starts each as its run ends,
+    ``loop/on_end.py``) and of a queue (started as the queue ends) say goes to stderr, not among
+    the run's lines, so standard output's last line stays ``<state>: <reason>``; the command
+    awaits ``ends_told()`` (the engine's, or the queue's) before it exits."""
     engine.end_commands.say = lambda status, text, level: _say(text)
+    if queue is not None:
+        queue.say_end = lambda text, level: _say(text)
 
 
 def spent(root: Path, run_id: str) -> str:

@@ -66,10 +66,9 @@ async def _queue(
 ) -> int:
     import asyncio
 
-    from ralph_lsp.cli.ending import ends_to_stderr, is_end_line, on_end
+    from ralph_lsp.cli.ending import ends_to_stderr, is_end_line
     from ralph_lsp.cli.signals import stop_on_signals
     from ralph_lsp.loop.engine import Engine, EngineError, EngineEvent, LogEvent, StatusEvent
-    from ralph_lsp.loop.on_end import queue_end_event
     from ralph_lsp.loop.queue import Queue, QueueEvent, QueueOptions
 
     stopping: list[asyncio.Task[Any]] = []
@@ -112,8 +111,8 @@ async def _queue(
         engine = RayRuns(on_event)
     else:
         engine = Engine(on_event)
-    ends_to_stderr(engine)
     queue = Queue(engine, root, names, settings, options, on_queue)
+    ends_to_stderr(engine, queue)
     loop = asyncio.get_running_loop()
     with stop_on_signals("queue", renderer.line, stop, engine.shutdown_now):
         try:
@@ -125,8 +124,7 @@ async def _queue(
         finally:
             engine.shutdown_now()
     renderer.done(summary(status))
-    await engine.ends_told()  # each run's --on-end (its engine's, started as it ended), then
-    await on_end(settings, queue_end_event(status), root)  # the queue's
+    await queue.ends_told()  # each run's --on-end (started as it ended), then the queue's
     code = exit_code(status)
     if getattr(args, "merge", False):
         from ralph_lsp.cli.train import run_train_after

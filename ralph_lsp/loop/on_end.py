@@ -2,9 +2,10 @@
 
 A run's command is started by the engine that executed the run, once, as the run ends
 (:class:`EndCommands`: ``loop/engine.py``'s ``Engine``, and ``remote/ray_runs.py``'s for a run
-on Ray), whatever hosts the engine: the editor's server, a detached runner, the terminal. The
-host awaits them (``ends_told``) before it exits and before a queue's own command. A queue's
-command is started by the host of the queue, after its runs'.
+on Ray), whatever hosts the engine: the editor's server, a detached runner, the terminal. A
+queue's command is started by the queue as it ends (``loop/queue.py``, through
+:func:`queue_ended`), once its runs' commands have ended: runs first, then the queue. The host
+awaits them (the engine's or the queue's ``ends_told``) before it exits.
 
 When a run or a queue ends, the command is started (its argv already split like a shell line,
 never run through a shell) in the OpenSpec root's folder with the end event as JSON on stdin.
@@ -16,9 +17,10 @@ nothing of the run or the queue.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +29,8 @@ from ralph_lsp.runs.status import EngineEvent, Level, LogEvent, RunStatus
 
 #: Where an end command's word goes: (the run's final status, the text, its level).
 Say = Callable[[RunStatus, str, Level], None]
+#: Where a queue's end command's word goes: (the text, its level).
+QueueSay = Callable[[str, Level], None]
 
 TIMEOUT = 30.0
 EVENT_VERSION = 1
@@ -132,3 +136,24 @@ class EndCommands:
         """Once every command started has ended (each is bounded by :data:`TIMEOUT`)."""
         while self._running:
             await asyncio.gather(*list(self._running), return_exceptions=True)
+
+
+def queue_ended(
+    argv: Sequence[str] | None,
+    queue: Mapping[str, Any],
+    root: Path,
+    say: QueueSay,
+    runs_first: Callable[[], Awaitable[None]],
+) -> asyncio.Task[None] | None:
+    """Start a queue's command as the queue ends (``queue``: its final status), once its runs'
+    commands have ended (``runs_first``: its run service's ``ends_told``); None without one."""
+    if not argv:
+        return None
+    event = queue_end_event(queue)
+
+    async def tell() -> None:
+        with contextlib.suppress(Exception):  # a run's command must not keep the queue's back
+            await runs_first()
+        await notify(argv, event, root, say)
+
+    return asyncio.ensure_future(tell())

@@ -11,7 +11,10 @@ stops the running change(s) and drops the rest, naming them.
 The queue knows only the engine's face (start, wait, stop, statuses), so the same queue can run
 in the CLI, the server or a runner process. Whoever drives it gets :class:`QueueEvent` s (the
 whole queue's status on every change of an item) beside the engine's own events, and the queue
-keeps its record at ``.ralph/queues/<queueId>/record.json`` (rewritten atomically).
+keeps its record at ``.ralph/queues/<queueId>/record.json`` (rewritten atomically). As it ends,
+the queue starts its own ``ralph.onRunEnd`` command (``loop/on_end.py``), after its runs'; its
+host awaits :meth:`Queue.ends_told` before it exits, and says where the command's word goes
+(``say_end``).
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from typing import Any
 from ralph_lsp.loop import run_git as rungit
 from ralph_lsp.loop import sandboxing
 from ralph_lsp.loop.engine import EngineError, RunStatus
+from ralph_lsp.loop.on_end import QueueSay, queue_ended
 from ralph_lsp.openspec.workspace import UnknownChangeError, resolve_change
 from ralph_lsp.placement import runs_on_ray
 from ralph_lsp.runs.history import (
@@ -40,7 +44,7 @@ from ralph_lsp.runs.history import (
 from ralph_lsp.runs.receipts import combined_costs, costs_text
 from ralph_lsp.runs.request import RunRequest
 from ralph_lsp.runs.service import RunService
-from ralph_lsp.runs.status import deliver, now_iso
+from ralph_lsp.runs.status import Level, deliver, now_iso
 from ralph_lsp.sandbox import refusal as sandbox_refusal
 from ralph_lsp.settings import Settings
 
@@ -148,6 +152,9 @@ class Queue:
         self._task: asyncio.Task[None] | None = None
         self._stopping = False
         self._wake = asyncio.Event()
+        #: where the queue's onRunEnd command's word goes (the host's; the log by default)
+        self.say_end: QueueSay = _logged
+        self._end_told: asyncio.Task[None] | None = None
 
     # -- the face -----------------------------------------------------------------------------
 
@@ -163,6 +170,12 @@ class Queue:
         if self._task is not None:
             await asyncio.shield(self._task)
         return self.to_json()
+
+    async def ends_told(self) -> None:
+        """Once the onRunEnd commands of the queue's runs, then its own, have ended."""
+        await self.engine.ends_told()
+        if self._end_told is not None:
+            await asyncio.shield(self._end_told)
 
     async def stop(self) -> list[str]:
         """Stop the running change(s) and drop the rest; the changes dropped."""
@@ -288,6 +301,9 @@ class Queue:
                             self._finish(item, fut.result())
         finally:
             self._end()
+            argv, status = self.settings.on_run_end, self.to_json()
+            told = self.engine.ends_told
+            self._end_told = queue_ended(argv, status, self.root, self.say_end, told)
 
     async def _fill(self, running: dict[asyncio.Future[RunStatus], QueueItem]) -> None:
         """Start pending changes while there is room (and budget)."""
@@ -412,6 +428,10 @@ def load_queues(root: Path, limit: int = 20) -> list[dict[str, Any]]:
         if isinstance(record, dict) and isinstance(record.get("items"), list):
             out.append(record)
     return out
+
+
+def _logged(text: str, level: Level) -> None:
+    log.log(logging.WARNING if level in ("warning", "error") else logging.INFO, "%s", text)
 
 
 def _not_started(change: str, exc: Exception) -> str:

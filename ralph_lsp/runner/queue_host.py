@@ -31,7 +31,6 @@ from pathlib import Path
 from typing import Any
 
 from ralph_lsp.loop.engine import EngineEvent
-from ralph_lsp.loop.on_end import notify, queue_end_event
 from ralph_lsp.loop.queue import Queue, QueueEvent, QueueOptions
 from ralph_lsp.runner import events
 from ralph_lsp.runner.control import ControlError, listen, same_user, socket_path
@@ -70,6 +69,7 @@ class QueueHost:
         )
         run_settings = settings.replace(runs_outlive_editor=False)
         self.queue = Queue(self.runs, root, changes, run_settings, options, self._on_queue)
+        self.queue.say_end = _say
         self.settings = settings
         self.clients: dict[asyncio.StreamWriter, bool] = {}  # writer → subscribed as an editor
         self.live: LiveRun | None = None
@@ -115,10 +115,7 @@ class QueueHost:
     async def wait(self) -> dict[str, Any]:
         try:
             status = await self.queue.wait()
-            # Each run's command was started by its engine as it ended: runs first, then the
-            # queue's.
-            await self.runs.ends_told()
-            await self._end_command(self.settings.on_run_end, queue_end_event(status))
+            await self.queue.ends_told()  # its runs' onRunEnd commands, then its own
         finally:
             await self._close()
         return status
@@ -160,13 +157,6 @@ class QueueHost:
     def _on_run_event(self, event: EngineEvent) -> None:
         self._broadcast(events.dumps(event))
 
-    async def _end_command(self, argv: Sequence[str] | None, event: dict[str, Any]) -> None:
-        def say(text: str, level: str) -> None:
-            print(f"[{level}] {text}", file=sys.stderr, flush=True)
-
-        with contextlib.suppress(Exception):
-            await notify(argv, event, self.root, say)
-
     # -- the control socket -------------------------------------------------------------------
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         if not same_user(writer.get_extra_info("socket")):
@@ -199,3 +189,8 @@ class QueueHost:
         else:
             reply.update(ok=False, error=f"unknown request {kind!r}")
         writer.write((json.dumps(reply) + "\n").encode())
+
+
+def _say(text: str, level: str) -> None:
+    """A queue's onRunEnd word: the runner's stderr (its log file when detached)."""
+    print(f"[{level}] {text}", file=sys.stderr, flush=True)

@@ -1,7 +1,7 @@
 """Queues in the server (SPEC §9): ``ralph.run`` with ``changes``, ``ralph.stopQueue``,
-``ralph.queues``, the ``ralph/queueStatus`` notification, and a queue's ``ralph.onRunEnd`` when
-it ends (after its runs', which their engine starts: ``loop/on_end.py``). The queue itself is the
-domain's (``loop/queue.py``); this only translates.
+``ralph.queues`` and the ``ralph/queueStatus`` notification; what a queue's ``ralph.onRunEnd``
+says goes to the log (the queue starts it as it ends, after its runs': ``loop/on_end.py``). The
+queue itself is the domain's (``loop/queue.py``); this only translates.
 
 The queue (``loop/queue.py``: the engine, git) is imported when a queue is started or listed:
 the server's start path, which discovers and follows live queues, imports no engine.
@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 
-from ralph_lsp.loop.on_end import notify, queue_end_event
 from ralph_lsp.placement import in_own_runner
 from ralph_lsp.runner.client import QueueAttachment, RunnerError, spawn_queue
 from ralph_lsp.runner.live import read_live
@@ -57,6 +56,7 @@ class Queues:
         if in_own_runner(settings):
             return await self._start_runner(root, names, settings, options)
         queue = Queue(self.session.engine, root, names, settings, options, self._on_event)
+        queue.say_end = self._say
         status = await queue.start()  # EngineError (refused before anything starts) answers
         self.live[queue.id] = queue
         self.session.run_task(self._follow(queue), f"queue {queue.id}")
@@ -117,21 +117,15 @@ class Queues:
         self.session.notify(QUEUE_STATUS, status)
 
     async def _follow(self, queue: Queue) -> None:
-        status = await queue.wait()
+        await queue.wait()
         self.live.pop(queue.id, None)
-        # Each run's command was started as it ended (its engine's); it finishes before the
-        # queue's starts: runs first, then the queue.
-        await self.session.engine.ends_told()
-        await self._on_end(queue.settings.on_run_end, queue_end_event(status), queue.root)
+        await queue.ends_told()  # its runs' onRunEnd commands, then its own
 
     def _on_event(self, event: QueueEvent) -> None:
         self.session.notify(QUEUE_STATUS, event.status)
 
-    async def _on_end(self, argv: Any, event: Obj, root: Path) -> None:
-        def say(text: str, level: str) -> None:
-            self.session.logs.add(text, LEVELS.get(level, types.MessageType.Info))
-
-        await notify(argv, event, root, say)
+    def _say(self, text: str, level: str) -> None:
+        self.session.logs.add(text, LEVELS.get(level, types.MessageType.Info))
 
     async def stop(self, obj: Obj) -> Obj:
         cmd = "ralph.stopQueue"

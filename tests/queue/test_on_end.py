@@ -11,7 +11,10 @@ import time
 from pathlib import Path
 
 from ralph_lsp.cli.common import EXIT_CODES
+from ralph_lsp.loop.engine import Engine
 from ralph_lsp.loop.on_end import notify
+from ralph_lsp.loop.queue import Queue
+from ralph_lsp.settings import Settings
 from tests.cli.test_cli import ralph
 from tests.conftest import alive
 from tests.queue.conftest import CHANGES
@@ -45,6 +48,33 @@ def test_a_queue_and_each_run_send_their_end_event(toolbox: Path, tmp_path: Path
     assert [i["state"] for i in queue["items"]] == ["succeeded", "succeeded"]
     assert events[-1]["reason"] == "2/2 succeeded"
     assert out.stdout.splitlines()[-1] == "done: 2/2 succeeded"  # its word goes to stderr
+
+
+# Writes the event's kind; a run's command takes a second first.
+ORDERED = (
+    "import json, pathlib, sys, time\n"
+    "event = json.loads(sys.stdin.read())\n"
+    "time.sleep(1.0 if event['kind'] == 'run' else 0)\n"
+    "pathlib.Path(sys.argv[1]).open('a').write(event['kind'] + '\\n')\n"
+)
+
+
+async def test_the_queue_starts_its_command_after_its_runs(toolbox: Path, tmp_path: Path) -> None:
+    """No host calls a command: the engine starts each run's as the run ends, the queue its own
+    as it ends, once its runs' have ended, so the last run's slow command still comes first."""
+    got = tmp_path / "order"
+    argv = (sys.executable, "-c", ORDERED, str(got))
+    said: list[tuple[str, str]] = []
+    queue = Queue(Engine(), toolbox, CHANGES[:2], Settings(agent="demo", on_run_end=argv))
+    queue.say_end = lambda text, level: said.append((text, level))
+    await queue.start()
+    status = await queue.wait()
+    assert status["state"] == "done" and status["reason"] == "2/2 succeeded"
+    await queue.ends_told()
+    assert got.read_text().splitlines() == ["run", "run", "queue"]
+    assert said == [(f"onRunEnd: {' '.join(argv)} ran", "info")]  # the queue's, to its host
+    await queue.ends_told()  # once: awaiting again starts nothing
+    assert got.read_text().splitlines() == ["run", "run", "queue"]
 
 
 def test_one_runs_end_event_and_no_shell(toolbox: Path, tmp_path: Path) -> None:
