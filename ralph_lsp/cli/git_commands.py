@@ -75,10 +75,11 @@ def cmd_restore(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def check_run(root: Path, settings: Settings) -> None:
-    """A run the settings make impossible is a usage error before it starts (exit 2)."""
+    """A run the settings make impossible (git, budget, sandbox: ``loop/preconditions.py``) is
+    a usage error before it starts (exit 2), also before a runner of its own is spawned."""
     import asyncio
 
-    from ralph_lsp.loop.run_git import refusal
+    from ralph_lsp.loop.preconditions import refusal
 
     reason = asyncio.run(refusal(root, settings))
     if reason is not None:

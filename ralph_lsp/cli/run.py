@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TextIO
@@ -57,16 +56,12 @@ def cmd_run(args: argparse.Namespace, out: TextIO) -> int:
 
 def _preflight(settings: Settings, root: Path) -> None:
     """Before any run starts: the agent program must exist and be executable (a usage error,
-    with no run and no record, when it does not)."""
+    with no run and no record, when it does not: ``loop/preconditions.py``)."""
+    from ralph_lsp.loop.preconditions import program_refusal
 
-    from ralph_lsp.agents import agent_program
-    from ralph_lsp.proc.process import AgentStartError, resolve_program
-
-    try:
-        program = agent_program(settings, root)
-        resolve_program(program, settings.env.get("PATH", os.environ.get("PATH")), root)
-    except (ValueError, AgentStartError) as exc:
-        raise CliError(str(exc)) from None
+    reason = program_refusal(settings, root)
+    if reason is not None:
+        raise CliError(reason)
 
 
 async def _run(

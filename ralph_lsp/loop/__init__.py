@@ -8,6 +8,8 @@
   file, the invocation, the process in the run's sandbox); ``run_view`` the run as those
   parts see it (a protocol, and its review's state): they import it, never ``run``, and a run
   reports through the callables the engine gives it, never through the engine;
+- ``preconditions`` what is refused before a run starts (git, budget, sandbox; the agent
+  program), the one place the engine and the terminal ask;
 - ``policy``     the decisions as pure functions: :class:`RunState`, limits, continue/wait/end,
   the model of each spawn (escalation);
 - ``iteration``  one spawn of an agent (:class:`AgentIteration`) over ``proc``;

@@ -16,8 +16,7 @@ import logging
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
-from ralph_lsp.loop import budget, sandboxing
-from ralph_lsp.loop import run_git as rungit
+from ralph_lsp.loop import preconditions
 from ralph_lsp.loop.on_end import EndCommands
 from ralph_lsp.loop.plan_run import PlanRun
 from ralph_lsp.loop.reporting import Guidance
@@ -38,7 +37,6 @@ from ralph_lsp.runs.status import (
     deliver,
     now_iso,
 )
-from ralph_lsp.sandbox import refusal as sandbox_refusal
 from ralph_lsp.setting_values import positive_int
 from ralph_lsp.settings import SCOPES, Settings
 
@@ -83,10 +81,8 @@ class Engine:
         max_iterations = _check_request(resolved, request)
         if request.follow_up and not any(t.strip() for t in request.guidance):
             raise EngineError("a follow-up run needs guidance: the review comments to address")
-        refusal = await rungit.refusal(resolved.root, settings)
-        refusal = refusal or budget.refusal_at(settings, resolved.root)
-        # Fail closed (SPEC §10): no sandbox here, no run, and no agent spawned.
-        refusal = refusal or await asyncio.to_thread(sandbox_refusal, sandboxing.mode(settings)[0])
+        # git, budget, and fail closed (SPEC §10): no sandbox here, no run, no agent spawned
+        refusal = await preconditions.refusal(resolved.root, settings)
         if refusal is not None:
             raise EngineError(refusal)
         run_id = new_run_id()
