@@ -17,6 +17,7 @@ from lsprotocol import types
 from ralph_lsp.openspec.workspace import Change, list_changes, root_of_file, tasks_uri
 from ralph_lsp.runs.claims import running_elsewhere
 from ralph_lsp.runs.history import read_record
+from ralph_lsp.runs.status import RunStatus
 from ralph_lsp.server import archive, planning, render, worktree_view
 from ralph_lsp.server.conformance_view import ConformanceView
 from ralph_lsp.server.diagnostics import Computed, DiagnosticsStore
@@ -76,7 +77,7 @@ class Publisher:
         state, root, change = found
         status = self.session.status_of(root, change)
         state = worktree_view.followed(self.docs, state, status)
-        elsewhere = None if render.is_running(status) else _elsewhere(root, change)
+        elsewhere = None if render.is_running(status) else _elsewhere(root, change, status)
         return render.code_lenses(state, root, change, status, elsewhere)
 
     def publish(self, path: Path) -> None:
@@ -141,10 +142,13 @@ def _is_tasks(path: Path) -> bool:
     return path.name == "tasks.md"
 
 
-def _elsewhere(root: Path, change: str) -> render.Elsewhere | None:
-    """The run of ``change`` another live ralph-lsp process holds, if any."""
+def _elsewhere(root: Path, change: str, status: RunStatus | None) -> render.Elsewhere | None:
+    """The run of ``change`` another live ralph-lsp process holds, if any. Not the run whose
+    final status the session already has (``status``): a runner process says its run ended a
+    moment before it lets go of the claim, and a lens drawn in between would show the ended
+    run as running elsewhere, with nothing to draw it again once the claim is gone."""
     owner = running_elsewhere(root, change)
-    if owner is None:
+    if owner is None or (status is not None and status.final and owner.run_id == status.run_id):
         return None
     record = read_record(root, owner.run_id) or {}
     iterations = record.get("iterations")
